@@ -1,0 +1,55 @@
+#include <cstdio>
+#include <omp.h>
+
+#include "app/commands.hpp"
+#include "solver/device_info.hpp"
+#include "solver/error.hpp"
+#include "solver/survey.hpp"
+#include "validation/cpu_propagator.hpp"
+
+namespace seisrtm::app {
+
+Config load_with_overrides(const std::string& path, const CommonOptions& o) {
+  std::vector<std::string> sets = o.overrides;
+  if (!o.backend.empty()) sets.push_back("solver.backend=" + o.backend);
+  if (!o.output.empty()) sets.push_back("output.directory=\"" + o.output + "\"");
+  return load_config(path, sets);
+}
+
+std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
+                                            std::string* chosen) {
+  if (p.config.solver.threads > 0) omp_set_num_threads(p.config.solver.threads);
+  std::string b = backend;
+  if (b == "auto") b = "cpu";  // the CUDA propagator is not part of this build yet
+  if (b == "cuda")
+    throw Error("solver.backend: cuda is not available in this build; valid now: cpu or auto");
+  if (chosen) *chosen = b;
+  return std::make_unique<validation::CpuPropagator>(p);
+}
+
+int cmd_run(const std::string& config_path, const CommonOptions& o) {
+  const Config c = load_with_overrides(config_path, o);
+  const Problem p = build_problem(c);
+  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
+  std::string chosen;
+  auto prop = make_propagator(p, c.solver.backend, &chosen);
+  if (!o.quiet)
+    std::fprintf(stderr,
+                 "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (stable up to %.4g s), "
+                 "%lld shot(s), %lld receivers, backend %s\n",
+                 config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, p.dt_max,
+                 p.shot_count(), p.receivers.size(), prop->name().c_str());
+  RunOptions ro;
+  ro.quiet = o.quiet;
+  ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
+  const RunSummary s = run_survey(p, *prop, ro);
+  if (!o.quiet) {
+    std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
+    if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
+    for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
+    std::fprintf(stderr, "\nseisrtm: time stepping %.2f s, %.3f GCells/s\n", s.seconds, s.gcells_per_second);
+  }
+  return 0;
+}
+
+}  // namespace seisrtm::app

@@ -1,0 +1,28 @@
+#pragma once
+// One function per subcommand; main wires them to CLI11 and turns exceptions into exit codes.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/config.hpp"
+#include "solver/propagator.hpp"
+
+namespace seisrtm::app {
+
+struct CommonOptions {
+  std::vector<std::string> overrides;  // --set key.path=value
+  std::string backend;                 // --backend (empty: the config's solver.backend)
+  std::string output;                  // --output (empty: the config's output.directory)
+  bool quiet = false;
+};
+
+// Loads the config with every command-line override applied.
+Config load_with_overrides(const std::string& path, const CommonOptions& o);
+// The propagator for a backend name (auto | cpu | cuda); `chosen` receives the resolved name.
+std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
+                                            std::string* chosen);
+
+int cmd_run(const std::string& config_path, const CommonOptions& o);
+int cmd_info();
+
+}  // namespace seisrtm::app

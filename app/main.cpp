@@ -1,0 +1,45 @@
+// seisrtm: 3D acoustic modelling and RTM on Hopper GPUs, with a CPU reference backend.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "app/commands.hpp"
+#include "solver/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace seisrtm;
+  CLI::App cli{"seisrtm: 3D seismic modelling and reverse time migration on NVIDIA Hopper GPUs"};
+  cli.footer(
+      "Example:\n"
+      "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
+      "  seisrtm info");
+  cli.require_subcommand(1);
+  app::CommonOptions opt;
+  std::string config;
+
+  auto* run = cli.add_subcommand("run", "Forward modelling of the survey a YAML config describes");
+  run->add_option("config", config, "YAML config file")->required();
+  run->add_option("--set", opt.overrides, "Override a config key, e.g. --set time.steps=200 (repeatable)");
+  run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  run->add_flag("--quiet,-q", opt.quiet, "No progress or summary on stderr");
+  cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return cli.exit(e);
+  }
+  try {
+    if (run->parsed()) return app::cmd_run(config, opt);
+    return app::cmd_info();
+  } catch (const Error& e) {
+    std::fprintf(stderr, "seisrtm: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "seisrtm: internal error: %s\n", e.what());
+    return 3;
+  }
+}

@@ -1,0 +1,352 @@
+#include "io/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include "io/yaml_reader.hpp"
+#include "solver/error.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+// Applies one `a.b.c=value` override to the tree; the value is parsed as YAML, so
+// `grid.shape=[50,50,50]` and `time.dt=auto` both work.
+void apply_override(YAML::Node& root, const std::string& item) {
+  const auto eq = item.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--set '" + item + "' must have the form key.path=value, e.g. time.steps=200");
+  const std::string key = item.substr(0, eq);
+  YAML::Node value;
+  try {
+    value = YAML::Load(item.substr(eq + 1));
+  } catch (const YAML::Exception& e) {
+    throw Error("--set '" + item + "': the value is not valid YAML: " + e.msg);
+  }
+  std::vector<std::string> parts;
+  std::stringstream ss(key);
+  for (std::string p; std::getline(ss, p, '.');) {
+    if (p.empty()) throw Error("--set '" + item + "': empty key component in '" + key + "'");
+    parts.push_back(p);
+  }
+  // yaml-cpp nodes are handles: walk with fresh handles (operator= on a handle would alias).
+  std::vector<YAML::Node> chain{root};
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    YAML::Node cur = chain.back();
+    if (!cur[parts[i]] || !cur[parts[i]].IsMap()) cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+    chain.push_back(cur[parts[i]]);
+  }
+  chain.back()[parts.back()] = value;
+}
+
+void check_positive(double v, const std::string& key, const std::string& what) {
+  if (!(v > 0)) throw Error("config key '" + key + "' must be " + what + ", got " + std::to_string(v));
+}
+
+std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::string& key) {
+  if (!n.IsSequence())
+    throw Error("config key '" + key + "' must be a list of [x, y, z] positions in m");
+  std::vector<std::array<double, 3>> out;
+  for (size_t i = 0; i < n.size(); ++i)
+    out.push_back(io::YamlReader::as_triple(n[i], key + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+Config from_tree(const YAML::Node& root_node) {
+  Config c;
+  io::YamlReader root(root_node, "");
+  root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers",
+                   "output", "solver"});
+  if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
+
+  auto grid = root.child("grid");
+  grid.allow_only({"shape", "spacing"});
+  if (!grid.has("shape")) throw Error("config key 'grid.shape' is required: [nx, ny, nz] cells");
+  if (!grid.has("spacing")) throw Error("config key 'grid.spacing' is required: h or [hx, hy, hz] in m");
+  c.grid.shape = grid.int_triple("shape", c.grid.shape);
+  c.grid.spacing = grid.triple("spacing", c.grid.spacing, true);
+  for (int a = 0; a < 3; ++a) {
+    if (c.grid.shape[a] <= 0)
+      throw Error("config key 'grid.shape[" + std::to_string(a) + "]' must be a positive number of cells, got " +
+                  std::to_string(c.grid.shape[a]));
+    check_positive(c.grid.spacing[a], "grid.spacing", "a positive spacing in m");
+  }
+
+  auto time = root.child("time");
+  time.allow_only({"steps", "dt", "safety"});
+  if (!time.has("steps")) throw Error("config key 'time.steps' is required: the number of time steps");
+  c.time.steps = time.integer("steps", 0);
+  if (c.time.steps <= 0)
+    throw Error("config key 'time.steps' must be a positive integer, got " + std::to_string(c.time.steps));
+  if (time.has("dt") && !(time.node()["dt"].IsScalar() && time.node()["dt"].Scalar() == "auto")) {
+    c.time.dt = time.number("dt", 0);
+    check_positive(*c.time.dt, "time.dt", "a positive time step in s or 'auto'");
+  }
+  c.time.safety = time.number("safety", c.time.safety);
+  if (!(c.time.safety > 0 && c.time.safety <= 1))
+    throw Error("config key 'time.safety' must be in (0, 1], got " + std::to_string(c.time.safety));
+
+  auto physics = root.child("physics");
+  physics.allow_only({"equation", "space_order"});
+  c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic"});
+  c.physics.space_order = static_cast<int>(physics.integer("space_order", c.physics.space_order));
+  if (c.physics.space_order != 2 && c.physics.space_order != 4 && c.physics.space_order != 8 &&
+      c.physics.space_order != 16)
+    throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " +
+                std::to_string(c.physics.space_order));
+
+  auto model = root.child("model");
+  model.allow_only({"vp"});
+  auto vp = model.child("vp");
+  if (model.has("vp") && vp.node().IsScalar()) {
+    c.model.type = "constant";
+    c.model.vp = io::YamlReader::as_number(vp.node(), "model.vp");
+  } else {
+    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset"});
+    c.model.type = vp.choice("type", c.model.type, {"constant", "gradient", "layers", "file"});
+    c.model.vp = vp.number("value", c.model.vp);
+    c.model.gradient = vp.number("gradient", c.model.gradient);
+    if (c.model.type == "layers") {
+      if (!vp.has("layers") || !vp.node()["layers"].IsSequence() || vp.node()["layers"].size() == 0)
+        throw Error("config key 'model.vp.layers' must be a list of {top: m, vp: m/s} for type layers");
+      const YAML::Node layers = vp.node()["layers"];
+      for (size_t i = 0; i < layers.size(); ++i) {
+        io::YamlReader l(layers[i], "model.vp.layers[" + std::to_string(i) + "]");
+        l.allow_only({"top", "vp"});
+        if (!l.has("top") || !l.has("vp"))
+          throw Error("config key '" + l.path() + "' needs both 'top' (m) and 'vp' (m/s)");
+        LayerConfig lc{l.number("top", 0), l.number("vp", 0)};
+        if (i > 0 && !(lc.top > c.model.layers.back().top))
+          throw Error("config key '" + l.key_path("top") + "' must be deeper than the layer above (" +
+                      std::to_string(c.model.layers.back().top) + " m)");
+        check_positive(lc.vp, l.key_path("vp"), "a positive velocity in m/s");
+        c.model.layers.push_back(lc);
+      }
+    } else if (vp.has("layers")) {
+      throw Error("config key 'model.vp.layers' is only valid with model.vp.type: layers");
+    }
+    if (c.model.type == "file") {
+      c.model.file = vp.text("file", "");
+      if (c.model.file.empty()) throw Error("config key 'model.vp.file' is required for type file: an HDF5 path");
+    }
+    c.model.dataset = vp.text("dataset", c.model.dataset);
+  }
+  if (c.model.type == "constant" || c.model.type == "gradient")
+    check_positive(c.model.vp, "model.vp.value", "a positive velocity in m/s");
+
+  auto boundary = root.child("boundary");
+  boundary.allow_only({"damping_width", "reflection", "free_surface"});
+  c.boundary.damping_width = static_cast<int>(boundary.integer("damping_width", c.boundary.damping_width));
+  if (c.boundary.damping_width < 0)
+    throw Error("config key 'boundary.damping_width' must be >= 0 cells, got " +
+                std::to_string(c.boundary.damping_width));
+  c.boundary.reflection = boundary.number("reflection", c.boundary.reflection);
+  if (!(c.boundary.reflection > 0 && c.boundary.reflection < 1))
+    throw Error("config key 'boundary.reflection' must be in (0, 1), got " +
+                std::to_string(c.boundary.reflection));
+  c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
+
+  auto sources = root.child("sources");
+  sources.allow_only({"wavelet", "interpolation", "shots"});
+  auto wavelet = sources.child("wavelet");
+  wavelet.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
+  c.sources.wavelet.type = wavelet.choice("type", c.sources.wavelet.type, {"ricker", "file"});
+  c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
+  check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency",
+                 "a positive frequency in Hz");
+  if (wavelet.has("delay") && wavelet.node()["delay"].Scalar() != "auto")
+    c.sources.wavelet.delay = wavelet.number("delay", 0);
+  if (c.sources.wavelet.type == "file") {
+    c.sources.wavelet.file = wavelet.text("file", "");
+    if (c.sources.wavelet.file.empty())
+      throw Error("config key 'sources.wavelet.file' is required for type file: an HDF5 path");
+  }
+  c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
+  c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation,
+                                           {"nearest", "trilinear", "hicks"});
+  if (!sources.has("shots"))
+    throw Error("config key 'sources.shots' is required: a list of [x, y, z] source positions in m");
+  c.sources.shots = point_list(sources.node()["shots"], "sources.shots");
+  if (c.sources.shots.empty()) throw Error("config key 'sources.shots' must list at least one shot");
+
+  auto receivers = root.child("receivers");
+  receivers.allow_only({"interpolation", "line", "grid", "list"});
+  c.receivers.interpolation = receivers.choice("interpolation", c.receivers.interpolation,
+                                               {"nearest", "trilinear", "hicks"});
+  const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
+  if (layouts > 1)
+    throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
+  if (receivers.has("line")) {
+    c.receivers.layout = "line";
+    auto line = receivers.child("line");
+    line.allow_only({"start", "end", "count"});
+    for (const char* k : {"start", "end", "count"})
+      if (!line.has(k)) throw Error("config key 'receivers.line." + std::string(k) + "' is required");
+    c.receivers.line.start = line.triple("start", {}, false);
+    c.receivers.line.end = line.triple("end", {}, false);
+    c.receivers.line.count = line.integer("count", 0);
+    if (c.receivers.line.count <= 0)
+      throw Error("config key 'receivers.line.count' must be a positive integer");
+  } else if (receivers.has("grid")) {
+    c.receivers.layout = "grid";
+    auto g = receivers.child("grid");
+    g.allow_only({"origin", "spacing", "count"});
+    for (const char* k : {"origin", "spacing", "count"})
+      if (!g.has(k)) throw Error("config key 'receivers.grid." + std::string(k) + "' is required");
+    c.receivers.grid.origin = g.triple("origin", {}, false);
+    const YAML::Node sp = g.node()["spacing"], cn = g.node()["count"];
+    if (!sp.IsSequence() || sp.size() != 2)
+      throw Error("config key 'receivers.grid.spacing' must be [dx, dy] in m");
+    if (!cn.IsSequence() || cn.size() != 2)
+      throw Error("config key 'receivers.grid.count' must be [nx, ny]");
+    for (int i = 0; i < 2; ++i) {
+      c.receivers.grid.spacing[i] = io::YamlReader::as_number(sp[i], "receivers.grid.spacing");
+      c.receivers.grid.count[i] = static_cast<long long>(io::YamlReader::as_number(cn[i], "receivers.grid.count"));
+      if (c.receivers.grid.count[i] <= 0 || c.receivers.grid.count[i] != cn[i].as<double>())
+        throw Error("config key 'receivers.grid.count' must hold positive integers");
+      if (c.receivers.grid.count[i] > 1) check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
+    }
+  } else if (receivers.has("list")) {
+    c.receivers.layout = "list";
+    c.receivers.list = point_list(receivers.node()["list"], "receivers.list");
+  }
+
+  auto output = root.child("output");
+  output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures"});
+  c.output.directory = output.text("directory", c.output.directory);
+  c.output.name = output.text("name", c.output.name);
+  if (c.output.name.empty() || c.output.name.find('/') != std::string::npos)
+    throw Error("config key 'output.name' must be a non-empty file stem without '/', got '" + c.output.name + "'");
+  c.output.snapshot_interval = output.integer("snapshot_interval", c.output.snapshot_interval);
+  if (c.output.snapshot_interval < 0)
+    throw Error("config key 'output.snapshot_interval' must be >= 0 steps (0 = no snapshots)");
+  c.output.traces = output.boolean("traces", c.output.traces);
+  c.output.model = output.boolean("model", c.output.model);
+  c.output.pictures = output.boolean("pictures", c.output.pictures);
+
+  auto solver = root.child("solver");
+  solver.allow_only({"backend", "threads"});
+  c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
+  c.solver.threads = static_cast<int>(solver.integer("threads", c.solver.threads));
+  if (c.solver.threads < 0) throw Error("config key 'solver.threads' must be >= 0 (0 = all cores)");
+  return c;
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides,
+                    const std::string& origin) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    throw Error(origin + ": malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
+                std::to_string(e.mark.column + 1) + ": " + e.msg);
+  }
+  if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) throw Error(origin + ": the top level must be a mapping of keys (grid, time, ...)");
+  for (const auto& o : overrides) apply_override(root, o);
+  try {
+    Config c = from_tree(root);
+    c.source_file = origin;
+    return c;
+  } catch (const YAML::Exception& e) {
+    throw Error(origin + ": " + e.msg);
+  }
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw Error("config file '" + path + "' cannot be opened (missing or unreadable)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_config(ss.str(), overrides, path);
+}
+
+std::string to_yaml(const Config& c) {
+  YAML::Emitter e;
+  auto seq3 = [&](const auto& a) {
+    e << YAML::Flow << YAML::BeginSeq << a[0] << a[1] << a[2] << YAML::EndSeq;
+  };
+  e << YAML::BeginMap;
+  e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "shape" << YAML::Value;
+  seq3(c.grid.shape);
+  e << YAML::Key << "spacing" << YAML::Value;
+  seq3(c.grid.spacing);
+  e << YAML::EndMap;
+  e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "steps" << YAML::Value << c.time.steps;
+  e << YAML::Key << "dt" << YAML::Value;
+  if (c.time.dt) e << *c.time.dt; else e << "auto";
+  e << YAML::Key << "safety" << YAML::Value << c.time.safety << YAML::EndMap;
+  e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "equation" << YAML::Value << c.physics.equation;
+  e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
+  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap << YAML::Key << "vp" << YAML::Value
+    << YAML::BeginMap;
+  e << YAML::Key << "type" << YAML::Value << c.model.type;
+  e << YAML::Key << "value" << YAML::Value << c.model.vp;
+  e << YAML::Key << "gradient" << YAML::Value << c.model.gradient;
+  if (c.model.type == "layers") {
+    e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
+    for (const auto& l : c.model.layers)
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key
+        << "vp" << YAML::Value << l.vp << YAML::EndMap;
+    e << YAML::EndSeq;
+  }
+  e << YAML::Key << "file" << YAML::Value << c.model.file;
+  e << YAML::Key << "dataset" << YAML::Value << c.model.dataset << YAML::EndMap << YAML::EndMap;
+  e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "damping_width" << YAML::Value << c.boundary.damping_width;
+  e << YAML::Key << "reflection" << YAML::Value << c.boundary.reflection;
+  e << YAML::Key << "free_surface" << YAML::Value << c.boundary.free_surface << YAML::EndMap;
+  e << YAML::Key << "sources" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "type" << YAML::Value << c.sources.wavelet.type;
+  e << YAML::Key << "peak_frequency" << YAML::Value << c.sources.wavelet.peak_frequency;
+  e << YAML::Key << "delay" << YAML::Value;
+  if (c.sources.wavelet.delay) e << *c.sources.wavelet.delay; else e << "auto";
+  e << YAML::Key << "file" << YAML::Value << c.sources.wavelet.file;
+  e << YAML::Key << "dataset" << YAML::Value << c.sources.wavelet.dataset << YAML::EndMap;
+  e << YAML::Key << "interpolation" << YAML::Value << c.sources.interpolation;
+  e << YAML::Key << "shots" << YAML::Value << YAML::BeginSeq;
+  for (const auto& s : c.sources.shots) seq3(s);
+  e << YAML::EndSeq << YAML::EndMap;
+  e << YAML::Key << "receivers" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "interpolation" << YAML::Value << c.receivers.interpolation;
+  if (c.receivers.layout == "line") {
+    e << YAML::Key << "line" << YAML::Value << YAML::BeginMap << YAML::Key << "start" << YAML::Value;
+    seq3(c.receivers.line.start);
+    e << YAML::Key << "end" << YAML::Value;
+    seq3(c.receivers.line.end);
+    e << YAML::Key << "count" << YAML::Value << c.receivers.line.count << YAML::EndMap;
+  } else if (c.receivers.layout == "grid") {
+    const auto& g = c.receivers.grid;
+    e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap << YAML::Key << "origin" << YAML::Value;
+    seq3(g.origin);
+    e << YAML::Key << "spacing" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.spacing[0]
+      << g.spacing[1] << YAML::EndSeq;
+    e << YAML::Key << "count" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.count[0]
+      << g.count[1] << YAML::EndSeq << YAML::EndMap;
+  } else if (c.receivers.layout == "list") {
+    e << YAML::Key << "list" << YAML::Value << YAML::BeginSeq;
+    for (const auto& r : c.receivers.list) seq3(r);
+    e << YAML::EndSeq;
+  }
+  e << YAML::EndMap;
+  e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "directory" << YAML::Value << c.output.directory;
+  e << YAML::Key << "name" << YAML::Value << c.output.name;
+  e << YAML::Key << "snapshot_interval" << YAML::Value << c.output.snapshot_interval;
+  e << YAML::Key << "traces" << YAML::Value << c.output.traces;
+  e << YAML::Key << "model" << YAML::Value << c.output.model;
+  e << YAML::Key << "pictures" << YAML::Value << c.output.pictures << YAML::EndMap;
+  e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "backend" << YAML::Value << c.solver.backend;
+  e << YAML::Key << "threads" << YAML::Value << c.solver.threads << YAML::EndMap;
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace seisrtm

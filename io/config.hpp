@@ -1,0 +1,117 @@
+#pragma once
+// The one configuration schema of seisrtm. Defaults live here, in the member initialisers, and
+// nowhere else; `to_yaml` writes the resolved configuration (defaults included) that every
+// output file stores. Units: metres, seconds, m/s, Hz.
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace seisrtm {
+
+struct GridConfig {
+  std::array<long long, 3> shape{0, 0, 0};  // cells [nx, ny, nz], damping zone included
+  std::array<double, 3> spacing{0, 0, 0};   // m [hx, hy, hz]
+};
+
+struct TimeConfig {
+  long long steps = 0;           // number of time steps
+  std::optional<double> dt;      // s; empty = auto from the stability limit
+  double safety = 0.8;           // fraction of the largest stable dt used by dt: auto
+};
+
+struct PhysicsConfig {
+  std::string equation = "acoustic";
+  int space_order = 8;  // 2, 4, 8 or 16
+};
+
+struct LayerConfig {
+  double top = 0;  // m, depth of the layer's top
+  double vp = 0;   // m/s
+};
+
+struct ModelConfig {
+  std::string type = "constant";  // constant | gradient | layers | file
+  double vp = 2000;               // m/s (constant; gradient: value at z = 0)
+  double gradient = 0;            // 1/s (gradient: dv/dz)
+  std::vector<LayerConfig> layers;
+  std::string file;     // HDF5 file (file)
+  std::string dataset = "vp";  // dataset in that file, shape [nz, ny, nx]
+};
+
+struct BoundaryConfig {
+  int damping_width = 20;          // cells, inside the grid, on every face but a free surface
+  double reflection = 1e-3;        // target normal-incidence amplitude reflection of the zone
+  bool free_surface = false;       // p = 0 at z = 0
+};
+
+struct WaveletConfig {
+  std::string type = "ricker";     // ricker | file
+  double peak_frequency = 10;      // Hz
+  std::optional<double> delay;     // s; empty = 1.2 / peak_frequency
+  std::string file;                // HDF5 file (file)
+  std::string dataset = "wavelet"; // 1D dataset; optional attribute dt (s) to resample
+};
+
+struct SourceConfig {
+  WaveletConfig wavelet;
+  std::string interpolation = "trilinear";  // nearest | trilinear | hicks
+  std::vector<std::array<double, 3>> shots;  // m
+};
+
+struct ReceiverLine {
+  std::array<double, 3> start{0, 0, 0};
+  std::array<double, 3> end{0, 0, 0};
+  long long count = 0;
+};
+
+struct ReceiverGrid {
+  std::array<double, 3> origin{0, 0, 0};
+  std::array<double, 2> spacing{0, 0};  // m along x and y
+  std::array<long long, 2> count{0, 0};
+};
+
+struct ReceiverConfig {
+  std::string interpolation = "trilinear";
+  std::string layout = "none";  // line | grid | list | none
+  ReceiverLine line;
+  ReceiverGrid grid;
+  std::vector<std::array<double, 3>> list;
+};
+
+struct OutputConfig {
+  std::string directory = "out";
+  std::string name = "seisrtm";
+  long long snapshot_interval = 0;  // steps; 0 = no snapshots
+  bool traces = true;
+  bool model = true;
+  bool pictures = true;
+};
+
+struct SolverConfig {
+  std::string backend = "auto";  // auto | cpu | cuda
+  int threads = 0;               // CPU threads; 0 = all
+};
+
+struct Config {
+  GridConfig grid;
+  TimeConfig time;
+  PhysicsConfig physics;
+  ModelConfig model;
+  BoundaryConfig boundary;
+  SourceConfig sources;
+  ReceiverConfig receivers;
+  OutputConfig output;
+  SolverConfig solver;
+  std::string source_file;  // the YAML file this came from (not part of the schema)
+};
+
+// Parses and checks a config file, applying `key.path=value` overrides first.
+// Throws seisrtm::Error naming the key or file on any problem.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+Config parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides = {},
+                    const std::string& origin = "<string>");
+// The resolved configuration, defaults included, as YAML.
+std::string to_yaml(const Config& c);
+
+}  // namespace seisrtm

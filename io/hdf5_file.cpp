@@ -1,0 +1,152 @@
+#include "io/hdf5_file.hpp"
+
+#include <filesystem>
+
+#include "solver/error.hpp"
+
+namespace seisrtm::io {
+
+H5Handle& H5Handle::operator=(H5Handle&& o) noexcept {
+  if (this != &o) {
+    if (id_ >= 0 && closer_) closer_(id_);
+    id_ = o.id_;
+    closer_ = o.closer_;
+    o.id_ = -1;
+  }
+  return *this;
+}
+
+H5Handle::~H5Handle() {
+  if (id_ >= 0 && closer_) closer_(id_);
+}
+
+H5QuietErrors::H5QuietErrors() {
+  H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+H5QuietErrors::~H5QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+
+namespace {
+
+H5Handle open_dataset(const std::string& file, const std::string& dataset, H5Handle& f) {
+  if (!std::filesystem::exists(file)) throw Error("HDF5 file '" + file + "' does not exist");
+  f = H5Handle(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) throw Error("'" + file + "' is not a readable HDF5 file");
+  if (H5Lexists(f.get(), dataset.c_str(), H5P_DEFAULT) <= 0)
+    throw Error("HDF5 file '" + file + "' has no dataset '" + dataset + "'");
+  H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) throw Error("HDF5 file '" + file + "': '" + dataset + "' is not a dataset");
+  H5Handle t(H5Dget_type(d.get()), H5Tclose);
+  if (H5Tget_class(t.get()) != H5T_FLOAT && H5Tget_class(t.get()) != H5T_INTEGER)
+    throw Error("HDF5 file '" + file + "': dataset '" + dataset + "' must hold numbers");
+  return d;
+}
+
+std::vector<hsize_t> dims_of(hid_t d) {
+  H5Handle s(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(s.get());
+  std::vector<hsize_t> dims(rank > 0 ? rank : 0);
+  if (rank > 0) H5Sget_simple_extent_dims(s.get(), dims.data(), nullptr);
+  return dims;
+}
+
+}  // namespace
+
+Array3 read_float3(const std::string& file, const std::string& dataset) {
+  H5QuietErrors quiet;
+  H5Handle f;
+  H5Handle d = open_dataset(file, dataset, f);
+  const auto dims = dims_of(d.get());
+  if (dims.size() != 3)
+    throw Error("HDF5 file '" + file + "': dataset '" + dataset + "' must be 3D [nz, ny, nx], has rank " +
+                std::to_string(dims.size()));
+  Array3 a;
+  for (int i = 0; i < 3; ++i) a.shape[i] = static_cast<long long>(dims[i]);
+  a.data.resize(dims[0] * dims[1] * dims[2]);
+  if (H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.data.data()) < 0)
+    throw Error("HDF5 file '" + file + "': reading dataset '" + dataset + "' failed");
+  return a;
+}
+
+std::vector<float> read_float1(const std::string& file, const std::string& dataset, double* dt) {
+  H5QuietErrors quiet;
+  H5Handle f;
+  H5Handle d = open_dataset(file, dataset, f);
+  const auto dims = dims_of(d.get());
+  if (dims.size() != 1 || dims[0] == 0)
+    throw Error("HDF5 file '" + file + "': dataset '" + dataset + "' must be a non-empty 1D array");
+  std::vector<float> v(dims[0]);
+  if (H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
+    throw Error("HDF5 file '" + file + "': reading dataset '" + dataset + "' failed");
+  if (dt) {
+    *dt = 0;
+    if (H5Aexists(d.get(), "dt") > 0) {
+      H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
+      H5Aread(a.get(), H5T_NATIVE_DOUBLE, dt);
+    }
+  }
+  return v;
+}
+
+namespace {
+void write_any(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem,
+               hid_t file_type, const void* data) {
+  H5Handle s(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
+  H5Handle d(H5Dcreate2(loc, name.c_str(), file_type, s.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+             H5Dclose);
+  if (!d.valid() || H5Dwrite(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw Error("writing HDF5 dataset '" + name + "' failed");
+}
+}  // namespace
+
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const float* data) {
+  write_any(loc, name, dims, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, data);
+}
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const double* data) {
+  write_any(loc, name, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
+}
+
+void write_attribute(hid_t loc, const std::string& name, const std::string& value) {
+  H5Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
+  H5Tset_size(t.get(), value.size() + 1);
+  H5Tset_strpad(t.get(), H5T_STR_NULLTERM);
+  H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), t.get(), s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), t.get(), value.c_str()) < 0)
+    throw Error("writing HDF5 attribute '" + name + "' failed");
+}
+
+void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value) {
+  const hsize_t n = value.size();
+  H5Handle s(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
+             H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()) < 0)
+    throw Error("writing HDF5 attribute '" + name + "' failed");
+}
+
+void write_attribute(hid_t loc, const std::string& name, long long value) {
+  H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
+             H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, &value) < 0)
+    throw Error("writing HDF5 attribute '" + name + "' failed");
+}
+
+void write_float_file(const std::string& file, const std::string& dataset,
+                      const std::vector<hsize_t>& dims, const std::vector<float>& data,
+                      double dt_attribute) {
+  H5Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) throw Error("cannot create HDF5 file '" + file + "'");
+  write_dataset(f.get(), dataset, dims, data.data());
+  if (dt_attribute > 0) {
+    H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+    H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
+    H5Handle a(H5Acreate2(d.get(), "dt", H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+    H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &dt_attribute);
+  }
+}
+
+}  // namespace seisrtm::io

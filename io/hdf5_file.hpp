@@ -1,0 +1,68 @@
+#pragma once
+// Small RAII layer over the HDF5 C API: handles close themselves, errors become
+// seisrtm::Error naming the file and the object.
+#include <hdf5.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace seisrtm::io {
+
+class H5Handle {
+ public:
+  using Closer = herr_t (*)(hid_t);
+  H5Handle() = default;
+  H5Handle(hid_t id, Closer closer) : id_(id), closer_(closer) {}
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+  H5Handle(H5Handle&& o) noexcept : id_(o.id_), closer_(o.closer_) { o.id_ = -1; }
+  H5Handle& operator=(H5Handle&& o) noexcept;
+  ~H5Handle();
+  hid_t get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+
+ private:
+  hid_t id_ = -1;
+  Closer closer_ = nullptr;
+};
+
+// Silences HDF5's own error stack printing for the life of the object (we report ourselves).
+class H5QuietErrors {
+ public:
+  H5QuietErrors();
+  ~H5QuietErrors();
+  H5QuietErrors(const H5QuietErrors&) = delete;
+  H5QuietErrors& operator=(const H5QuietErrors&) = delete;
+
+ private:
+  H5E_auto2_t func_ = nullptr;
+  void* data_ = nullptr;
+};
+
+struct Array3 {
+  std::array<long long, 3> shape{0, 0, 0};  // [n0, n1, n2] as stored (slowest first)
+  std::vector<float> data;
+};
+
+// Reads a float dataset (any stored float type, converted) of rank 3.
+Array3 read_float3(const std::string& file, const std::string& dataset);
+// Reads a 1D float dataset; `dt` receives the attribute "dt" when present (else 0).
+std::vector<float> read_float1(const std::string& file, const std::string& dataset, double* dt);
+
+// Writes helpers used by the output file and by tests that make inputs.
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const float* data);
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
+                   const double* data);
+void write_attribute(hid_t loc, const std::string& name, const std::string& value);
+void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value);
+void write_attribute(hid_t loc, const std::string& name, long long value);
+
+// Creates a file holding one float32 dataset (used for model and wavelet inputs).
+void write_float_file(const std::string& file, const std::string& dataset,
+                      const std::vector<hsize_t>& dims, const std::vector<float>& data,
+                      double dt_attribute = 0);
+
+}  // namespace seisrtm::io

@@ -1,0 +1,15 @@
+#pragma once
+// Turns a failing CUDA runtime call into a seisrtm::CudaError with the call, file and line.
+#include <cuda_runtime.h>
+
+#include "solver/error.hpp"
+
+#define SEISRTM_CUDA(call)                                                              \
+  do {                                                                                 \
+    const cudaError_t seisrtm_err_ = (call);                                           \
+    if (seisrtm_err_ != cudaSuccess)                                                   \
+      throw ::seisrtm::CudaError(#call, cudaGetErrorString(seisrtm_err_), __FILE__, __LINE__); \
+  } while (0)
+
+// After a kernel launch: reports launch-configuration errors at the launch site.
+#define SEISRTM_CUDA_LAUNCHED() SEISRTM_CUDA(cudaGetLastError())

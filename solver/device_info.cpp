@@ -1,0 +1,65 @@
+#include "solver/device_info.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+namespace seisrtm {
+
+void* driver_entry_point(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess)
+    return nullptr;
+  return fn;
+}
+
+GpuInfo query_gpu(int device) {
+  GpuInfo g;
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count <= device) {
+    g.reason = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
+                   ? std::string("no CUDA driver or device on this machine (") + cudaGetErrorName(e) + ")"
+               : e != cudaSuccess ? std::string(cudaGetErrorString(e))
+                                  : "no CUDA device found";
+    cudaGetLastError();
+    return g;
+  }
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+    g.reason = "cudaGetDeviceProperties failed";
+    return g;
+  }
+  g.present = true;
+  g.name = p.name;
+  g.cc_major = p.major;
+  g.cc_minor = p.minor;
+  g.multiprocessors = p.multiProcessorCount;
+  g.l2_bytes = p.l2CacheSize;
+  g.shared_per_block_optin = p.sharedMemPerBlockOptin;
+  cudaDriverGetVersion(&g.driver_version);
+  cudaRuntimeGetVersion(&g.runtime_version);
+  cudaSetDevice(device);
+  cudaMemGetInfo(&g.free_memory, &g.total_memory);
+  g.tma = p.major >= 9;
+  using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
+  if (auto get = reinterpret_cast<GetAttr>(driver_entry_point("cuDeviceGetAttribute"))) {
+    int v = 0;
+    if (get(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device) == CUDA_SUCCESS)
+      g.vmm = v != 0;
+    v = 0;
+    if (get(&v, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, device) == CUDA_SUCCESS)
+      g.compression = v != 0;
+  }
+  return g;
+}
+
+bool gpu_available() {
+  int count = 0;
+  const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+  cudaGetLastError();
+  return ok;
+}
+
+}  // namespace seisrtm

@@ -1,0 +1,70 @@
+#include "solver/geometry.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace seisrtm {
+
+namespace {
+double bessel_i0(double x) {
+  // Power series; converges quickly for the arguments a Kaiser window uses (< 10).
+  double sum = 1, term = 1;
+  for (int k = 1; k < 50; ++k) {
+    term *= (x / (2 * k)) * (x / (2 * k));
+    sum += term;
+  }
+  return sum;
+}
+}  // namespace
+
+void axis_weights(double x, long long n, const std::string& method, std::vector<long long>& idx,
+                  std::vector<double>& w) {
+  idx.clear();
+  w.clear();
+  auto push = [&](long long i, double wi) {
+    if (i >= 0 && i < n && wi != 0.0) {
+      idx.push_back(i);
+      w.push_back(wi);
+    }
+  };
+  if (method == "nearest") {
+    push(std::llround(x), 1.0);
+  } else if (method == "trilinear") {
+    const double f = std::floor(x);
+    const double t = x - f;
+    push(static_cast<long long>(f), 1 - t);
+    push(static_cast<long long>(f) + 1, t);
+  } else {  // hicks: Kaiser-windowed sinc, exact (a single node) for on-grid points
+    const long long f = static_cast<long long>(std::floor(x));
+    if (x == static_cast<double>(f)) {
+      push(f, 1.0);
+      return;
+    }
+    const int r = kHicksRadius;
+    for (long long i = f - r + 1; i <= f + r; ++i) {
+      const double d = static_cast<double>(i) - x;
+      const double sinc = std::sin(std::numbers::pi * d) / (std::numbers::pi * d);
+      const double q = d / r;
+      const double win = std::abs(q) <= 1 ? bessel_i0(kHicksKaiserB * std::sqrt(1 - q * q)) /
+                                                bessel_i0(kHicksKaiserB)
+                                          : 0.0;
+      push(i, sinc * win);
+    }
+  }
+}
+
+void PointSet::add(const Grid& g, const std::array<double, 3>& pos, const std::string& method) {
+  std::array<std::vector<long long>, 3> idx;
+  std::array<std::vector<double>, 3> w;
+  for (int a = 0; a < 3; ++a) axis_weights(pos[a] / g.h[a], g.n[a], method, idx[a], w[a]);
+  for (size_t k = 0; k < idx[2].size(); ++k)
+    for (size_t j = 0; j < idx[1].size(); ++j)
+      for (size_t i = 0; i < idx[0].size(); ++i) {
+        cell.push_back(g.index(idx[0][i], idx[1][j], idx[2][k]));
+        weight.push_back(static_cast<float>(w[0][i] * w[1][j] * w[2][k]));
+      }
+  offset.push_back(static_cast<long long>(cell.size()));
+  position.push_back(pos);
+}
+
+}  // namespace seisrtm

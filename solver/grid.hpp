@@ -1,0 +1,20 @@
+#pragma once
+// The computational grid: x fastest in memory, then y, then z (depth, slowest).
+// Cell (ix, iy, iz) sits at (ix hx, iy hy, iz hz) m; the damping zone is inside the grid.
+#include <array>
+#include <cstddef>
+
+namespace seisrtm {
+
+struct Grid {
+  std::array<long long, 3> n{0, 0, 0};  // cells [nx, ny, nz]
+  std::array<double, 3> h{0, 0, 0};     // m [hx, hy, hz]
+
+  long long cells() const { return n[0] * n[1] * n[2]; }
+  long long index(long long ix, long long iy, long long iz) const {
+    return (iz * n[1] + iy) * n[0] + ix;
+  }
+  double extent(int axis) const { return static_cast<double>(n[axis] - 1) * h[axis]; }
+};
+
+}  // namespace seisrtm

@@ -1,0 +1,31 @@
+#pragma once
+// Finite-difference weights, stability limit and source wavelets.
+#include <array>
+#include <vector>
+
+namespace seisrtm {
+
+// Fornberg (1988): weights of the derivative of order `derivative` at x0 on the given points,
+// exact for polynomials of degree points.size() - 1.
+std::vector<double> fornberg_weights(int derivative, const std::vector<double>& points, double x0);
+
+// Centred second-derivative weights c_0..c_R for unit spacing on -R..R (c_{-k} = c_k).
+std::vector<double> second_derivative_weights(int radius);
+
+// S = |c0| + 2 sum |ck|: the largest eigenvalue of -d2/dx2 times h^2 (at the Nyquist wavenumber).
+double stencil_abs_sum(int radius);
+
+// Largest stable leapfrog dt: 2 / (v_max sqrt(sum over axes of S / h_axis^2)), s.
+double max_stable_dt(const std::array<double, 3>& h, int radius, double v_max);
+
+// Ricker wavelet (1 - 2 (pi f (t - t0))^2) exp(-(pi f (t - t0))^2).
+double ricker(double t, double peak_frequency, double delay);
+
+// The frequency (Hz) above the spectrum's peak where the amplitude spectrum of `w`
+// (sampled at dt) first falls under `fraction` of its maximum.
+double highest_useful_frequency(const std::vector<float>& w, double dt, double fraction);
+
+// Points per wavelength a given space order needs at the highest useful frequency.
+double required_points_per_wavelength(int space_order);
+
+}  // namespace seisrtm

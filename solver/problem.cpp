@@ -1,0 +1,217 @@
+#include "solver/problem.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "io/hdf5_file.hpp"
+#include "solver/error.hpp"
+#include "solver/numerics.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+std::string fmt3(const std::array<double, 3>& p) {
+  return "[" + fmt(p[0]) + ", " + fmt(p[1]) + ", " + fmt(p[2]) + "]";
+}
+
+void check_inside(const Grid& g, const std::array<double, 3>& p, const std::string& key) {
+  for (int a = 0; a < 3; ++a) {
+    if (!(p[a] >= 0 && p[a] <= g.extent(a)))
+      throw Error("config key '" + key + "' = " + fmt3(p) + " m lies outside the grid; valid: x in [0, " +
+                  fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " +
+                  fmt(g.extent(2)) + "] m");
+  }
+}
+
+bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, bool free_surface) {
+  for (int a = 0; a < 3; ++a) {
+    const double i = p[a] / g.h[a];
+    const bool low = !(a == 2 && free_surface);
+    if ((low && i < width) || i > static_cast<double>(g.n[a] - 1 - width)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<float> build_velocity(const Config& c, const Grid& g) {
+  const auto& m = c.model;
+  std::vector<float> vp(static_cast<size_t>(g.cells()));
+  if (m.type == "file") {
+    const io::Array3 a = io::read_float3(m.file, m.dataset);
+    const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
+    if (a.shape != want)
+      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" +
+                  std::to_string(a.shape[0]) + ", " + std::to_string(a.shape[1]) + ", " +
+                  std::to_string(a.shape[2]) + "]; the grid needs [nz, ny, nx] = [" +
+                  std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
+                  std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
+    for (size_t i = 0; i < a.data.size(); ++i) {
+      const float v = a.data[i];
+      if (!std::isfinite(v) || v <= 0) {
+        const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
+        throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(v) +
+                    " at [z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " +
+                    std::to_string(ix) + "]; velocities must be finite and > 0 m/s");
+      }
+    }
+    return a.data;
+  }
+  for (long long iz = 0; iz < g.n[2]; ++iz) {
+    const double z = iz * g.h[2];
+    double v = m.vp;
+    if (m.type == "gradient") {
+      v = m.vp + m.gradient * z;
+    } else if (m.type == "layers") {
+      v = m.layers.front().vp;
+      for (const auto& l : m.layers)
+        if (z >= l.top) v = l.vp;
+    }
+    if (!(v > 0))
+      throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z) +
+                  " m; velocities must be > 0 (check model.vp.gradient)");
+    std::fill_n(vp.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
+  }
+  return vp;
+}
+
+std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt,
+                                   double reflection, bool low, bool high) {
+  std::vector<float> prof(static_cast<size_t>(n), 0.0f);
+  if (width <= 0) return prof;
+  const double sigma_max = 3.0 * v_max * std::log(1.0 / reflection) / (width * h);  // 1/s
+  for (long long i = 0; i < n; ++i) {
+    double d = 0;  // depth into the zone, 0 at its inner edge, 1 at the grid's edge
+    if (low && i < width) d = static_cast<double>(width - i) / width;
+    if (high && i > n - 1 - width) d = std::max(d, static_cast<double>(i - (n - 1 - width)) / width);
+    prof[i] = static_cast<float>(sigma_max * d * d * dt / 2);
+  }
+  return prof;
+}
+
+Problem build_problem(const Config& c) {
+  Problem p;
+  p.config = c;
+  p.grid.n = c.grid.shape;
+  p.grid.h = c.grid.spacing;
+  p.radius = c.physics.space_order / 2;
+  p.steps = c.time.steps;
+  p.free_surface = c.boundary.free_surface;
+  const Grid& g = p.grid;
+
+  const int w = c.boundary.damping_width;
+  for (int a = 0; a < 3; ++a) {
+    const long long need = 2LL * w + 1;
+    if (g.n[a] < need || g.n[a] < 2LL * p.radius + 1)
+      throw Error("config key 'grid.shape' is too small: axis " + std::string(1, "xyz"[a]) + " has " +
+                  std::to_string(g.n[a]) + " cells, but boundary.damping_width " + std::to_string(w) +
+                  " and space_order " + std::to_string(c.physics.space_order) + " need at least " +
+                  std::to_string(std::max(need, 2LL * p.radius + 1)));
+  }
+
+  p.vp = build_velocity(c, g);
+  const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
+  p.v_min = *mn;
+  p.v_max = *mx;
+
+  p.dt_max = max_stable_dt(g.h, p.radius, p.v_max);
+  if (c.time.dt) {
+    p.dt = *c.time.dt;
+    if (p.dt > p.dt_max)
+      throw Error("config key 'time.dt' = " + fmt(p.dt) + " s is unstable: the largest stable dt for space_order " +
+                  std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s and spacing " +
+                  fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
+  } else {
+    p.dt = c.time.safety * p.dt_max;
+  }
+
+  for (int a = 0; a < 3; ++a) {
+    const auto cw = second_derivative_weights(p.radius);
+    p.d2[a].resize(cw.size());
+    for (size_t k = 0; k < cw.size(); ++k) p.d2[a][k] = cw[k] / (g.h[a] * g.h[a]);
+    const bool low = !(a == 2 && p.free_surface);
+    p.damping[a] = damping_profile(g.n[a], w, g.h[a], p.v_max, p.dt, c.boundary.reflection, low, true);
+  }
+
+  // Wavelet f(n dt), n = 0..steps-1.
+  const auto& wc = c.sources.wavelet;
+  p.wavelet.resize(static_cast<size_t>(p.steps));
+  double f_max = 0;
+  if (wc.type == "ricker") {
+    const double delay = wc.delay ? *wc.delay : 1.2 / wc.peak_frequency;
+    for (long long n = 0; n < p.steps; ++n)
+      p.wavelet[n] = static_cast<float>(ricker(n * p.dt, wc.peak_frequency, delay));
+    f_max = 2.5 * wc.peak_frequency;
+  } else {
+    double wdt = 0;
+    const auto raw = io::read_float1(wc.file, wc.dataset, &wdt);
+    if (wdt <= 0) wdt = p.dt;  // no attribute: sampled at the simulation's dt
+    for (long long n = 0; n < p.steps; ++n) {
+      const double s = n * p.dt / wdt;  // linear resampling; zero past the end
+      const auto i = static_cast<size_t>(s);
+      const double t = s - i;
+      const double a = i < raw.size() ? raw[i] : 0.0, b = i + 1 < raw.size() ? raw[i + 1] : 0.0;
+      p.wavelet[n] = static_cast<float>((1 - t) * a + t * b);
+    }
+    // 0.033 of the peak is where a Ricker's spectrum stands at 2.5 f_peak.
+    f_max = highest_useful_frequency(std::vector<float>(raw.begin(), raw.end()), wdt, 0.033);
+  }
+  const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
+  const double ppw = p.v_min / (f_max * h_max);
+  const double need_ppw = required_points_per_wavelength(c.physics.space_order);
+  if (ppw < need_ppw)
+    p.warnings.push_back("too few points per wavelength: v_min " + fmt(p.v_min) + " m/s / (f_max " +
+                         fmt(f_max) + " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) +
+                         " points; space_order " + std::to_string(c.physics.space_order) +
+                         " wants >= " + fmt(need_ppw) + " (refine grid.spacing to <= " +
+                         fmt(p.v_min / (f_max * need_ppw)) + " m or lower the peak frequency)");
+
+  for (size_t s = 0; s < c.sources.shots.size(); ++s) {
+    const std::string key = "sources.shots[" + std::to_string(s) + "]";
+    check_inside(g, c.sources.shots[s], key);
+    if (in_damping_zone(g, c.sources.shots[s], w, p.free_surface))
+      p.warnings.push_back(key + " = " + fmt3(c.sources.shots[s]) + " m lies in the damping zone");
+    PointSet ps;
+    ps.add(g, c.sources.shots[s], c.sources.interpolation);
+    p.shots.push_back(std::move(ps));
+  }
+
+  const auto& rc = c.receivers;
+  std::vector<std::array<double, 3>> rec;
+  if (rc.layout == "line") {
+    for (long long i = 0; i < rc.line.count; ++i) {
+      const double t = rc.line.count > 1 ? static_cast<double>(i) / (rc.line.count - 1) : 0.0;
+      std::array<double, 3> q{};
+      for (int a = 0; a < 3; ++a) q[a] = rc.line.start[a] + t * (rc.line.end[a] - rc.line.start[a]);
+      rec.push_back(q);
+    }
+  } else if (rc.layout == "grid") {
+    for (long long j = 0; j < rc.grid.count[1]; ++j)
+      for (long long i = 0; i < rc.grid.count[0]; ++i)
+        rec.push_back({rc.grid.origin[0] + i * rc.grid.spacing[0],
+                       rc.grid.origin[1] + j * rc.grid.spacing[1], rc.grid.origin[2]});
+  } else if (rc.layout == "list") {
+    rec = rc.list;
+  }
+  for (size_t r = 0; r < rec.size(); ++r) {
+    const std::string key = "receivers." + rc.layout + (rc.layout == "list" ? "[" + std::to_string(r) + "]"
+                                                          : " (receiver " + std::to_string(r) + ")");
+    check_inside(g, rec[r], key);
+    p.receivers.add(g, rec[r], rc.interpolation);
+  }
+  if (c.output.snapshot_interval > p.steps)
+    p.warnings.push_back("output.snapshot_interval " + std::to_string(c.output.snapshot_interval) +
+                         " exceeds time.steps " + std::to_string(p.steps) + ": no snapshot will be written");
+  return p;
+}
+
+}  // namespace seisrtm

@@ -1,0 +1,31 @@
+#pragma once
+// The one interface every backend implements. Time stepping (DESIGN.md section 3):
+//   p^{n+1} = [2 p^n - (1 - s) p^{n-1} + m (L p^n + sum_src w f(n dt) / (hx hy hz))] / (1 + s)
+// with m = v^2 dt^2, s = (sigma_x + sigma_y + sigma_z) dt / 2 the damping, p = 0 outside the
+// grid and, with a free surface, p = 0 at z = 0 and p(-z) = -p(z) in the halo.
+// Step n makes p at t = (n + 1) dt; receivers record it as trace sample n.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "solver/problem.hpp"
+
+namespace seisrtm {
+
+class Propagator {
+ public:
+  virtual ~Propagator() = default;
+  virtual std::string name() const = 0;
+  // Zeroes the wavefields and selects the shot's source.
+  virtual void begin_shot(long long shot) = 0;
+  // Runs steps [first, first + count) of the current shot.
+  virtual void advance(long long first, long long count) = 0;
+  // Copies p at the latest time level into out (grid.cells() floats, x fastest).
+  virtual void wavefield(float* out) = 0;
+  // Copies the current shot's traces, [receiver][step], into out.
+  virtual void traces(float* out) = 0;
+};
+
+using PropagatorFactory = std::function<std::unique_ptr<Propagator>(const Problem&)>;
+
+}  // namespace seisrtm

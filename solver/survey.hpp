@@ -1,0 +1,26 @@
+#pragma once
+// Forward modelling of a survey: shots one after another, traces and snapshots to HDF5, an
+// XDMF sidecar and pictures, all under temporary names until the run completes.
+#include <string>
+#include <vector>
+
+#include "solver/problem.hpp"
+#include "solver/propagator.hpp"
+
+namespace seisrtm {
+
+struct RunOptions {
+  bool quiet = false;
+  std::string producer;  // program name and version, stored in the file
+};
+
+struct RunSummary {
+  std::string h5_path, xdmf_path;
+  std::vector<std::string> pictures;
+  double seconds = 0;         // time stepping only, all shots
+  double gcells_per_second = 0;
+};
+
+RunSummary run_survey(const Problem& problem, Propagator& propagator, const RunOptions& options);
+
+}  // namespace seisrtm

@@ -1,0 +1,20 @@
+// Catch2 main for every test tier. The GPU tier exits with 77 (CTest: skipped) and says so
+// when no usable GPU exists.
+#define CATCH_CONFIG_RUNNER
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+
+#include "solver/device_info.hpp"
+
+int main(int argc, char** argv) {
+#ifdef SEISRTM_GPU_TIER
+  const seisrtm::GpuInfo g = seisrtm::query_gpu();
+  if (!g.present) {
+    std::printf("SKIPPED: [gpu] tests need a CUDA GPU: %s\n", g.reason.c_str());
+    return 77;
+  }
+  std::printf("[gpu] tests on %s (compute capability %d.%d)\n", g.name.c_str(), g.cc_major, g.cc_minor);
+#endif
+  return Catch::Session().run(argc, argv);
+}
