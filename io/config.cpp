@@ -97,11 +97,11 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto model = root.child("model");
   model.allow_only({"vp"});
-  auto vp = model.child("vp");
-  if (model.has("vp") && vp.node().IsScalar()) {
+  if (model.has("vp") && model.node()["vp"].IsScalar()) {  // shorthand: model: {vp: 2000}
     c.model.type = "constant";
-    c.model.vp = io::YamlReader::as_number(vp.node(), "model.vp");
+    c.model.vp = io::YamlReader::as_number(model.node()["vp"], "model.vp");
   } else {
+    auto vp = model.child("vp");
     vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset"});
     c.model.type = vp.choice("type", c.model.type, {"constant", "gradient", "layers", "file"});
     c.model.vp = vp.number("value", c.model.vp);

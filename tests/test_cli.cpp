@@ -1,1 +1,209 @@
+// [integration] The seisrtm binary end to end: every file in configs/ runs, and each kind of bad
+// input gets one clear message, a non-zero exit and no output file left behind.
 #include <catch2/catch.hpp>
+
+#include <hdf5.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "io/hdf5_file.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run_cli(const std::string& args) {
+  const std::string cmd = std::string(SEISRTM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("seisrtm_test_cli_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+// A small valid survey; tests break one thing at a time.
+const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
+time: {steps: 40}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100]]}
+receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
+output: {name: small, snapshot_interval: 20}
+)";
+
+std::string write_config(const fs::path& dir, const std::string& text) {
+  const std::string f = (dir / "survey.yaml").string();
+  std::ofstream(f) << text;
+  return f;
+}
+
+// Runs a bad case: non-zero exit, one "error:" line containing `needle`, nothing in out/.
+void expect_refused(const std::string& name, const std::string& yaml, const std::string& extra,
+                    const std::string& needle) {
+  const fs::path d = fresh_dir(name);
+  const std::string cfg = write_config(d, yaml);
+  const fs::path out = d / "out";
+  const Result r = run_cli("run " + cfg + " --quiet --output " + out.string() + " " + extra);
+  INFO(name << ": " << r.output);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.output, Contains("seisrtm: error:") && Contains(needle));
+  const bool empty = !fs::exists(out) || fs::is_empty(out);
+  CHECK(empty);
+}
+
+}  // namespace
+
+TEST_CASE("info starts anywhere and reports the GPU or its absence", "[integration]") {
+  const Result r = run_cli("info");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("seisrtm") && Contains("CUDA architectures"));
+  CHECK((r.output.find("GPU: none usable") != std::string::npos ||
+         r.output.find("compute capability") != std::string::npos));
+}
+
+TEST_CASE("--help shows an example", "[integration]") {
+  const Result r = run_cli("--help");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("Example") && Contains("seisrtm run"));
+}
+
+TEST_CASE("every config in configs/ runs and writes HDF5, XDMF and pictures", "[integration]") {
+  for (const auto& e : fs::directory_iterator(fs::path(SEISRTM_SOURCE_DIR) / "configs")) {
+    if (e.path().extension() != ".yaml") continue;
+    const fs::path d = fresh_dir("configs_" + e.path().stem().string());
+    // Shrunk in time so the tier stays short; the full runs are what the README shows.
+    const Result r = run_cli("run " + e.path().string() + " --quiet --output " + d.string() +
+                             " --set time.steps=60 --set output.snapshot_interval=30");
+    INFO(e.path() << ": " << r.output);
+    REQUIRE(r.code == 0);
+    std::vector<std::string> h5, xmf, png, partial;
+    for (const auto& f : fs::directory_iterator(d)) {
+      const auto ext = f.path().extension();
+      if (ext == ".h5") h5.push_back(f.path());
+      if (ext == ".xmf") xmf.push_back(f.path());
+      if (ext == ".png") png.push_back(f.path());
+      if (ext == ".partial") partial.push_back(f.path());
+    }
+    CHECK(h5.size() == 1);
+    CHECK(xmf.size() == 1);
+    CHECK(png.size() >= 3);
+    CHECK(partial.empty());
+  }
+}
+
+namespace {
+std::vector<hsize_t> dims_of(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  const hid_t s = H5Dget_space(d);
+  std::vector<hsize_t> dims(H5Sget_simple_extent_ndims(s));
+  H5Sget_simple_extent_dims(s, dims.data(), nullptr);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return dims;
+}
+
+std::string string_attribute(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t a = H5Aopen(f, name.c_str(), H5P_DEFAULT);
+  const hid_t t = H5Aget_type(a);
+  std::string v(H5Tget_size(t), '\0');
+  H5Aread(a, t, v.data());
+  H5Tclose(t);
+  H5Aclose(a);
+  H5Fclose(f);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("output layout: traces, snapshots, model and the resolved config", "[integration]") {
+  const fs::path d = fresh_dir("layout");
+  const std::string cfg = write_config(d, kSmall);
+  const Result r = run_cli("run " + cfg + " --quiet --output " + d.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string f = (d / "small.h5").string();
+  CHECK(dims_of(f, "traces") == std::vector<hsize_t>{1, 8, 40});
+  CHECK(dims_of(f, "snapshots/shot_0000") == std::vector<hsize_t>{2, 28, 30, 32});
+  CHECK(dims_of(f, "model/vp") == std::vector<hsize_t>{28, 30, 32});
+  CHECK(dims_of(f, "receivers/positions") == std::vector<hsize_t>{8, 3});
+  const std::string config = string_attribute(f, "config");
+  // Defaults the file did not give are stored too.
+  CHECK_THAT(config, Contains("space_order: 8") && Contains("damping_width: 6") && Contains("safety: 0.8"));
+  std::ifstream x(d / "small.xmf");
+  const std::string xmf((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
+  CHECK_THAT(xmf, Contains("small.h5:/snapshots/shot_0000") && Contains("3DCoRectMesh"));
+}
+
+TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integration]") {
+  const std::string small = kSmall;
+  expect_refused("malformed", "grid: {shape: [32, 30, 28], spacing: 10\ntime: {steps: 4}\n", "",
+                 "malformed YAML at line");
+  expect_refused("unknown_key", small + "extras: 1\n", "", "'extras' is unknown");
+  expect_refused("unknown_nested", small, "--set time.stesp=3", "'time.stesp' is unknown; valid keys under 'time'");
+  expect_refused("wrong_type", small, "--set time.steps=ten", "'time.steps' must be an integer");
+  expect_refused("zero_size", small, "--set grid.shape=[32,0,28]", "'grid.shape[1]' must be a positive");
+  expect_refused("negative_spacing", small, "--set grid.spacing=-10", "'grid.spacing' must be a positive");
+  expect_refused("unstable_dt", small, "--set time.dt=0.01", "largest stable dt");
+  expect_refused("source_outside", small, "--set sources.shots=[[150,150,900]]", "sources.shots[0]");
+  expect_refused("receiver_outside", small, "--set receivers.line.end=[250,150,-5]", "receivers.line");
+  expect_refused("missing_model", small, "--set model.vp.type=file --set model.vp.file=/nonexistent/vp.h5",
+                 "'/nonexistent/vp.h5' does not exist");
+  {
+    const Result r = run_cli("run /nonexistent/survey.yaml");
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Contains("config file '/nonexistent/survey.yaml' cannot be opened"));
+  }
+  // Model files of the wrong shape, with NaN, zero or negative velocities.
+  const fs::path md = fresh_dir("models");
+  std::vector<float> v(28 * 30 * 32, 2000.0f);
+  seisrtm::io::write_float_file((md / "shape.h5").string(), "vp", {28, 32, 30}, v);
+  expect_refused("model_shape", small, "--set model.vp.type=file --set model.vp.file=" + (md / "shape.h5").string(),
+                 "needs [nz, ny, nx] = [28, 30, 32]");
+  for (const auto& [name, bad] : std::vector<std::pair<std::string, float>>{{"nan", NAN}, {"zero", 0.0f}, {"negative", -1500.0f}}) {
+    v[100] = bad;
+    const std::string f = (md / (name + ".h5")).string();
+    seisrtm::io::write_float_file(f, "vp", {28, 30, 32}, v);
+    expect_refused("model_" + name, small, "--set model.vp.type=file --set model.vp.file=" + f,
+                   "velocities must be finite and > 0");
+  }
+  // An output directory that cannot be created (a path through a regular file; root ignores modes).
+  {
+    const fs::path d = fresh_dir("unwritable");
+    const std::string cfg = write_config(d, small);
+    std::ofstream(d / "file") << "x";
+    const Result r = run_cli("run " + cfg + " --quiet --output " + (d / "file" / "out").string());
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Contains("output directory") && Contains("file/out"));
+  }
+}
+
+TEST_CASE("too few points per wavelength warns with the numbers and still runs", "[integration]") {
+  const fs::path d = fresh_dir("ppw");
+  const std::string cfg = write_config(d, kSmall);
+  const Result r = run_cli("run " + cfg + " --output " + d.string() + " --set sources.wavelet.peak_frequency=40");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("warning: too few points per wavelength") && Contains("100 Hz"));
+}

@@ -1,1 +1,91 @@
+// [unit] HDF5 readers and the picture encoder.
 #include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/config.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/output_file.hpp"
+#include "io/png.hpp"
+#include "solver/error.hpp"
+#include "solver/problem.hpp"
+
+using namespace seisrtm;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("seisrtm_test_io_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+TEST_CASE("model from HDF5: right shape loads, wrong shape and bad values are refused", "[unit]") {
+  const fs::path d = temp_dir("model");
+  const std::string f = (d / "model.h5").string();
+  std::vector<float> v(4 * 3 * 5, 1500.0f);
+  v[7] = 1700.0f;
+  io::write_float_file(f, "vp", {4, 3, 5}, v);
+  Config c = parse_config("grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 1}\nsources: {shots: [[0,0,0]]}\n"
+                          "model: {vp: {type: file, file: '" + f + "'}}\n");
+  Grid g;
+  g.n = {5, 3, 4};
+  g.h = {10, 10, 10};
+  const auto vp = build_velocity(c, g);
+  CHECK(vp[7] == 1700.0f);
+  g.n = {3, 5, 4};
+  CHECK_THROWS_WITH(build_velocity(c, g), Contains("shape [4, 3, 5]") && Contains("[4, 5, 3]"));
+  g.n = {5, 3, 4};
+  for (float bad : {0.0f, -10.0f, NAN}) {
+    v[11] = bad;
+    io::write_float_file(f, "vp", {4, 3, 5}, v);
+    CHECK_THROWS_WITH(build_velocity(c, g), Contains("[z, y, x] = [0, 2, 1]") && Contains("> 0"));
+  }
+  c.model.dataset = "velocity";
+  CHECK_THROWS_WITH(build_velocity(c, g), Contains("no dataset 'velocity'"));
+  c.model.file = (d / "absent.h5").string();
+  CHECK_THROWS_WITH(build_velocity(c, g), Contains("absent.h5") && Contains("does not exist"));
+}
+
+TEST_CASE("a partial file disappears unless committed", "[unit]") {
+  const fs::path d = temp_dir("partial");
+  {
+    io::PartialFile pf((d / "a.txt").string());
+    std::ofstream(pf.temp_path()) << "x";
+  }
+  CHECK(fs::is_empty(d));
+  {
+    io::PartialFile pf((d / "b.txt").string());
+    std::ofstream(pf.temp_path()) << "x";
+    pf.commit();
+  }
+  CHECK(fs::exists(d / "b.txt"));
+  CHECK(!fs::exists(d / "b.txt.partial"));
+}
+
+TEST_CASE("PNG: signature, size fields and a stored-deflate body of the right length", "[unit]") {
+  const fs::path d = temp_dir("png");
+  const std::string f = (d / "x.png").string();
+  std::vector<float> v = {-1, 0, 1, 0.5f, -0.5f, 0};
+  io::write_png(f, v, 2, 3, io::Colormap::seismic, 1.0f, 2);
+  std::ifstream in(f, std::ios::binary);
+  std::vector<unsigned char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(b.size() > 33);
+  CHECK(b[1] == 'P');
+  CHECK(b[2] == 'N');
+  CHECK(b[3] == 'G');
+  const auto be32 = [&](size_t o) { return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]; };
+  CHECK(be32(16) == 6);  // width: 3 columns x scale 2
+  CHECK(be32(20) == 4);  // height
+  // IDAT holds zlib header (2) + one stored block header (5) + 4 rows of (1 + 6 * 3) + adler (4).
+  CHECK(be32(33) == 2 + 5 + 4 * 19 + 4);
+  CHECK(std::string(b.begin() + 37, b.begin() + 41) == "IDAT");
+  // First pixel: -1 at full clip is pure blue.
+  CHECK(b[41 + 7 + 1] == 0);
+  CHECK(b[41 + 7 + 3] == 255);
+}
