@@ -89,3 +89,20 @@ TEST_CASE("PNG: signature, size fields and a stored-deflate body of the right le
   CHECK(b[41 + 7 + 1] == 0);
   CHECK(b[41 + 7 + 3] == 255);
 }
+
+TEST_CASE("wavelet from HDF5 is resampled from its dt attribute", "[unit]") {
+  const fs::path d = temp_dir("wavelet");
+  const std::string f = (d / "w.h5").string();
+  // A ramp sampled every 2 ms: at the run's 1 ms, odd samples fall half-way between.
+  std::vector<float> w = {0, 1, 2, 3, 4};
+  io::write_float_file(f, "wavelet", {5}, w, 0.002);
+  const Config c = parse_config(
+      "grid: {shape: [11, 11, 11], spacing: 10}\ntime: {steps: 12, dt: 0.001}\nboundary: {damping_width: 2}\n"
+      "sources: {wavelet: {type: file, file: '" + f + "'}, shots: [[50, 50, 50]]}\n");
+  const Problem p = build_problem(c);
+  REQUIRE(p.wavelet.size() == 12);
+  CHECK(p.wavelet[0] == 0.0f);
+  CHECK(p.wavelet[1] == Approx(0.5));
+  CHECK(p.wavelet[8] == Approx(4.0));
+  CHECK(p.wavelet[11] == 0.0f);  // past the end of the file: zero
+}
