@@ -4,6 +4,7 @@
 #include "app/commands.hpp"
 #include "solver/device_info.hpp"
 #include "solver/error.hpp"
+#include "solver/cuda_propagator.hpp"
 #include "solver/survey.hpp"
 #include "validation/cpu_propagator.hpp"
 
@@ -20,11 +21,16 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
                                             std::string* chosen) {
   if (p.config.solver.threads > 0) omp_set_num_threads(p.config.solver.threads);
   std::string b = backend;
-  if (b == "auto") b = "cpu";  // the CUDA propagator is not part of this build yet
-  if (b == "cuda")
-    throw Error("solver.backend: cuda is not available in this build; valid now: cpu or auto");
+  const GpuInfo g = query_gpu();
+  if (b == "auto") b = g.present ? "cuda" : "cpu";
   if (chosen) *chosen = b;
-  return std::make_unique<validation::CpuPropagator>(p);
+  if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
+  if (!g.present)
+    throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
+  if (p.config.solver.kernel != "naive" && p.config.solver.kernel != "smem" && !g.tma)
+    throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); this one is " +
+                std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive or smem");
+  return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
 }
 
 int cmd_run(const std::string& config_path, const CommonOptions& o) {
@@ -33,6 +39,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   std::string chosen;
   auto prop = make_propagator(p, c.solver.backend, &chosen);
+  for (const auto& n : prop->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   if (!o.quiet)
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (stable up to %.4g s), "

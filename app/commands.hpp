@@ -24,5 +24,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
 
 int cmd_run(const std::string& config_path, const CommonOptions& o);
 int cmd_info();
+// cpu_limit_s: refuse sizes whose CPU reference run would take longer (0 = 300 s).
+int cmd_validate(const std::string& config_path, const CommonOptions& o, double cpu_limit_s);
 
 }  // namespace seisrtm::app

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cli.footer(
       "Example:\n"
       "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
+      "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
       "  seisrtm info");
   cli.require_subcommand(1);
   app::CommonOptions opt;
@@ -25,6 +26,11 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
   run->add_flag("--quiet,-q", opt.quiet, "No progress or summary on stderr");
+  auto* validate = cli.add_subcommand("validate", "Run the CUDA and CPU backends on a config and compare every output");
+  double cpu_limit = 300;
+  validate->add_option("config", config, "YAML config file")->required();
+  validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
+  validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")->capture_default_str();
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
 
   try {
@@ -34,6 +40,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return app::cmd_run(config, opt);
+    if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
     return app::cmd_info();
   } catch (const Error& e) {
     std::fprintf(stderr, "seisrtm: error: %s\n", e.what());

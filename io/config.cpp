@@ -225,7 +225,13 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.pictures = output.boolean("pictures", c.output.pictures);
 
   auto solver = root.child("solver");
-  solver.allow_only({"backend", "threads"});
+  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs"});
+  c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
+  c.solver.z_block = static_cast<int>(solver.integer("z_block", c.solver.z_block));
+  if (c.solver.z_block < 0)
+    throw Error("config key 'solver.z_block' must be >= 0 planes (0 = the whole column)");
+  c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
+  c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
   c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
   c.solver.threads = static_cast<int>(solver.integer("threads", c.solver.threads));
   if (c.solver.threads < 0) throw Error("config key 'solver.threads' must be >= 0 (0 = all cores)");
@@ -344,7 +350,11 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "pictures" << YAML::Value << c.output.pictures << YAML::EndMap;
   e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "backend" << YAML::Value << c.solver.backend;
-  e << YAML::Key << "threads" << YAML::Value << c.solver.threads << YAML::EndMap;
+  e << YAML::Key << "threads" << YAML::Value << c.solver.threads;
+  e << YAML::Key << "kernel" << YAML::Value << c.solver.kernel;
+  e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
+  e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
+  e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

@@ -101,15 +101,25 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     if (nsnap > 0) out.create_chunked("snapshots/" + shot_name(s), {hsize_t(nsnap), n3[0], n3[1], n3[2]});
     prop.begin_shot(s);
     Progress progress(label, nt, double(g.cells()), opt.quiet);
+    long long pending = -1;  // snapshot index requested but not yet written
     for (long long n = 0; n < nt;) {
       const long long k = std::min(chunk, nt - n);
       prop.advance(n, k);
       n += k;
       if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
-        prop.wavefield(field.data());
-        out.write_slab("snapshots/" + shot_name(s), n / interval - 1, field.data());
+        // Written one snapshot late, so the copy overlaps the next chunk of time steps.
+        if (pending >= 0) {
+          prop.receive_wavefield(field.data());
+          out.write_slab("snapshots/" + shot_name(s), pending, field.data());
+        }
+        prop.request_wavefield(g.cells());
+        pending = n / interval - 1;
       }
       progress.update(n);
+    }
+    if (pending >= 0) {
+      prop.receive_wavefield(field.data());
+      out.write_slab("snapshots/" + shot_name(s), pending, field.data());
     }
     progress.finish();
     sum.seconds += progress.seconds();

@@ -1,0 +1,63 @@
+#pragma once
+// Launch interface of the isotropic acoustic time step (DESIGN.md sections 3 and 5). Host code
+// sees only these declarations; the kernels live in acoustic_*.cu.
+//
+// One step: pn = [2 p - (1 - s) pn + m L p] / (1 + s), with pn holding p^{n-1} on entry.
+// Memory movement: read p, pn, m; write pn: 16 bytes per cell per step in fp32.
+#include <cuda_runtime.h>
+
+#include <array>
+
+namespace seisrtm::kernels {
+
+inline constexpr int kMaxRadius = 8;
+
+struct AcousticArgs {
+  const float* p = nullptr;  // p^n
+  float* pn = nullptr;       // p^{n-1} on entry, p^{n+1} on exit
+  const float* m = nullptr;  // v^2 dt^2
+  const float* damp_x = nullptr;  // sigma dt / 2 per x index (1D)
+  const float* damp_y = nullptr;
+  const float* damp_z = nullptr;
+  int nx = 0, ny = 0, nz = 0;
+  long long sy = 0, sz = 0;  // strides in elements (rows padded for alignment)
+  float cx[kMaxRadius + 1] = {}, cy[kMaxRadius + 1] = {}, cz[kMaxRadius + 1] = {};  // c_k / h^2
+  int free_surface = 0;  // p = 0 at z = 0, odd image above
+};
+
+enum class Variant { naive, smem, tma };
+
+// Block shape of the 2.5D variants (smem, tma): BX x BY threads, one column each.
+struct MarchPolicy {
+  static constexpr int kBlockX = 32;
+  static constexpr int kBlockY = 16;
+  static constexpr int kLookahead = 3;  // tma: planes in flight beyond the R the stencil needs
+};
+
+// The TMA box for a radius: (BX + 2R rounded up to 4 floats) x (BY + 2R) x 1.
+std::array<int, 3> tma_box(int radius);
+
+// Runs one step. `tensor_map` (a CUtensorMap describing p, box = tma_box) is needed by tma.
+// z_block: planes per block along z (0 = the whole column); ignored by naive.
+void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block,
+                          const void* tensor_map, cudaStream_t stream);
+
+// Sources and receivers. The step index n is read from *d_step (device memory), so a captured
+// graph replays correctly step after step.
+struct PointArgs {
+  const long long* cells = nullptr;  // linear index in the padded layout
+  const float* coef = nullptr;       // injection: m w / (hx hy hz (1 + s)); recording: w
+  const int* offset = nullptr;       // recording: receiver r owns [offset[r], offset[r+1])
+  int entries = 0;                   // injection entries
+  int receivers = 0;
+};
+void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step,
+                   cudaStream_t stream);
+// traces[(n % block_steps) * receivers + r] = sum_e coef_e pn[cell_e]
+void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps,
+                   const int* d_step, cudaStream_t stream);
+void launch_advance_step(int* d_step, cudaStream_t stream);
+// Sets *d_flag to 1 if any of the n values is NaN or Inf.
+void launch_check_finite(const float* v, long long n, int* d_flag, cudaStream_t stream);
+
+}  // namespace seisrtm::kernels

@@ -1,0 +1,12 @@
+#pragma once
+// Per-variant launchers, instantiated for radius 1, 2, 4 and 8 in their own files.
+#include "kernels/acoustic.hpp"
+
+namespace seisrtm::kernels {
+template <int Radius>
+void launch_naive(const AcousticArgs& a, cudaStream_t stream);
+template <int Radius>
+void launch_smem(const AcousticArgs& a, int z_block, cudaStream_t stream);
+template <int Radius>
+void launch_tma(const AcousticArgs& a, int z_block, const void* tensor_map, cudaStream_t stream);
+}  // namespace seisrtm::kernels

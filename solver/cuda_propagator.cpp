@@ -1,0 +1,334 @@
+#include "solver/cuda_propagator.hpp"
+
+#include <cuda.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/cuda_check.hpp"
+#include "solver/device_info.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+constexpr long long kRowAlign = 32;  // floats: rows start on 128-byte boundaries
+
+std::string gib(std::size_t b) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f GiB", b / 1073741824.0);
+  return s;
+}
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<std::size_t>(v.size() * sizeof(T), sizeof(T)), MemoryKind::plain);
+  if (!v.empty()) SEISRTM_CUDA(cudaMemcpy(b.as<T>(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return b;
+}
+
+}  // namespace
+
+CudaOptions cuda_options(const Config& c) {
+  CudaOptions o;
+  const std::string& k = c.solver.kernel;
+  o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
+  o.z_block = c.solver.z_block;
+  o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
+  o.graphs = c.solver.graphs;
+  o.snapshots = c.output.snapshot_interval > 0 && c.output.snapshot_interval <= c.time.steps;
+  return o;
+}
+
+DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
+  DeviceFootprint f;
+  const long long nxp = (p.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
+  f.volume = static_cast<std::size_t>(nxp * p.grid.n[1] * p.grid.n[2]) * sizeof(float);
+  std::size_t small = (p.grid.n[0] + p.grid.n[1] + p.grid.n[2] + p.steps) * sizeof(float);
+  small += p.receivers.cell.size() * 12 + p.receivers.offset.size() * 4;
+  small += static_cast<std::size_t>(p.receivers.size()) * CudaPropagator::kTraceBlock * sizeof(float);
+  for (const auto& s : p.shots) small = std::max(small, small + s.cell.size() * 12);
+  // Compressible allocations round up to the VMM granularity (2 MiB).
+  const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
+  f.total = (3 + (o.snapshots ? 1 : 0)) * (f.volume + round) + small + (8u << 20);
+  return f;
+}
+
+struct CudaPropagator::Impl {
+  const Problem& pb;
+  CudaOptions opt;
+  long long nx, ny, nz, nxp;
+  DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells,
+      src_coef, step_counter, d_traces, flag;
+  CUtensorMap tmap[2]{};
+  int cur = 0;  // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
+  long long n_done = 0;
+  int src_entries = 0;
+  CudaStream stream, copy_stream;
+  CudaEvent snapshot_taken;
+  CudaGraphExec graph[2];  // two steps starting from buf[0] and from buf[1]
+  std::vector<float> host_traces, block_rows;
+  float* pinned = nullptr;
+  bool snapshot_pending = false;
+
+  Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
+
+  kernels::AcousticArgs args(int c) const {
+    kernels::AcousticArgs a;
+    a.p = buf[c].as<float>();
+    a.pn = buf[1 - c].as<float>();
+    a.m = m.as<float>();
+    a.damp_x = damp[0].as<float>();
+    a.damp_y = damp[1].as<float>();
+    a.damp_z = damp[2].as<float>();
+    a.nx = static_cast<int>(nx);
+    a.ny = static_cast<int>(ny);
+    a.nz = static_cast<int>(nz);
+    a.sy = nxp;
+    a.sz = nxp * ny;
+    for (int k = 0; k <= pb.radius; ++k) {
+      a.cx[k] = static_cast<float>(pb.d2[0][k]);
+      a.cy[k] = static_cast<float>(pb.d2[1][k]);
+      a.cz[k] = static_cast<float>(pb.d2[2][k]);
+    }
+    a.free_surface = pb.free_surface;
+    return a;
+  }
+
+  long long padded(long long cell) const {
+    const long long ix = cell % nx, iy = (cell / nx) % ny, iz = cell / (nx * ny);
+    return (iz * ny + iy) * nxp + ix;
+  }
+
+  // One time step from buf[c]: stencil, source, receivers, step counter.
+  void step(int c) {
+    const kernels::AcousticArgs a = args(c);
+    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, &tmap[c], stream.get());
+    kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
+    kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
+                           static_cast<int>(pb.receivers.size())};
+    kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
+    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
+  }
+
+  // The buffers have period 2, so two steps (A->B, B->A) form one graph; a graph per starting
+  // buffer covers an odd step count in between. Time-dependent inputs come from the device
+  // step counter, so the same graph replays for every pair of steps.
+  const CudaGraphExec& pair_graph(int c) {
+    if (!graph[c].valid()) {
+      cudaGraph_t g = nullptr;
+      SEISRTM_CUDA(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+      step(c);
+      step(1 - c);
+      SEISRTM_CUDA(cudaStreamEndCapture(stream.get(), &g));
+      graph[c] = CudaGraphExec(g);
+    }
+    return graph[c];
+  }
+
+  void encode_tensor_maps() {
+    using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+    auto encode = reinterpret_cast<Encode>(driver_entry_point("cuTensorMapEncodeTiled"));
+    if (!encode) throw Error("solver.kernel tma: the driver offers no cuTensorMapEncodeTiled; use smem");
+    const auto box = kernels::tma_box(pb.radius);
+    const cuuint64_t dims[3] = {cuuint64_t(nx), cuuint64_t(ny), cuuint64_t(nz)};
+    const cuuint64_t strides[2] = {cuuint64_t(nxp * sizeof(float)), cuuint64_t(nxp * ny * sizeof(float))};
+    const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
+    const cuuint32_t elem[3] = {1, 1, 1};
+    for (int c = 0; c < 2; ++c) {
+      const CUresult r = encode(&tmap[c], CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, buf[c].as<void>(), dims, strides,
+                                boxd, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+      if (r != CUDA_SUCCESS)
+        throw Error("cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for the " +
+                    std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) + " grid");
+    }
+  }
+
+  // Copies trace rows [from, to) of the device block into host_traces ([receiver][step]).
+  void copy_traces(long long from, long long to) {
+    const long long nrec = pb.receivers.size();
+    if (nrec == 0 || to <= from) return;
+    const long long r0 = from % kTraceBlock, rows = to - from;
+    block_rows.resize(static_cast<size_t>(rows * nrec));
+    SEISRTM_CUDA(cudaMemcpyAsync(block_rows.data(), d_traces.as<float>() + r0 * nrec, rows * nrec * sizeof(float),
+                                 cudaMemcpyDeviceToHost, stream.get()));
+    SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+    for (long long k = 0; k < rows; ++k)
+      for (long long r = 0; r < nrec; ++r) host_traces[r * pb.steps + from + k] = block_rows[k * nrec + r];
+  }
+
+  void check_finite(long long n) {
+    SEISRTM_CUDA(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream.get()));
+    kernels::launch_check_finite(buf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    int h = 0;
+    SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
+    SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+    if (h)
+      throw Error("the wavefield became NaN or Inf by step " + std::to_string(n) +
+                  ": the run is unstable; check time.dt (largest stable: " + std::to_string(pb.dt_max) +
+                  " s) and the model's velocities");
+  }
+};
+
+CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl_(std::make_unique<Impl>(pb, opt)) {
+  Impl& d = *impl_;
+  d.nx = pb.grid.n[0];
+  d.ny = pb.grid.n[1];
+  d.nz = pb.grid.n[2];
+  d.nxp = (d.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
+  if (d.nx > (1LL << 31) - 1 || d.ny > (1LL << 31) - 1 || d.nz > (1LL << 31) - 1)
+    throw Error("grid.shape too large for the cuda backend");
+  const DeviceFootprint fp = device_footprint(pb, opt);
+  std::size_t free_b = 0, total_b = 0;
+  SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  if (fp.total > free_b)
+    throw Error("the problem needs " + gib(fp.total) + " of GPU memory (" + std::to_string(opt.snapshots ? 4 : 3) +
+                " volumes of " + gib(fp.volume) + " plus buffers) but the GPU has " + gib(free_b) + " free of " +
+                gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
+
+  std::string warning;
+  for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+  d.m = DeviceBuffer(fp.volume, opt.memory, &warning);
+  if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
+  if (!warning.empty()) notes_.push_back(warning);
+
+  // m = v^2 dt^2 in the padded layout; pad columns stay zero and are never written.
+  std::vector<float> mp(static_cast<size_t>(d.nxp * d.ny * d.nz), 0.0f);
+  const double dt2 = pb.dt * pb.dt;
+  for (long long z = 0; z < d.nz; ++z)
+    for (long long y = 0; y < d.ny; ++y)
+      for (long long x = 0; x < d.nx; ++x) {
+        const double v = pb.vp[(z * d.ny + y) * d.nx + x];
+        mp[(z * d.ny + y) * d.nxp + x] = static_cast<float>(v * v * dt2);
+      }
+  SEISRTM_CUDA(cudaMemcpy(d.m.as<float>(), mp.data(), fp.volume, cudaMemcpyHostToDevice));
+  for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
+  d.wavelet = upload(pb.wavelet);
+
+  std::vector<long long> cells;
+  std::vector<int> offsets(pb.receivers.offset.begin(), pb.receivers.offset.end());
+  for (long long c : pb.receivers.cell) cells.push_back(d.padded(c));
+  d.rec_cells = upload(cells);
+  d.rec_coef = upload(pb.receivers.weight);
+  d.rec_offset = upload(offsets);
+  d.step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  d.flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  d.d_traces = DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
+  d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
+  if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));
+  if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
+  // A first launch outside any capture sets the kernels' attributes (shared-memory limits).
+  begin_shot(0);
+  d.step(0);
+  SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
+}
+
+CudaPropagator::~CudaPropagator() {
+  if (impl_ && impl_->pinned) cudaFreeHost(impl_->pinned);
+}
+
+std::string CudaPropagator::name() const {
+  const Impl& d = *impl_;
+  const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
+  const GpuInfo g = query_gpu();
+  return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
+         (d.buf[0].compressible() ? "compressible" : "plain") + " memory, graphs " + (d.opt.graphs ? "on" : "off") +
+         " on " + g.name;
+}
+
+void CudaPropagator::begin_shot(long long shot) {
+  Impl& d = *impl_;
+  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
+  for (auto& b : d.buf) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
+  SEISRTM_CUDA(cudaMemsetAsync(d.step_counter.as<int>(), 0, sizeof(int), d.stream.get()));
+  // Source: m w / (hx hy hz (1 + s)), the factor the CPU reference applies; a free surface
+  // erases whatever lands on z = 0, so those entries are dropped.
+  const PointSet& src = d.pb.shots[shot];
+  std::vector<long long> cells;
+  std::vector<float> coef;
+  const double dt2 = d.pb.dt * d.pb.dt;
+  for (long long e = src.offset[0]; e < src.offset[1]; ++e) {
+    const long long c = src.cell[e];
+    const long long ix = c % d.nx, iy = (c / d.nx) % d.ny, iz = c / (d.nx * d.ny);
+    if (d.pb.free_surface && iz == 0) continue;
+    const double s = double(d.pb.damping[0][ix]) + d.pb.damping[1][iy] + d.pb.damping[2][iz];
+    const double v = d.pb.vp[c];
+    cells.push_back(d.padded(c));
+    coef.push_back(static_cast<float>(v * v * dt2 * src.weight[e] / d.pb.cell_volume() / (1 + s)));
+  }
+  SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
+  d.src_cells = upload(cells);
+  d.src_coef = upload(coef);
+  d.src_entries = static_cast<int>(cells.size());
+  d.graph[0] = CudaGraphExec();  // source arrays changed: capture again
+  d.graph[1] = CudaGraphExec();
+  std::fill(d.host_traces.begin(), d.host_traces.end(), 0.0f);
+  d.cur = 0;
+  d.n_done = 0;
+}
+
+void CudaPropagator::advance(long long first, long long count) {
+  Impl& d = *impl_;
+  if (first != d.n_done) throw Error("cuda backend: steps must be advanced in order");
+  long long n = first;
+  const long long end = first + count;
+  while (n < end) {
+    // Segments end on trace-block boundaries: the block is copied out and checked there.
+    const long long seg_end = std::min(end, (n / kTraceBlock + 1) * kTraceBlock);
+    long long k = seg_end - n;
+    const long long seg_start = n;
+    if (d.opt.graphs) {
+      for (; k >= 2; k -= 2) d.pair_graph(d.cur).launch(d.stream.get());  // two steps: cur unchanged
+    }
+    for (; k > 0; --k) {
+      d.step(d.cur);
+      d.cur = 1 - d.cur;
+    }
+    n = seg_end;
+    d.copy_traces(seg_start, n);
+    if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
+  }
+  d.n_done = end;
+}
+
+void CudaPropagator::wavefield(float* out) {
+  Impl& d = *impl_;
+  SEISRTM_CUDA(cudaMemcpy2DAsync(out, d.nx * sizeof(float), d.buf[d.cur].as<float>(), d.nxp * sizeof(float),
+                                 d.nx * sizeof(float), d.ny * d.nz, cudaMemcpyDeviceToHost, d.stream.get()));
+  SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
+}
+
+void CudaPropagator::traces(float* out) {
+  Impl& d = *impl_;
+  std::memcpy(out, d.host_traces.data(), d.host_traces.size() * sizeof(float));
+}
+
+void CudaPropagator::request_wavefield(long long cells) {
+  Impl& d = *impl_;
+  if (!d.pinned) return Propagator::request_wavefield(cells);
+  // A device-to-device copy into the spare volume (in stream order, ~1 ms for 2 GB), then the
+  // copy to pinned host memory on its own stream while the time loop goes on.
+  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));  // the previous copy is delivered
+  SEISRTM_CUDA(cudaMemcpyAsync(d.spare.as<void>(), d.buf[d.cur].as<void>(), d.spare.bytes(),
+                               cudaMemcpyDeviceToDevice, d.stream.get()));
+  SEISRTM_CUDA(cudaEventRecord(d.snapshot_taken.get(), d.stream.get()));
+  SEISRTM_CUDA(cudaStreamWaitEvent(d.copy_stream.get(), d.snapshot_taken.get()));
+  SEISRTM_CUDA(cudaMemcpyAsync(d.pinned, d.spare.as<void>(), d.spare.bytes(), cudaMemcpyDeviceToHost,
+                               d.copy_stream.get()));
+  d.snapshot_pending = true;
+}
+
+void CudaPropagator::receive_wavefield(float* out) {
+  Impl& d = *impl_;
+  if (!d.pinned) return Propagator::receive_wavefield(out);
+  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
+  for (long long r = 0; r < d.ny * d.nz; ++r)
+    std::memcpy(out + r * d.nx, d.pinned + r * d.nxp, d.nx * sizeof(float));
+  d.snapshot_pending = false;
+}
+
+}  // namespace seisrtm

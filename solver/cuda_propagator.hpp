@@ -1,0 +1,53 @@
+#pragma once
+// The CUDA backend: the physics and outputs of the CPU reference on the GPU (DESIGN.md
+// section 5). Three volumes live on the device (p, p_prev, m = v^2 dt^2), plus one spare when
+// snapshots are taken; the damping profiles are three 1D arrays.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/acoustic.hpp"
+#include "solver/device_buffer.hpp"
+#include "solver/propagator.hpp"
+
+namespace seisrtm {
+
+struct CudaOptions {
+  kernels::Variant variant = kernels::Variant::tma;
+  int z_block = 0;
+  MemoryKind memory = MemoryKind::plain;
+  bool graphs = true;
+  bool snapshots = false;  // reserve the spare volume for asynchronous snapshot copies
+};
+
+CudaOptions cuda_options(const Config& c);
+
+// Device bytes a run needs; checked against free memory before any allocation.
+struct DeviceFootprint {
+  std::size_t volume = 0;  // one padded volume
+  std::size_t total = 0;
+};
+DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o);
+
+class CudaPropagator final : public Propagator {
+ public:
+  CudaPropagator(const Problem& problem, const CudaOptions& options);
+  ~CudaPropagator() override;
+  std::string name() const override;
+  void begin_shot(long long shot) override;
+  void advance(long long first, long long count) override;
+  void wavefield(float* out) override;
+  void traces(float* out) override;
+  void request_wavefield(long long cells) override;
+  void receive_wavefield(float* out) override;
+  std::vector<std::string> notes() const override { return notes_; }
+
+  static constexpr int kTraceBlock = 256;  // steps per trace copy-out and NaN/Inf check
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace seisrtm
