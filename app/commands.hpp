@@ -22,6 +22,18 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o);
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
                                             std::string* chosen);
 
+struct BenchOptions {
+  long long size = 800;  // cells per axis
+  int space_order = 8;
+  int damping_width = 20;
+  std::string variants = "naive,smem,tma";
+  std::string z_blocks = "0";
+  std::string memories = "plain";
+  std::string steps = "1000";
+  std::string csv;
+};
+int cmd_bench(const BenchOptions& b);
+
 int cmd_run(const std::string& config_path, const CommonOptions& o);
 int cmd_info();
 // cpu_limit_s: refuse sizes whose CPU reference run would take longer (0 = 300 s).

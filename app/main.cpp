@@ -31,6 +31,16 @@ int main(int argc, char** argv) {
   validate->add_option("config", config, "YAML config file")->required();
   validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
   validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")->capture_default_str();
+  auto* bench = cli.add_subcommand("bench", "Time kernel variants x z_block x memory x steps against the copy bandwidth");
+  app::BenchOptions bo;
+  bench->add_option("--size", bo.size, "Cells per axis of the cubic grid")->capture_default_str();
+  bench->add_option("--space-order", bo.space_order, "2, 4, 8 or 16")->capture_default_str();
+  bench->add_option("--damping-width", bo.damping_width, "Cells")->capture_default_str();
+  bench->add_option("--variants", bo.variants, "Comma-separated: naive,smem,tma")->capture_default_str();
+  bench->add_option("--z-block", bo.z_blocks, "Comma-separated planes per block (0 = none)")->capture_default_str();
+  bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible")->capture_default_str();
+  bench->add_option("--steps", bo.steps, "Comma-separated step counts")->capture_default_str();
+  bench->add_option("--csv", bo.csv, "Write every figure to this CSV file");
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
 
   try {
@@ -40,6 +50,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return app::cmd_run(config, opt);
+    if (bench->parsed()) return app::cmd_bench(bo);
     if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
     return app::cmd_info();
   } catch (const Error& e) {
