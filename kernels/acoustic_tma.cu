@@ -21,8 +21,8 @@ constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
 template <int Radius>
 struct TmaShape {
   static constexpr int BX = MarchPolicy::kBlockX, BY = MarchPolicy::kBlockY;
-  static constexpr int TW = round_up(BX + 2 * Radius, 4);  // inner box bytes: multiple of 16
-  static constexpr int TH = BY + 2 * Radius;
+  static constexpr int TW = tma_tile_width(Radius);
+  static constexpr int TH = tma_tile_height(Radius);
   static constexpr int kStages = Radius + 1 + MarchPolicy::kLookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 32);  // stages 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
@@ -118,7 +118,7 @@ void launch_tma(const AcousticArgs& a, int z_block, const void* tensor_map, cuda
 }
 
 std::array<int, 3> tma_box(int radius) {
-  return {round_up(MarchPolicy::kBlockX + 2 * radius, 4), MarchPolicy::kBlockY + 2 * radius, 1};
+  return {tma_tile_width(radius), tma_tile_height(radius), 1};
 }
 
 template void launch_tma<1>(const AcousticArgs&, int, const void*, cudaStream_t);
