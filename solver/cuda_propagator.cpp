@@ -33,6 +33,8 @@ CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
+  // auto: tma where it is known to run (radius 4 and 8), smem otherwise.
+  if (k == "auto" && !kernels::tma_supports_radius(c.physics.space_order / 2)) o.variant = kernels::Variant::smem;
   o.z_block = c.solver.z_block;
   o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
@@ -134,7 +136,9 @@ struct CudaPropagator::Impl {
     auto encode = reinterpret_cast<Encode>(driver_entry_point("cuTensorMapEncodeTiled"));
     if (!encode) throw Error("solver.kernel tma: the driver offers no cuTensorMapEncodeTiled; use smem");
     const auto box = kernels::tma_box(pb.radius);
-    const cuuint64_t dims[3] = {cuuint64_t(nx), cuuint64_t(ny), cuuint64_t(nz)};
+    // x extent: the padded row (a multiple of 32 floats). The pad columns are zero and never
+    // written, exactly what the copy engine's out-of-bounds fill would give.
+    const cuuint64_t dims[3] = {cuuint64_t(nxp), cuuint64_t(ny), cuuint64_t(nz)};
     const cuuint64_t strides[2] = {cuuint64_t(nxp * sizeof(float)), cuuint64_t(nxp * ny * sizeof(float))};
     const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
     const cuuint32_t elem[3] = {1, 1, 1};
@@ -220,7 +224,12 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl
   d.d_traces = DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
   d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
   if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));
-  if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
+  if (opt.variant == kernels::Variant::tma) {
+    if (!kernels::tma_supports_radius(pb.radius))
+      throw Error("solver.kernel tma supports physics.space_order 8 and 16 only (at 2 and 4 the bulk tensor "
+                  "copy faults on the H100, under investigation); use solver.kernel smem or auto");
+    d.encode_tensor_maps();
+  }
   // A first launch outside any capture sets the kernels' attributes (shared-memory limits).
   begin_shot(0);
   d.step(0);
