@@ -34,15 +34,15 @@ struct MarchPolicy {
   static constexpr int kLookahead = 3;  // tma: planes in flight beyond the R the stencil needs
 };
 
-// The TMA box for a radius: (BX + 2R) x (BY + 2R) x 1, each side rounded up to 8 (32 bytes
-// along x); the extra rows and columns are loaded and not used.
-constexpr int tma_round8(int v) { return (v + 7) / 8 * 8; }
-constexpr int tma_tile_width(int radius) { return tma_round8(MarchPolicy::kBlockX + 2 * radius); }
-constexpr int tma_tile_height(int radius) { return tma_round8(MarchPolicy::kBlockY + 2 * radius); }
+// The TMA box for a radius. Its x start must sit on a 16-byte boundary (a box starting at
+// x0 - 1 or x0 - 2 stopped the copy engine with an illegal-instruction error on an H100), so
+// the left halo is widened to HX = R rounded up to 4 floats; the width BX + HX + R is rounded
+// up to 8 floats. Height BY + 2R.
+constexpr int tma_halo_x(int radius) { return (radius + 3) / 4 * 4; }
+constexpr int tma_tile_width(int radius) { return (MarchPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8; }
+constexpr int tma_tile_height(int radius) { return MarchPolicy::kBlockY + 2 * radius; }
 std::array<int, 3> tma_box(int radius);
-// Radii the tma variant is cleared for: at radius 1 and 2 its first bulk tensor copy stops with
-// an illegal-instruction error on an H100 (cause not found yet).
-constexpr bool tma_supports_radius(int radius) { return radius == 4 || radius == 8; }
+
 
 // Runs one step. `tensor_map` (a CUtensorMap describing p, box = tma_box) is needed by tma.
 // z_block: planes per block along z (0 = the whole column); ignored by naive.

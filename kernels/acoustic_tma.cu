@@ -23,6 +23,7 @@ struct TmaShape {
   static constexpr int BX = MarchPolicy::kBlockX, BY = MarchPolicy::kBlockY;
   static constexpr int TW = tma_tile_width(Radius);
   static constexpr int TH = tma_tile_height(Radius);
+  static constexpr int HX = tma_halo_x(Radius);
   static constexpr int kStages = Radius + 1 + MarchPolicy::kLookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 32);  // stages 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
@@ -33,7 +34,7 @@ template <int Radius>
 __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const AcousticArgs a, int z_block) {
   using Shape = TmaShape<Radius>;
-  constexpr int BX = Shape::BX, BY = Shape::BY, TW = Shape::TW, S = Shape::kStages;
+  constexpr int BX = Shape::BX, BY = Shape::BY, TW = Shape::TW, HX = Shape::HX, S = Shape::kStages;
   extern __shared__ unsigned char shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   float* ring = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared_raw) + 127) & ~uintptr_t(127));
@@ -44,7 +45,7 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
   const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
   const int planes = z1 - z0, total = planes + Radius;  // loads: planes z0 .. z1 + R - 1
   const bool active = ix < a.nx && iy < a.ny;
-  const int center = (ty + Radius) * TW + tx + Radius;
+  const int center = (ty + Radius) * TW + tx + HX;
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
@@ -56,7 +57,7 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
                                          cuda::ptx::space_shared, &bar[s], bytes);
-    const int32_t coords[3] = {x0 - Radius, y0 - Radius, z0 + j};
+    const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
                                     ring + s * Shape::kStageFloats, &tmap, coords, &bar[s]);
   };
@@ -73,9 +74,22 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
 #pragma unroll
   for (int k = 0; k < Radius; ++k) behind[k] = detail::column_value(a, cx_, cy_, z0 - 1 - k);
   const float c0 = a.cx[0] + a.cy[0] + a.cz[0];
+  // p_prev and m of the plane being computed are loaded one plane ahead, so their latency
+  // overlaps the previous plane's work instead of stalling this one.
+  const long long column = (long long)cy_ * a.sy + cx_;
+  float prev_next = 0.0f, m_next = 0.0f;
+  if (planes > 0) {
+    prev_next = a.pn[(long long)z0 * a.sz + column];
+    m_next = a.m[(long long)z0 * a.sz + column];
+  }
   for (int j = 0; j < Radius; ++j) wait(j);
 
   for (int j = 0; j < planes; ++j) {
+    const float prev = prev_next, mj = m_next;
+    if (j + 1 < planes) {
+      prev_next = a.pn[(long long)(z0 + j + 1) * a.sz + column];
+      m_next = a.m[(long long)(z0 + j + 1) * a.sz + column];
+    }
     wait(j + Radius);
     const float* tile = ring + (j % S) * Shape::kStageFloats;
     const float cur = tile[center];
@@ -88,7 +102,7 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
                a.cz[k] * (behind[k - 1] + ring[((j + k) % S) * Shape::kStageFloats + center]);
       const int iz = z0 + j;
       const long long i = (long long)iz * a.sz + (long long)iy * a.sy + ix;
-      detail::store(a, i, iz, detail::leapfrog(cur, a.pn[i], a.m[i], lap, detail::damping(a, ix, iy, iz)));
+      detail::store(a, i, iz, detail::leapfrog(cur, prev, mj, lap, detail::damping(a, ix, iy, iz)));
     }
 #pragma unroll
     for (int k = Radius - 1; k > 0; --k) behind[k] = behind[k - 1];

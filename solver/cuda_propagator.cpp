@@ -33,8 +33,6 @@ CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
-  // auto: tma where it is known to run (radius 4 and 8), smem otherwise.
-  if (k == "auto" && !kernels::tma_supports_radius(c.physics.space_order / 2)) o.variant = kernels::Variant::smem;
   o.z_block = c.solver.z_block;
   o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
@@ -224,12 +222,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl
   d.d_traces = DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
   d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
   if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));
-  if (opt.variant == kernels::Variant::tma) {
-    if (!kernels::tma_supports_radius(pb.radius))
-      throw Error("solver.kernel tma supports physics.space_order 8 and 16 only (at 2 and 4 the bulk tensor "
-                  "copy faults on the H100, under investigation); use solver.kernel smem or auto");
-    d.encode_tensor_maps();
-  }
+  if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
   // A first launch outside any capture sets the kernels' attributes (shared-memory limits).
   begin_shot(0);
   d.step(0);
