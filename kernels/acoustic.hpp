@@ -27,20 +27,31 @@ struct AcousticArgs {
 
 enum class Variant { naive, smem, tma };
 
-// Block shape of the 2.5D variants (smem, tma): BX x BY threads, one column each.
+// Block shape of the smem variant: BX x BY threads, one column each.
 struct MarchPolicy {
   static constexpr int kBlockX = 32;
   static constexpr int kBlockY = 16;
-  static constexpr int kLookahead = 3;  // tma: planes in flight beyond the R the stencil needs
+};
+
+// The tma variant: BX x BY threads, each marching kRows columns stacked in y, so a block
+// covers BX x (BY kRows) columns; `kLookahead` planes are in flight beyond the R the stencil
+// needs. Two rows per thread halve the per-cell cost of the barrier, the waits and the
+// addressing, which bound the one-row version (the SM, not DRAM, was the busy unit).
+struct TmaPolicy {
+  static constexpr int kBlockX = 32;
+  static constexpr int kBlockY = 16;
+  static constexpr int kRows = 2;
+  static constexpr int kLookahead = 3;
+  static constexpr int kTileY = kBlockY * kRows;
 };
 
 // The TMA box for a radius. Its x start must sit on a 16-byte boundary (a box starting at
 // x0 - 1 or x0 - 2 stopped the copy engine with an illegal-instruction error on an H100), so
 // the left halo is widened to HX = R rounded up to 4 floats; the width BX + HX + R is rounded
-// up to 8 floats. Height BY + 2R.
+// up to 8 floats. Height: the block's rows plus 2R.
 constexpr int tma_halo_x(int radius) { return (radius + 3) / 4 * 4; }
-constexpr int tma_tile_width(int radius) { return (MarchPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8; }
-constexpr int tma_tile_height(int radius) { return MarchPolicy::kBlockY + 2 * radius; }
+constexpr int tma_tile_width(int radius) { return (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8; }
+constexpr int tma_tile_height(int radius) { return TmaPolicy::kTileY + 2 * radius; }
 std::array<int, 3> tma_box(int radius);
 
 
