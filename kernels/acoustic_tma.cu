@@ -38,9 +38,13 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   using Shape = TmaShape<Radius>;
   constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
-  extern __shared__ unsigned char shared_raw[];
+  extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
-  float* ring = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared_raw) + 127) & ~uintptr_t(127));
+  // Stages start on 128-byte boundaries. The offset is taken in floats from the shared array
+  // itself (not through an integer cast of its address), so the compiler keeps shared-space
+  // loads (LDS) instead of generic ones with 64-bit address arithmetic.
+  const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
+  float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
@@ -69,21 +73,26 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   if (tid == 0)
     for (int j = 0; j < min(S, total); ++j) issue(j, j);
 
-  // Per row: validity, the clamped column (idle threads read valid memory), x-y damping.
+  // Per row: validity, the clamped column (idle threads read valid memory), x-y damping, and
+  // base pointers; plane offsets are added as the march goes, so the loop does no 64-bit
+  // multiplications.
   bool active[RY];
-  long long column[RY];
+  float* prev_base[RY];  // p_prev is read ahead and p_next written through the same column
+  const float* m_base[RY];
   float behind[RY][Radius], damp_xy[RY], prev_next[RY], m_next[RY];
   const int cx_ = min(ix, a.nx - 1);
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
     active[r] = ix < a.nx && iy < a.ny;
-    column[r] = (long long)cy_ * a.sy + cx_;
+    const long long column = (long long)cy_ * a.sy + cx_;
+    prev_base[r] = a.pn + column;
+    m_base[r] = a.m + column;
     damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
 #pragma unroll
     for (int k = 0; k < Radius; ++k) behind[r][k] = detail::column_value(a, cx_, cy_, z0 - 1 - k);
-    prev_next[r] = planes > 0 ? a.pn[(long long)z0 * a.sz + column[r]] : 0.0f;
-    m_next[r] = planes > 0 ? a.m[(long long)z0 * a.sz + column[r]] : 0.0f;
+    prev_next[r] = planes > 0 ? prev_base[r][(long long)z0 * a.sz] : 0.0f;
+    m_next[r] = planes > 0 ? m_base[r][(long long)z0 * a.sz] : 0.0f;
   }
   const float c0 = a.cx[0] + a.cy[0] + a.cz[0];
 
@@ -93,6 +102,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   uint32_t parity = 0;
   for (int j = 0; j < Radius; ++j) wait(j, 0);
 
+  long long offset = (long long)z0 * a.sz;  // plane j's offset in the volume
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
     float prev[RY], mj[RY];
@@ -101,36 +111,42 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
       prev[r] = prev_next[r];
       mj[r] = m_next[r];
       if (j + 1 < planes) {
-        prev_next[r] = a.pn[(long long)(iz + 1) * a.sz + column[r]];
-        m_next[r] = a.m[(long long)(iz + 1) * a.sz + column[r]];
+        prev_next[r] = prev_base[r][offset + a.sz];
+        m_next[r] = m_base[r][offset + a.sz];
       }
     }
     wait(s_wait, parity);
-    const float* tile = ring + s_cur * SF;
+    const float* tile = ring + s_cur * SF + center0;
+    const float* front[Radius];  // planes j + 1 .. j + R, at this thread's row 0
+#pragma unroll
+    for (int k = 1; k <= Radius; ++k) {
+      int sk = s_cur + k;
+      if (sk >= S) sk -= S;
+      front[k - 1] = ring + sk * SF + center0;
+    }
     // The column of the tile through this thread's rows, for the y terms and the centres.
     float col[RY + 2 * Radius];
 #pragma unroll
-    for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = tile[center0 + (t - Radius) * TW];
+    for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = tile[(t - Radius) * TW];
     const float dz = a.damp_z[iz];
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      const int c = center0 + r * TW;
+      const float* row = tile + r * TW;
       const float cur = col[r + Radius];
       float lap = c0 * cur;
 #pragma unroll
-      for (int k = 1; k <= Radius; ++k) {
-        int sk = s_cur + k;
-        if (sk >= S) sk -= S;
-        lap += a.cx[k] * (tile[c - k] + tile[c + k]) + a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
-               a.cz[k] * (behind[r][k - 1] + ring[sk * SF + c]);
+      for (int k = 1; k <= Radius; ++k)
+        lap += a.cx[k] * (row[-k] + row[k]) + a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
+               a.cz[k] * (behind[r][k - 1] + front[k - 1][r * TW]);
+      if (active[r]) {
+        const float v = detail::leapfrog(cur, prev[r], mj[r], lap, damp_xy[r] + dz);
+        prev_base[r][offset] = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
       }
-      if (active[r])
-        detail::store(a, (long long)iz * a.sz + column[r], iz,
-                      detail::leapfrog(cur, prev[r], mj[r], lap, damp_xy[r] + dz));
 #pragma unroll
       for (int k = Radius - 1; k > 0; --k) behind[r][k] = behind[r][k - 1];
       behind[r][0] = cur;
     }
+    offset += a.sz;
     __syncthreads();  // every thread is done with stage s_cur
     if (tid == 0 && j + S < total) issue(j + S, s_cur);
     if (++s_cur == S) s_cur = 0;
