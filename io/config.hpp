@@ -94,7 +94,7 @@ struct SolverConfig {
   std::string backend = "auto";  // auto | cpu | cuda
   int threads = 0;               // CPU threads; 0 = all
   std::string kernel = "auto";   // cuda: naive | smem | tma | auto (= tma)
-  int z_block = 0;               // cuda: planes per block along z; 0 = the whole column
+  int z_block = 32;              // cuda: planes per block along z; 0 = the whole column
   std::string memory = "plain";  // cuda: plain | compressible
   bool graphs = true;            // cuda: time loop as CUDA graphs
 };

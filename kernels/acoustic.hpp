@@ -45,6 +45,14 @@ struct TmaPolicy {
   static constexpr int kTileY = kBlockY * kRows;
 };
 
+// The tensor maps the tma variant reads through: p with the halo box (tma_box), p_prev and m
+// with the block's own box (tma_center_box, no halo).
+struct TmaMaps {
+  const void* p = nullptr;
+  const void* p_prev = nullptr;
+  const void* m = nullptr;
+};
+
 // The TMA box for a radius. Its x start must sit on a 16-byte boundary (a box starting at
 // x0 - 1 or x0 - 2 stopped the copy engine with an illegal-instruction error on an H100), so
 // the left halo is widened to HX = R rounded up to 4 floats; the width BX + HX + R is rounded
@@ -53,12 +61,13 @@ constexpr int tma_halo_x(int radius) { return (radius + 3) / 4 * 4; }
 constexpr int tma_tile_width(int radius) { return (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8; }
 constexpr int tma_tile_height(int radius) { return TmaPolicy::kTileY + 2 * radius; }
 std::array<int, 3> tma_box(int radius);
+std::array<int, 3> tma_center_box();
 
 
-// Runs one step. `tensor_map` (a CUtensorMap describing p, box = tma_box) is needed by tma.
+// Runs one step. `maps` (CUtensorMaps of p, p_prev and m) are needed by tma.
 // z_block: planes per block along z (0 = the whole column); ignored by naive.
 void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block,
-                          const void* tensor_map, cudaStream_t stream);
+                          const TmaMaps& maps, cudaStream_t stream);
 
 // Sources and receivers. The step index n is read from *d_step (device memory), so a captured
 // graph replays correctly step after step.

@@ -6,12 +6,12 @@
 namespace seisrtm::kernels {
 
 void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, int z_block,
-                          const void* tensor_map, cudaStream_t stream) {
+                          const TmaMaps& maps, cudaStream_t stream) {
   auto dispatch = [&]<int R>() {
     switch (variant) {
       case Variant::naive: return launch_naive<R>(a, stream);
       case Variant::smem: return launch_smem<R>(a, z_block, stream);
-      case Variant::tma: return launch_tma<R>(a, z_block, tensor_map, stream);
+      case Variant::tma: return launch_tma<R>(a, z_block, maps, stream);
     }
   };
   switch (radius) {

@@ -60,7 +60,8 @@ struct CudaPropagator::Impl {
   long long nx, ny, nz, nxp;
   DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells,
       src_coef, step_counter, d_traces, flag;
-  CUtensorMap tmap[2]{};
+  CUtensorMap tmap[2]{};         // p in buf[c], the halo box
+  CUtensorMap tmap_center[3]{};  // buf[0], buf[1] and m, the block's own box
   int cur = 0;  // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
   long long n_done = 0;
   int src_entries = 0;
@@ -103,7 +104,8 @@ struct CudaPropagator::Impl {
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
     const kernels::AcousticArgs a = args(c);
-    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, &tmap[c], stream.get());
+    const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
+    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, stream.get());
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
     kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
     kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
@@ -133,21 +135,25 @@ struct CudaPropagator::Impl {
                                 CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
     auto encode = reinterpret_cast<Encode>(driver_entry_point("cuTensorMapEncodeTiled"));
     if (!encode) throw Error("solver.kernel tma: the driver offers no cuTensorMapEncodeTiled; use smem");
-    const auto box = kernels::tma_box(pb.radius);
     // x extent: the padded row (a multiple of 32 floats). The pad columns are zero and never
     // written, exactly what the copy engine's out-of-bounds fill would give.
     const cuuint64_t dims[3] = {cuuint64_t(nxp), cuuint64_t(ny), cuuint64_t(nz)};
     const cuuint64_t strides[2] = {cuuint64_t(nxp * sizeof(float)), cuuint64_t(nxp * ny * sizeof(float))};
-    const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
     const cuuint32_t elem[3] = {1, 1, 1};
-    for (int c = 0; c < 2; ++c) {
-      const CUresult r = encode(&tmap[c], CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, buf[c].as<void>(), dims, strides,
+    auto make = [&](CUtensorMap* map, const void* base, std::array<int, 3> box) {
+      const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
+      const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(base), dims, strides,
                                 boxd, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
       if (r != CUDA_SUCCESS)
         throw Error("cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for the " +
                     std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) + " grid");
+    };
+    for (int c = 0; c < 2; ++c) {
+      make(&tmap[c], buf[c].as<void>(), kernels::tma_box(pb.radius));
+      make(&tmap_center[c], buf[c].as<void>(), kernels::tma_center_box());
     }
+    make(&tmap_center[2], m.as<void>(), kernels::tma_center_box());
   }
 
   // Copies trace rows [from, to) of the device block into host_traces ([receiver][step]).
