@@ -55,6 +55,10 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
     if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
     std::fprintf(stderr, "\nseisrtm: time stepping %.2f s, %.3f GCells/s\n", s.seconds, s.gcells_per_second);
+    const auto mem = prop->device_memory();
+    if (mem.volume > 0)
+      std::fprintf(stderr, "seisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n",
+                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
   }
   return 0;
 }

@@ -71,6 +71,13 @@ struct CudaPropagator::Impl {
   std::vector<float> host_traces, block_rows;
   float* pinned = nullptr;
   bool snapshot_pending = false;
+  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
+
+  void sample_memory() {
+    std::size_t free_b = 0, total_b = 0;
+    SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    lowest_free = std::min(lowest_free, free_b);
+  }
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
 
@@ -125,6 +132,7 @@ struct CudaPropagator::Impl {
       step(1 - c);
       SEISRTM_CUDA(cudaStreamEndCapture(stream.get(), &g));
       graph[c] = CudaGraphExec(g);
+      sample_memory();
     }
     return graph[c];
   }
@@ -193,6 +201,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl
   const DeviceFootprint fp = device_footprint(pb, opt);
   std::size_t free_b = 0, total_b = 0;
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  d.free_at_start = d.lowest_free = free_b;
+  d.volume_bytes = fp.volume;
   if (fp.total > free_b)
     throw Error("the problem needs " + gib(fp.total) + " of GPU memory (" + std::to_string(opt.snapshots ? 4 : 3) +
                 " volumes of " + gib(fp.volume) + " plus buffers) but the GPU has " + gib(free_b) + " free of " +
@@ -233,6 +243,11 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl
   begin_shot(0);
   d.step(0);
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
+  d.sample_memory();
+}
+
+Propagator::DeviceMemory CudaPropagator::device_memory() const {
+  return {impl_->free_at_start - impl_->lowest_free, impl_->volume_bytes};
 }
 
 CudaPropagator::~CudaPropagator() {
@@ -301,6 +316,7 @@ void CudaPropagator::advance(long long first, long long count) {
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
   d.n_done = end;
+  d.sample_memory();
 }
 
 void CudaPropagator::wavefield(float* out) {

@@ -36,6 +36,12 @@ class Propagator {
   virtual void receive_wavefield(float* out) { std::copy(held_.begin(), held_.end(), out); }
   // Messages for the user (e.g. a fallback from compressible to plain memory).
   virtual std::vector<std::string> notes() const { return {}; }
+  // Device memory this run has taken at its peak so far, and one wavefield volume, in bytes
+  // (both 0 for host backends).
+  struct DeviceMemory {
+    std::size_t peak = 0, volume = 0;
+  };
+  virtual DeviceMemory device_memory() const { return {}; }
 
  private:
   std::vector<float> held_;

@@ -119,3 +119,28 @@ TEST_CASE("an unstable run stops with the step and a hint", "[gpu]") {
   gpu.begin_shot(0);
   CHECK_THROWS_WITH(gpu.advance(0, 1024), Contains("NaN or Inf by step") && Contains("time.dt"));
 }
+
+TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one volume more with snapshots",
+          "[gpu]") {
+  // 512 x 256 x 256 cells: 128 MiB per volume, so the fixed buffers (traces, graphs) count.
+  for (const char* memory : {"plain", "compressible"})
+    for (int interval : {0, 10}) {
+      const Problem p = build_problem(parse_config(
+          kGrid, {"grid.shape=[512,256,256]", "time.steps=40", "output.snapshot_interval=" + std::to_string(interval),
+                  std::string("solver.memory=") + memory}));
+      CudaOptions o = cuda_options(p.config);
+      CudaPropagator gpu(p, o);
+      std::vector<float> snap(p.grid.cells());
+      gpu.begin_shot(0);
+      gpu.advance(0, 20);
+      if (interval > 0) gpu.request_wavefield(p.grid.cells());
+      gpu.advance(20, 20);
+      if (interval > 0) gpu.receive_wavefield(snap.data());
+      const auto mem = gpu.device_memory();
+      const double volumes = double(mem.peak) / mem.volume;
+      INFO(memory << " snapshots every " << interval << ": " << mem.peak << " bytes = " << volumes << " volumes");
+      CHECK(mem.volume == 512ull * 256 * 256 * 4);
+      CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));  // the measurement sees what was allocated
+      CHECK(volumes <= 3.3 + (interval > 0 ? 1.0 : 0.0));  // 3 volumes + 10%, one more with snapshots
+    }
+}
