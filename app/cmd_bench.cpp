@@ -55,7 +55,8 @@ int cmd_bench(const BenchOptions& b) {
   std::ofstream csv;
   if (!b.csv.empty()) {
     csv.open(b.csv);
-    csv << "device,variant,z_block,memory,steps,seconds,gcells_per_s,effective_tb_per_s,fraction_of_copy\n";
+    csv << "device,variant,z_block,memory,steps,seconds,gcells_per_s,effective_tb_per_s,fraction_of_copy,"
+           "peak_device_bytes,volume_bytes\n";
   }
   struct Row {
     std::string variant, memory;
@@ -86,12 +87,15 @@ int cmd_bench(const BenchOptions& b) {
           const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
           const double gc = double(p.grid.cells()) * steps / sec / 1e9;
           rows.push_back({v, mem, zb, steps, gc});
-          std::printf("  %-6s z_block %4d  %-12s %6lld steps: %8.3f s  %7.1f GCells/s  %5.2f TB/s  %5.1f%% of copy\n",
-                      v.c_str(), zb, mem.c_str(), steps, sec, gc, gc * bytes_per_cell / 1e3, 100 * gc / roof);
+          const auto dm = prop.device_memory();
+          std::printf("  %-6s z_block %4d  %-12s %6lld steps: %8.3f s  %7.1f GCells/s  %5.2f TB/s  %5.1f%% of copy"
+                      "  device memory %.2f volumes\n",
+                      v.c_str(), zb, mem.c_str(), steps, sec, gc, gc * bytes_per_cell / 1e3, 100 * gc / roof,
+                      double(dm.peak) / dm.volume);
           std::fflush(stdout);
           if (csv)
             csv << g.name << "," << v << "," << zb << "," << mem << "," << steps << "," << sec << "," << gc << ","
-                << gc * bytes_per_cell / 1e3 << "," << gc / roof << "\n";
+                << gc * bytes_per_cell / 1e3 << "," << gc / roof << "," << dm.peak << "," << dm.volume << "\n";
         }
       }
   double naive = 0;
