@@ -23,14 +23,18 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
                                             std::string* chosen);
 
 struct BenchOptions {
-  long long size = 800;  // cells per axis
-  int space_order = 8;
-  int damping_width = 20;
-  std::string variants = "naive,smem,tma";
-  std::string z_blocks = "0";
-  std::string memories = "plain";
-  std::string steps = "1000";
-  std::string csv;
+  std::string config;                  // optional: model and survey from this YAML file
+  std::vector<std::string> overrides;  // --set, for that config
+  long long size = 0;                  // cells per axis of the built-in cube (0: 800, --quick 512)
+  int space_order = 0;                 // 0: 8, or the config's
+  int damping_width = -1;              // cells; -1: 20, or the config's
+  std::string equation = "acoustic";
+  std::string variants, z_blocks, memories, steps;  // comma-separated axes; empty: the defaults
+  int repeat = 0;                      // timed runs per cell (0: 3)
+  bool quick = false;                  // a smaller study that finishes in about a minute
+  std::string csv, json, plot;         // output files
+  std::vector<std::string> compare;    // two JSON files from earlier runs: compare, measure nothing
+  std::string command_line;            // as typed, printed beside the results
 };
 int cmd_bench(const BenchOptions& b);
 

@@ -31,16 +31,31 @@ int main(int argc, char** argv) {
   validate->add_option("config", config, "YAML config file")->required();
   validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
   validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")->capture_default_str();
-  auto* bench = cli.add_subcommand("bench", "Time kernel variants x z_block x memory x steps against the copy bandwidth");
+  auto* bench = cli.add_subcommand(
+      "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");
   app::BenchOptions bo;
-  bench->add_option("--size", bo.size, "Cells per axis of the cubic grid")->capture_default_str();
-  bench->add_option("--space-order", bo.space_order, "2, 4, 8 or 16")->capture_default_str();
-  bench->add_option("--damping-width", bo.damping_width, "Cells")->capture_default_str();
-  bench->add_option("--variants", bo.variants, "Comma-separated: naive,smem,tma")->capture_default_str();
-  bench->add_option("--z-block", bo.z_blocks, "Comma-separated planes per block (0 = none)")->capture_default_str();
-  bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible")->capture_default_str();
-  bench->add_option("--steps", bo.steps, "Comma-separated step counts")->capture_default_str();
+  bench->add_option("--config", bo.config, "Model and survey from this YAML file (default: a built-in cube)");
+  bench->add_option("--set", bo.overrides, "Override a key of that config (repeatable)");
+  bench->add_option("--size", bo.size, "Cells per axis of the cube (default 800; --quick 512)");
+  bench->add_option("--space-order", bo.space_order, "2, 4, 8 or 16 (default 8)");
+  bench->add_option("--damping-width", bo.damping_width, "Damping zone in cells (default 20)");
+  bench->add_option("--equation", bo.equation, "acoustic (TTI when it exists)")->capture_default_str();
+  bench->add_option("--variants", bo.variants, "Comma-separated: naive,smem,tma (default tma; smem without TMA)");
+  bench->add_option("--z-block", bo.z_blocks, "Comma-separated planes per block, none = whole column "
+                                              "(default none,128,64,48,32; --quick none,128,64,32)");
+  bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible (default both)");
+  bench->add_option("--steps", bo.steps, "Comma-separated step counts, each a run from zero wavefields "
+                                         "(default 100,1000,2000,5000; --quick 100,500,1000)");
+  bench->add_option("--repeat", bo.repeat, "Timed runs per cell (default 3)");
+  bench->add_flag("--quick", bo.quick, "A 512^3 study that finishes in about a minute");
   bench->add_option("--csv", bo.csv, "Write every figure to this CSV file");
+  bench->add_option("--json", bo.json, "Write every figure, the device and the configuration to this JSON file");
+  bench->add_option("--plot", bo.plot, "Draw GCells/s against z_block to this PNG file");
+  bench->add_option("--compare", bo.compare, "Compare two --json files instead of measuring")->expected(2);
+  bench->footer("Examples:\n  seisrtm bench --quick --json quick.json\n"
+                "  seisrtm bench --json study.json --csv study.csv --plot study.png\n"
+                "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
+                "  seisrtm bench --compare quick1.json quick2.json");
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
 
   try {
@@ -50,7 +65,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return app::cmd_run(config, opt);
-    if (bench->parsed()) return app::cmd_bench(bo);
+    if (bench->parsed()) {
+      for (int i = 0; i < argc; ++i) bo.command_line += (i ? " " : "") + std::string(i ? argv[i] : "seisrtm");
+      return app::cmd_bench(bo);
+    }
     if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
     return app::cmd_info();
   } catch (const Error& e) {

@@ -66,7 +66,8 @@ struct CudaPropagator::Impl {
   long long n_done = 0;
   int src_entries = 0;
   CudaStream stream, copy_stream;
-  CudaEvent snapshot_taken;
+  CudaEvent snapshot_taken, seg_begin, seg_end;
+  double stepping_ms = 0;
   CudaGraphExec graph[2];  // two steps starting from buf[0] and from buf[1]
   std::vector<float> host_traces, block_rows;
   float* pinned = nullptr;
@@ -292,7 +293,12 @@ void CudaPropagator::begin_shot(long long shot) {
   std::fill(d.host_traces.begin(), d.host_traces.end(), 0.0f);
   d.cur = 0;
   d.n_done = 0;
+  d.stepping_ms = 0;
 }
+
+double CudaPropagator::stepping_seconds() const { return impl_->stepping_ms * 1e-3; }
+
+bool CudaPropagator::compressible() const { return impl_->buf[0].compressible(); }
 
 void CudaPropagator::advance(long long first, long long count) {
   Impl& d = *impl_;
@@ -304,6 +310,7 @@ void CudaPropagator::advance(long long first, long long count) {
     const long long seg_end = std::min(end, (n / kTraceBlock + 1) * kTraceBlock);
     long long k = seg_end - n;
     const long long seg_start = n;
+    SEISRTM_CUDA(cudaEventRecord(d.seg_begin.get(), d.stream.get()));
     if (d.opt.graphs) {
       for (; k >= 2; k -= 2) d.pair_graph(d.cur).launch(d.stream.get());  // two steps: cur unchanged
     }
@@ -311,8 +318,13 @@ void CudaPropagator::advance(long long first, long long count) {
       d.step(d.cur);
       d.cur = 1 - d.cur;
     }
+    SEISRTM_CUDA(cudaEventRecord(d.seg_end.get(), d.stream.get()));
     n = seg_end;
     d.copy_traces(seg_start, n);
+    SEISRTM_CUDA(cudaEventSynchronize(d.seg_end.get()));
+    float ms = 0;
+    SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.seg_begin.get(), d.seg_end.get()));
+    d.stepping_ms += ms;
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
   d.n_done = end;

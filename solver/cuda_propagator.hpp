@@ -44,6 +44,12 @@ class CudaPropagator final : public Propagator {
   // Measured with cudaMemGetInfo: free memory before the first allocation minus the lowest
   // free memory seen since (after set-up, graph instantiation and every advance).
   DeviceMemory device_memory() const override;
+  // Seconds of time stepping since begin_shot, from CUDA events around the step launches only
+  // (trace copy-out and the NaN/Inf check between trace blocks are not counted).
+  double stepping_seconds() const;
+  // Whether the volumes really are compressible (solver.memory compressible falls back to plain
+  // where the GPU or driver does not support it).
+  bool compressible() const;
 
   static constexpr int kTraceBlock = 256;  // steps per trace copy-out and NaN/Inf check
 

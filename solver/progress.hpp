@@ -10,6 +10,7 @@ class Progress {
  public:
   Progress(std::string label, long long total_steps, double cells_per_step, bool quiet);
   void update(long long steps_done);
+  void set_label(std::string label) { label_ = std::move(label); }
   void finish();
   double seconds() const;
   double gcells_per_second() const;

@@ -207,3 +207,35 @@ TEST_CASE("too few points per wavelength warns with the numbers and still runs",
   CHECK(r.code == 0);
   CHECK_THAT(r.output, Contains("warning: too few points per wavelength") && Contains("100 Hz"));
 }
+
+TEST_CASE("bench: --compare judges two runs against their spread; bad bench input is refused", "[integration]") {
+  const fs::path d = fresh_dir("bench");
+  auto json = [&](const std::string& name, double median, double lo, double hi) {
+    const std::string f = (d / name).string();
+    std::ofstream(f) << "{\"tool\": \"seisrtm bench\", \"cells\": [{\"variant\": \"tma\", \"z_block\": 32, "
+                        "\"memory\": \"plain\", \"steps\": 1000, \"gcells_median\": "
+                     << median << ", \"gcells_min\": " << lo << ", \"gcells_max\": " << hi << "}]}\n";
+    return f;
+  };
+  const std::string a = json("a.json", 157.0, 156.5, 157.4), b = json("b.json", 157.6, 157.2, 158.0);
+  const std::string far = json("far.json", 150.0, 149.8, 150.3);
+  Result r = run_cli("bench --compare " + a + " " + b);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("all agree"));
+  r = run_cli("bench --compare " + a + " " + far);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("OUTSIDE"));
+  r = run_cli("bench --compare " + a + " " + (d / "missing.json").string());
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("missing.json"));
+  std::ofstream((d / "bad.json").string()) << "{\"cells\": 3}";
+  r = run_cli("bench --compare " + a + " " + (d / "bad.json").string());
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("no 'cells' list"));
+  r = run_cli("bench --equation tti");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("valid: acoustic"));
+  r = run_cli("bench --json /nonexistent-dir/x.json");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("does not exist"));
+}

@@ -8,6 +8,7 @@
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
+#include "io/plot.hpp"
 #include "io/png.hpp"
 #include "solver/error.hpp"
 #include "solver/problem.hpp"
@@ -88,6 +89,38 @@ TEST_CASE("PNG: signature, size fields and a stored-deflate body of the right le
   // First pixel: -1 at full clip is pure blue.
   CHECK(b[41 + 7 + 1] == 0);
   CHECK(b[41 + 7 + 3] == 255);
+}
+
+TEST_CASE("line plot: a PNG of the panel size with the series' colour drawn", "[unit]") {
+  const fs::path d = temp_dir("plot");
+  const std::string f = (d / "plot.png").string();
+  io::LinePlot lp;
+  lp.title = "tma, 800^3: GCells/s";
+  lp.x_label = "z_block";
+  lp.y_label = "GCells/s";
+  lp.x_ticks = {"none", "64", "32"};
+  lp.reference = 187;
+  lp.reference_label = "roofline";
+  io::Series s;
+  s.label = "plain 1000 steps";
+  s.y = {116, 150, std::nan("")};
+  s.rgb[0] = 214, s.rgb[1] = 39, s.rgb[2] = 40;
+  lp.series.push_back(s);
+  io::write_line_plots(f, {lp, lp});
+  CHECK(!fs::exists(f + ".partial"));
+  std::ifstream in(f, std::ios::binary);
+  std::vector<unsigned char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  REQUIRE(b.size() > 41);
+  const auto be32 = [&](size_t o) { return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]; };
+  const int w = be32(16), h = be32(20);
+  CHECK(w == 1200);
+  CHECK(h == 2 * 560);
+  // Stored deflate blocks keep the pixels readable: count pixels of the series' colour.
+  long long red = 0;
+  for (size_t i = 41; i + 2 < b.size(); ++i)
+    if (b[i] == 214 && b[i + 1] == 39 && b[i + 2] == 40) ++red;
+  CHECK(red > 500);  // a line segment, three markers and a legend swatch per panel
+  CHECK_THROWS(io::write_line_plots((d / "none.png").string(), {}));
 }
 
 TEST_CASE("wavelet from HDF5 is resampled from its dt attribute", "[unit]") {
