@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -160,16 +161,18 @@ std::string today() {
   return d;
 }
 
-// The NVIDIA kernel module's version line, where the system shows it.
+// The NVIDIA kernel module's version (e.g. 580.65.06), where the system shows it: the first
+// word of its version line made of digits and dots with at least one dot.
 std::string driver_release() {
   std::ifstream f("/proc/driver/nvidia/version");
   std::string line;
   if (!f || !std::getline(f, line)) return "";
-  const auto k = line.find("Kernel Module");
-  if (k == std::string::npos) return line;
-  std::string v = line.substr(k + 13);
-  v.erase(0, v.find_first_not_of(' '));
-  return v.substr(0, v.find(' '));
+  std::istringstream words(line);
+  for (std::string w; words >> w;)
+    if (w.find('.') != std::string::npos && w.find_first_not_of("0123456789.") == std::string::npos &&
+        std::isdigit(static_cast<unsigned char>(w[0])))
+      return w;
+  return "";
 }
 
 // Writes `text` to `path` under a temporary name, renamed when complete.
@@ -271,7 +274,7 @@ int cmd_bench(const BenchOptions& b) {
   const std::string date = today();
   std::printf("seisrtm bench %s\n", SEISRTM_VERSION);
   std::printf("command: %s\n", b.command_line.c_str());
-  std::printf("device: %s (cc %d.%d, %d SMs, %.0f MiB L2, %.1f GiB), driver %s CUDA %d.%d, runtime %d.%d, %s\n",
+  std::printf("device: %s (cc %d.%d, %d SMs, %.0f MiB L2, %.1f GiB), driver %s (CUDA %d.%d), runtime %d.%d, %s\n",
               g.name.c_str(), g.cc_major, g.cc_minor, g.multiprocessors, g.l2_bytes / 1048576.0,
               g.total_memory / 1073741824.0, driver_release().c_str(), g.driver_version / 1000,
               g.driver_version % 1000 / 10, g.runtime_version / 1000, g.runtime_version % 1000 / 10, date.c_str());

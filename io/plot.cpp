@@ -175,7 +175,7 @@ void draw_panel(Canvas& cv, int top, int height, const LinePlot& p) {
   cv.text_up(12, (y0 + y1 + Canvas::text_width(p.y_label)) / 2, p.y_label, black);
   if (p.reference > 0) {
     cv.line(x0, Y(p.reference), x1, Y(p.reference), ref, 2, true);
-    cv.text(x0 + 6, static_cast<int>(Y(p.reference)) - 20, p.reference_label, ref);
+    cv.text(x1 - 6 - Canvas::text_width(p.reference_label), static_cast<int>(Y(p.reference)) + 8, p.reference_label, ref);
   }
   int legend_y = y0;
   for (const auto& s : p.series) {
