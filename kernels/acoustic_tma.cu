@@ -6,8 +6,8 @@
 // so bytes stay in flight while the current plane is computed. Each thread owns kRows columns
 // stacked in y. p_prev and m come through the copy engine as well, as boxes of the block's own
 // columns in a second ring (lookahead + 1 planes deep, its own mbarriers): read by the threads
-// one plane ahead, they left too few bytes in flight (143 against 157 GCells/s at 800^3 with
-// z_block 32 on an H100, docs/BENCHMARKS.md). p_next is written in place over p_prev; a plane's
+// one plane ahead, they left too few bytes in flight (an A/B on an H100 at 800^3, z_block 32,
+// 2026-11-22: 143 against 157 GCells/s). p_next is written in place over p_prev; a plane's
 // p_prev box is always loaded before that plane is written.
 #include <cuda.h>
 
