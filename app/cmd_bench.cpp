@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "solver/bandwidth.hpp"
 #include "solver/cuda_propagator.hpp"
@@ -177,14 +178,14 @@ std::string driver_release() {
 
 // Writes `text` to `path` under a temporary name, renamed when complete.
 void write_text(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".partial";
+  io::PartialFile out(path);
   {
-    std::ofstream f(tmp);
+    std::ofstream f(out.temp_path());
     if (!f) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
     f << text;
     if (!f.flush()) throw Error("writing '" + path + "' failed");
   }
-  std::filesystem::rename(tmp, path);
+  out.commit();
 }
 
 void check_writable(const std::string& path, const char* option) {

@@ -4,8 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 
+#include "io/output_file.hpp"
 #include "io/png.hpp"
 #include "solver/error.hpp"
 
@@ -207,9 +207,9 @@ void write_line_plots(const std::string& path, const std::vector<LinePlot>& pane
   const int panel_h = 560;
   Canvas cv(1200, panel_h * static_cast<int>(panels.size()));
   for (size_t i = 0; i < panels.size(); ++i) draw_panel(cv, static_cast<int>(i) * panel_h, panel_h, panels[i]);
-  const std::string tmp = path + ".partial";
-  write_png_rgb(tmp, cv.pixels(), cv.height(), cv.width());
-  std::filesystem::rename(tmp, path);
+  PartialFile out(path);
+  write_png_rgb(out.temp_path(), cv.pixels(), cv.height(), cv.width());
+  out.commit();
 }
 
 }  // namespace seisrtm::io

@@ -1,6 +1,7 @@
 // [gpu] Every CUDA variant against the CPU reference, on a grid that is no multiple of the block.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -143,4 +144,21 @@ TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one vol
       CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));  // the measurement sees what was allocated
       CHECK(volumes <= 3.3 + (interval > 0 ? 1.0 : 0.0));  // 3 volumes + 10%, one more with snapshots
     }
+}
+
+TEST_CASE("stepping time comes from CUDA events, within the wall time, and restarts with each shot", "[gpu]") {
+  const Problem p = build_problem(parse_config(kGrid, {"time.steps=600"}));
+  CudaPropagator gpu(p, cuda_options(p.config));
+  gpu.begin_shot(0);
+  CHECK(gpu.stepping_seconds() == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  gpu.advance(0, 300);  // two trace blocks and a part
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double first = gpu.stepping_seconds();
+  CHECK(first > 0);
+  CHECK(first <= wall);
+  gpu.advance(300, 300);
+  CHECK(gpu.stepping_seconds() > first);
+  gpu.begin_shot(0);
+  CHECK(gpu.stepping_seconds() == 0);
 }
