@@ -107,6 +107,7 @@ Config bench_config(const BenchOptions& b, const Axes& a) {
   if (b.space_order > 0) sets.push_back("physics.space_order=" + std::to_string(b.space_order));
   if (b.damping_width >= 0) sets.push_back("boundary.damping_width=" + std::to_string(b.damping_width));
   sets.push_back("physics.equation=" + b.equation);
+  sets.push_back("output.snapshot_interval=0");  // bench writes no outputs of the run
   if (!b.config.empty()) {
     if (b.size > 0) sets.push_back("grid.shape=[" + std::to_string(a.size) + "," + std::to_string(a.size) + "," +
                                    std::to_string(a.size) + "]");
