@@ -103,28 +103,32 @@ class Canvas {
   }
   // Text with its top-left corner at (x, y); each font pixel is `scale` pixels.
   void text(int x, int y, const std::string& s, const uint8_t c[3], int scale = 2) {
-    for (char ch : s) {
-      if (const Glyph* g = glyph(ch))
-        for (int r = 0; r < 7; ++r)
-          for (int k = 0; k < 5; ++k)
-            if (g->rows[r][k] == '1') rect(x + k * scale, y + r * scale, x + k * scale + scale - 1, y + r * scale + scale - 1, c);
-      x += 6 * scale;
-    }
+    glyphs(s, [&](int i, int r, int k) {
+      const int px = x + (6 * i + k) * scale, py = y + r * scale;
+      rect(px, py, px + scale - 1, py + scale - 1, c);
+    });
   }
   static int text_width(const std::string& s, int scale = 2) { return static_cast<int>(s.size()) * 6 * scale; }
   // Vertical text, bottom to top, starting at (x, y) = its bottom-left corner.
   void text_up(int x, int y, const std::string& s, const uint8_t c[3], int scale = 2) {
-    for (char ch : s) {
-      if (const Glyph* g = glyph(ch))
-        for (int r = 0; r < 7; ++r)
-          for (int k = 0; k < 5; ++k)
-            if (g->rows[r][k] == '1') rect(x + r * scale, y - (k + 1) * scale, x + r * scale + scale - 1, y - k * scale - 1, c);
-      y -= 6 * scale;
-    }
+    glyphs(s, [&](int i, int r, int k) {
+      const int px = x + r * scale, py = y - (6 * i + k + 1) * scale;
+      rect(px, py, px + scale - 1, py + scale - 1, c);
+    });
   }
   const std::vector<uint8_t>& pixels() const { return px_; }
 
  private:
+  // Calls put(character index, font row, font column) for every set pixel of `s`.
+  template <class Put>
+  static void glyphs(const std::string& s, Put put) {
+    for (size_t i = 0; i < s.size(); ++i)
+      if (const Glyph* g = glyph(s[i]))
+        for (int r = 0; r < 7; ++r)
+          for (int k = 0; k < 5; ++k)
+            if (g->rows[r][k] == '1') put(static_cast<int>(i), r, k);
+  }
+
   int w_, h_;
   std::vector<uint8_t> px_;
 };

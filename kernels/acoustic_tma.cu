@@ -23,7 +23,6 @@ namespace {
 
 constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
-
 template <int Radius>
 struct TmaShape {
   static constexpr int BX = TmaPolicy::kBlockX, BY = TmaPolicy::kBlockY, RY = TmaPolicy::kRows;
@@ -37,9 +36,8 @@ struct TmaShape {
   static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
   static constexpr int kFieldFloats = BX * BY * RY;  // one array's plane (a multiple of 32)
   static constexpr unsigned kFieldBytes = 2 * kFieldFloats * sizeof(float);
-  static constexpr size_t kRingBytes = size_t(kStages) * kStageFloats * sizeof(float);
   static constexpr size_t kSharedBytes =
-      kRingBytes + size_t(kFieldStages) * 2 * kFieldFloats * sizeof(float) + 128;
+      size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = BX * BY;
 };
 
@@ -163,8 +161,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
                a.cz[k] * (behind[r][k - 1] + front[k - 1][r * TW]);
       if (active[r]) {
         const float v = detail::leapfrog(cur, prev[r], mj[r], lap, damp_xy[r] + dz);
-        const float out = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
-        prev_base[r][offset] = out;
+        prev_base[r][offset] = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
       }
 #pragma unroll
       for (int k = Radius - 1; k > 0; --k) behind[r][k] = behind[r][k - 1];
