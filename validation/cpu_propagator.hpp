@@ -1,9 +1,11 @@
 #pragma once
-// The CPU reference propagator: plain loops and OpenMP, written apart from the GPU kernels so
-// that agreement between the two means something. Also the CPU backend of `seisrtm run`.
+// The CPU reference propagator: plain loops and OpenMP (validation/cpu_stencil), written apart
+// from the GPU kernels so that agreement between the two means something. Also the CPU backend
+// of `seisrtm run`.
 #include <vector>
 
 #include "solver/propagator.hpp"
+#include "validation/cpu_wave.hpp"
 
 namespace seisrtm::validation {
 
@@ -17,12 +19,8 @@ class CpuPropagator final : public Propagator {
   void traces(float* out) override;
 
  private:
-  template <int Radius>
-  void step(long long n);
-
   const Problem& problem_;
-  std::vector<float> m_;       // v^2 dt^2 (m^2)
-  std::vector<float> p_, pp_;  // p^n and p^{n-1}; the step writes p^{n+1} over p^{n-1}
+  CpuWave<float> wave_;
   std::vector<float> traces_;  // [receiver][step]
   long long shot_ = 0;
 };

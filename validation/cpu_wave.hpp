@@ -1,0 +1,55 @@
+#pragma once
+// A wavefield pair on the CPU (two time levels over one model) and the operations every CPU
+// pass is built from: a leapfrog step over a box, point injection, point sampling. Forward
+// modelling, the adjoint receiver field and the reversed source field of migration all use it.
+// Real is float (reference and CPU backend) or double (the adjoint test's exact path).
+#include <vector>
+
+#include "solver/problem.hpp"
+#include "validation/cpu_stencil.hpp"
+
+namespace seisrtm::validation {
+
+// The stencil description of a problem (weights, damping, free surface).
+Stencil make_stencil(const Problem& pb);
+
+template <class Real>
+class CpuWave {
+ public:
+  explicit CpuWave(const Problem& pb);
+  // p^n = p^{n-1} = 0.
+  void zero();
+  // prev <- [2 cur - (1 - s) prev + m L cur] / (1 + s) over `box` (prev then holds the new level).
+  void update(const Box& box) { acoustic_step<Real>(stencil_, m_.data(), p_.data(), pp_.data(), box); }
+  void update() { update(stencil_.whole()); }
+  // prev[cells of point] += m w value / (1 + s): the injection of the step being made
+  // (call between update and finish). Only cells inside `box` when given.
+  void inject(const PointSet& ps, long long point, double value);
+  void inject(const PointSet& ps, long long point, double value, const Box& box);
+  // Free-surface zeroing of plane z = 0 of the new level, then the new level becomes current.
+  void finish();
+  // Weighted sum of the current level at a point.
+  double sample(const PointSet& ps, long long point) const;
+  // Swaps the two levels without stepping (the backward pass starts from the last two levels).
+  void swap_levels() { p_.swap(pp_); }
+
+  Real* current() { return p_.data(); }
+  const Real* current() const { return p_.data(); }
+  Real* previous() { return pp_.data(); }
+  const Real* previous() const { return pp_.data(); }
+  const Real* m() const { return m_.data(); }
+  const Stencil& stencil() const { return stencil_; }
+
+ private:
+  double scale(long long cell) const;  // m / (1 + s) at a cell
+
+  const Problem& pb_;
+  Stencil stencil_;
+  std::vector<Real> m_;       // v^2 dt^2 (m^2)
+  std::vector<Real> p_, pp_;  // current and previous level
+};
+
+extern template class CpuWave<float>;
+extern template class CpuWave<double>;
+
+}  // namespace seisrtm::validation
