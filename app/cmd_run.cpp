@@ -50,7 +50,12 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const RunSummary s = run_survey(p, *prop, ro);
-  if (!o.quiet) {
+  if (o.quiet) {
+    // --quiet drops the progress and the list of files but keeps this one line: where the
+    // result is and how fast the stepping ran.
+    std::fprintf(stderr, "seisrtm: wrote %s: time stepping %.2f s, %.3f GCells/s\n",
+                 s.h5_path.c_str(), s.seconds, s.gcells_per_second);
+  } else {
     std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
     if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());

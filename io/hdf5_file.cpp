@@ -135,6 +135,15 @@ void write_attribute(hid_t loc, const std::string& name, long long value) {
     throw Error("writing HDF5 attribute '" + name + "' failed");
 }
 
+void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value) {
+  const hsize_t n = value.size();
+  H5Handle s(H5Screate_simple(1, &n, nullptr), H5Sclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
+             H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()) < 0)
+    throw Error("writing HDF5 attribute '" + name + "' failed");
+}
+
 void write_float_file(const std::string& file, const std::string& dataset,
                       const std::vector<hsize_t>& dims, const std::vector<float>& data,
                       double dt_attribute) {

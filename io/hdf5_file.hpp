@@ -59,6 +59,7 @@ void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);
 void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value);
 void write_attribute(hid_t loc, const std::string& name, long long value);
+void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value);
 
 // Creates a file holding one float32 dataset (used for model and wavelet inputs).
 void write_float_file(const std::string& file, const std::string& dataset,

@@ -50,7 +50,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   io::write_attribute(root, "config", to_yaml(c));
   io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
   io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
-  io::write_attribute(root, "shape", std::vector<double>{double(g.n[0]), double(g.n[1]), double(g.n[2])});
+  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});  // int64
   io::write_attribute(root, "dt", std::vector<double>{pb.dt});
   io::write_attribute(root, "steps", nt);
   io::write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
