@@ -39,6 +39,7 @@ struct BenchOptions {
 int cmd_bench(const BenchOptions& b);
 
 int cmd_run(const std::string& config_path, const CommonOptions& o);
+int cmd_migrate(const std::string& config_path, const CommonOptions& o);
 int cmd_info();
 // cpu_limit_s: refuse sizes whose CPU reference run would take longer (0 = 300 s).
 int cmd_validate(const std::string& config_path, const CommonOptions& o, double cpu_limit_s);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   cli.footer(
       "Example:\n"
       "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
+      "  seisrtm migrate configs/rtm/migrate.yaml\n"
       "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
       "  seisrtm info");
   cli.require_subcommand(1);
@@ -25,7 +26,14 @@ int main(int argc, char** argv) {
   run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
-  run->add_flag("--quiet,-q", opt.quiet, "No progress or summary on stderr");
+  run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  auto* migrate = cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
+  migrate->add_option("config", config, "YAML migration config file")->required();
+  migrate->add_option("--set", opt.overrides, "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
+  migrate->add_option("--backend", opt.backend, "auto | cpu (default: the config's solver.backend)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
   auto* validate = cli.add_subcommand("validate", "Run the CUDA and CPU backends on a config and compare every output");
   double cpu_limit = 300;
   validate->add_option("config", config, "YAML config file")->required();
@@ -65,6 +73,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (run->parsed()) return app::cmd_run(config, opt);
+    if (migrate->parsed()) return app::cmd_migrate(config, opt);
     if (bench->parsed()) {
       for (int i = 0; i < argc; ++i) bo.command_line += (i ? " " : "") + std::string(i ? argv[i] : "seisrtm");
       return app::cmd_bench(bo);

@@ -52,11 +52,54 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
   return out;
 }
 
+std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) {
+  if (!r.has(key) || (r.node()[key].IsScalar() && r.node()[key].Scalar() == "auto")) return std::nullopt;
+  return r.number(key, 0);
+}
+
+MigrationConfig parse_migration(io::YamlReader m) {
+  MigrationConfig mc;
+  m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter"});
+  mc.data_filter = m.choice("data_filter", mc.data_filter, {"derivative", "none"});
+  mc.data = m.text("data", "");
+  if (mc.data.empty())
+    throw Error("config key 'migration.data' is required: the HDF5 file written by seisrtm run "
+                "(traces, source and receiver positions, dt)");
+  mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
+  mc.image_interval = m.integer("image_interval", mc.image_interval);
+  if (mc.image_interval < 1)
+    throw Error("config key 'migration.image_interval' must be >= 1 step, got " + std::to_string(mc.image_interval));
+  mc.illumination_epsilon = m.number("illumination_epsilon", mc.illumination_epsilon);
+  if (!(mc.illumination_epsilon > 0 && mc.illumination_epsilon < 1))
+    throw Error("config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
+                "illumination), got " + std::to_string(mc.illumination_epsilon));
+  mc.depth_slice = auto_or_number(m, "depth_slice");
+  if (mc.depth_slice && !(*mc.depth_slice >= 0))
+    throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
+  if (m.has("mute")) {
+    auto mute = m.child("mute");
+    mute.allow_only({"velocity", "t0", "taper"});
+    if (!mute.has("velocity"))
+      throw Error("config key 'migration.mute.velocity' is required when migration.mute is given (m/s)");
+    mc.mute.enabled = true;
+    mc.mute.velocity = mute.number("velocity", 0);
+    check_positive(mc.mute.velocity, "migration.mute.velocity", "a positive velocity in m/s");
+    mc.mute.t0 = auto_or_number(mute, "t0");
+    if (mc.mute.t0 && !(*mc.mute.t0 >= 0)) throw Error("config key 'migration.mute.t0' must be >= 0 s or auto");
+    mc.mute.taper = auto_or_number(mute, "taper");
+    if (mc.mute.taper && !(*mc.mute.taper >= 0))
+      throw Error("config key 'migration.mute.taper' must be >= 0 s or auto");
+  }
+  return mc;
+}
+
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
   root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers",
-                   "output", "solver"});
+                   "output", "solver", "migration"});
+  // A migration config takes its sources, receivers and record length from the data file.
+  const bool migration = root.has("migration");
   if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
 
   auto grid = root.child("grid");
@@ -74,9 +117,15 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto time = root.child("time");
   time.allow_only({"steps", "dt", "safety"});
-  if (!time.has("steps")) throw Error("config key 'time.steps' is required: the number of time steps");
-  c.time.steps = time.integer("steps", 0);
-  if (c.time.steps <= 0)
+  const bool steps_auto = time.has("steps") && time.node()["steps"].IsScalar() &&
+                          time.node()["steps"].Scalar() == "auto";
+  if (!time.has("steps") && !migration)
+    throw Error("config key 'time.steps' is required: the number of time steps");
+  if (steps_auto && !migration)
+    throw Error("config key 'time.steps' may be 'auto' only in a migration config (the data's length)");
+  // 0: auto, the record length of the migration's data.
+  c.time.steps = time.has("steps") && !steps_auto ? time.integer("steps", 0) : 0;
+  if ((time.has("steps") && !steps_auto) && c.time.steps <= 0)
     throw Error("config key 'time.steps' must be a positive integer, got " + std::to_string(c.time.steps));
   if (time.has("dt") && !(time.node()["dt"].IsScalar() && time.node()["dt"].Scalar() == "auto")) {
     c.time.dt = time.number("dt", 0);
@@ -102,7 +151,11 @@ Config from_tree(const YAML::Node& root_node) {
     c.model.vp = io::YamlReader::as_number(model.node()["vp"], "model.vp");
   } else {
     auto vp = model.child("vp");
-    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset"});
+    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing"});
+    c.model.smoothing = vp.number("smoothing", c.model.smoothing);
+    if (!(c.model.smoothing >= 0))
+      throw Error("config key 'model.vp.smoothing' must be >= 0 m (0 = none), got " +
+                  std::to_string(c.model.smoothing));
     c.model.type = vp.choice("type", c.model.type, {"constant", "gradient", "layers", "file"});
     c.model.vp = vp.number("value", c.model.vp);
     c.model.gradient = vp.number("gradient", c.model.gradient);
@@ -164,16 +217,27 @@ Config from_tree(const YAML::Node& root_node) {
   c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
   c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation,
                                            {"nearest", "trilinear", "hicks"});
-  if (!sources.has("shots"))
-    throw Error("config key 'sources.shots' is required: a list of [x, y, z] source positions in m");
-  c.sources.shots = point_list(sources.node()["shots"], "sources.shots");
-  if (c.sources.shots.empty()) throw Error("config key 'sources.shots' must list at least one shot");
+  if (migration) {
+    if (sources.has("shots") || sources.has("wavelet"))
+      throw Error("config key 'sources." + std::string(sources.has("shots") ? "shots" : "wavelet") +
+                  "' is not allowed in a migration config: shots and the wavelet come from the file "
+                  "named by migration.data (only sources.interpolation may be set)");
+  } else {
+    if (!sources.has("shots"))
+      throw Error("config key 'sources.shots' is required: a list of [x, y, z] source positions in m");
+    c.sources.shots = point_list(sources.node()["shots"], "sources.shots");
+    if (c.sources.shots.empty()) throw Error("config key 'sources.shots' must list at least one shot");
+  }
 
   auto receivers = root.child("receivers");
   receivers.allow_only({"interpolation", "line", "grid", "list"});
   c.receivers.interpolation = receivers.choice("interpolation", c.receivers.interpolation,
                                                {"nearest", "trilinear", "hicks"});
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
+  if (migration && layouts > 0)
+    throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' are not allowed in a "
+                "migration config: receivers come from the file named by migration.data (only "
+                "receivers.interpolation may be set)");
   if (layouts > 1)
     throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
   if (receivers.has("line")) {
@@ -235,6 +299,7 @@ Config from_tree(const YAML::Node& root_node) {
   c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
   c.solver.threads = static_cast<int>(solver.integer("threads", c.solver.threads));
   if (c.solver.threads < 0) throw Error("config key 'solver.threads' must be >= 0 (0 = all cores)");
+  if (migration) c.migration = parse_migration(root.child("migration"));
   return c;
 }
 
@@ -302,7 +367,8 @@ std::string to_yaml(const Config& c) {
     e << YAML::EndSeq;
   }
   e << YAML::Key << "file" << YAML::Value << c.model.file;
-  e << YAML::Key << "dataset" << YAML::Value << c.model.dataset << YAML::EndMap << YAML::EndMap;
+  e << YAML::Key << "dataset" << YAML::Value << c.model.dataset;
+  e << YAML::Key << "smoothing" << YAML::Value << c.model.smoothing << YAML::EndMap << YAML::EndMap;
   e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "damping_width" << YAML::Value << c.boundary.damping_width;
   e << YAML::Key << "reflection" << YAML::Value << c.boundary.reflection;
@@ -355,6 +421,27 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
   e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
   e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs << YAML::EndMap;
+  if (c.migration) {
+    const MigrationConfig& m = *c.migration;
+    e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "data" << YAML::Value << m.data;
+    e << YAML::Key << "mode" << YAML::Value << m.mode;
+    e << YAML::Key << "image_interval" << YAML::Value << m.image_interval;
+    e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
+    e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
+    e << YAML::Key << "depth_slice" << YAML::Value;
+    if (m.depth_slice) e << *m.depth_slice; else e << "auto";
+    if (m.mute.enabled) {
+      e << YAML::Key << "mute" << YAML::Value << YAML::BeginMap;
+      e << YAML::Key << "velocity" << YAML::Value << m.mute.velocity;
+      e << YAML::Key << "t0" << YAML::Value;
+      if (m.mute.t0) e << *m.mute.t0; else e << "auto";
+      e << YAML::Key << "taper" << YAML::Value;
+      if (m.mute.taper) e << *m.mute.taper; else e << "auto";
+      e << YAML::EndMap;
+    }
+    e << YAML::EndMap;
+  }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

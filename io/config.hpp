@@ -37,6 +37,7 @@ struct ModelConfig {
   std::vector<LayerConfig> layers;
   std::string file;     // HDF5 file (file)
   std::string dataset = "vp";  // dataset in that file, shape [nz, ny, nx]
+  double smoothing = 0;  // m; > 0: Gaussian smoothing of slowness with this standard deviation
 };
 
 struct BoundaryConfig {
@@ -99,6 +100,29 @@ struct SolverConfig {
   bool graphs = true;            // cuda: time loop as CUDA graphs
 };
 
+// Direct-arrival mute of the observed data: zero above t = offset / velocity + t0, a cosine
+// ramp from there to t + taper, untouched below.
+struct MuteConfig {
+  bool enabled = false;
+  double velocity = 0;            // m/s
+  std::optional<double> t0;       // s; empty = auto: twice the peak time of the source wavelet
+  std::optional<double> taper;    // s; empty = auto: the peak time of the source wavelet
+};
+
+// Reverse-time migration (seisrtm migrate): present only in migration configs.
+struct MigrationConfig {
+  std::string data;                  // HDF5 file written by seisrtm run (traces, positions, dt)
+  std::string mode = "boundary";     // boundary | snapshots: how the source field is rebuilt
+  long long image_interval = 1;      // steps between imaging time levels
+  double illumination_epsilon = 1e-3;  // stabiliser, fraction of the largest illumination
+  MuteConfig mute;
+  // Data filter before back-propagation: the zero-lag correlation image of a 3D survey is
+  // rotated by 90 degrees in phase (a factor 1 / (i w)); derivative (-d/dt of the data)
+  // makes it zero-phase, reflectors at their depth with their polarity (docs/ADJOINT.md).
+  std::string data_filter = "derivative";  // derivative | none
+  std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
+};
+
 struct Config {
   GridConfig grid;
   TimeConfig time;
@@ -109,6 +133,7 @@ struct Config {
   ReceiverConfig receivers;
   OutputConfig output;
   SolverConfig solver;
+  std::optional<MigrationConfig> migration;  // migration configs only
   std::string source_file;  // the YAML file this came from (not part of the schema)
 };
 

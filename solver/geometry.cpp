@@ -3,19 +3,9 @@
 #include <cmath>
 #include <numbers>
 
-namespace seisrtm {
+#include "solver/numerics.hpp"
 
-namespace {
-double bessel_i0(double x) {
-  // Power series; converges quickly for the arguments a Kaiser window uses (< 10).
-  double sum = 1, term = 1;
-  for (int k = 1; k < 50; ++k) {
-    term *= (x / (2 * k)) * (x / (2 * k));
-    sum += term;
-  }
-  return sum;
-}
-}  // namespace
+namespace seisrtm {
 
 void axis_weights(double x, long long n, const std::string& method, std::vector<long long>& idx,
                   std::vector<double>& w) {

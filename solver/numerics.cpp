@@ -1,6 +1,8 @@
 #include "solver/numerics.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 #include <numbers>
 
 namespace seisrtm {
@@ -87,6 +89,87 @@ double highest_useful_frequency(const std::vector<float>& w, double dt, double f
   for (int i = ipeak; i < nf; ++i)
     if (amp[i] < fraction * peak) return fnyq * i / (nf - 1);
   return fnyq;
+}
+
+double bessel_i0(double x) {
+  // Power series; converges quickly for the arguments a Kaiser window uses (< 10).
+  double sum = 1, term = 1;
+  for (int k = 1; k < 50; ++k) {
+    term *= (x / (2 * k)) * (x / (2 * k));
+    sum += term;
+  }
+  return sum;
+}
+
+std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in,
+                            long long n_out, double dt_out, double t0_out) {
+  const double T = std::max(dt_in, dt_out);  // the coarser sampling sets the pass band
+  const double half = 8 * T;                  // window half-width, s
+  const double beta = 6.0;                    // Kaiser: sidelobes near -60 dB
+  const double i0b = bessel_i0(beta);
+  std::vector<float> y(static_cast<size_t>(n_out), 0.0f);
+  for (long long k = 0; k < n_out; ++k) {
+    const double t = t0_out + k * dt_out;
+    const long long j0 = std::max(0LL, static_cast<long long>(std::ceil((t - half - t0_in) / dt_in)));
+    const long long j1 = std::min(n_in - 1, static_cast<long long>(std::floor((t + half - t0_in) / dt_in)));
+    double sum = 0;
+    for (long long j = j0; j <= j1; ++j) {
+      const double u = (t - (t0_in + j * dt_in)) / T;  // in periods of the coarser sampling
+      const double q = u * T / half;
+      if (std::abs(q) > 1) continue;
+      const double sinc = u == 0 ? 1.0 : std::sin(std::numbers::pi * u) / (std::numbers::pi * u);
+      sum += x[j] * (dt_in / T) * sinc * bessel_i0(beta * std::sqrt(1 - q * q)) / i0b;
+    }
+    y[k] = static_cast<float>(sum);
+  }
+  return y;
+}
+
+namespace {
+
+// In-place radix-2 FFT (n a power of two); inverse without the 1/n scaling.
+void fft(std::vector<std::complex<double>>& a, bool inverse) {
+  const size_t n = a.size();
+  for (size_t i = 1, j = 0; i < n; ++i) {
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const double ang = 2 * std::numbers::pi / double(len) * (inverse ? 1 : -1);
+    const std::complex<double> wl(std::cos(ang), std::sin(ang));
+    for (size_t i = 0; i < n; i += len) {
+      std::complex<double> w(1);
+      for (size_t k = 0; k < len / 2; ++k) {
+        const auto u = a[i + k], v = a[i + k + len / 2] * w;
+        a[i + k] = u + v;
+        a[i + k + len / 2] = u - v;
+        w *= wl;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> time_derivative(const float* x, long long n, double dt, double alpha) {
+  size_t m = 1;
+  while (m < 2 * static_cast<size_t>(n)) m <<= 1;
+  std::vector<std::complex<double>> a(m);
+  for (long long i = 0; i < n; ++i) a[i] = x[i];
+  fft(a, false);
+  for (size_t k = 0; k < m; ++k) {
+    // Angular frequency of bin k (negative above Nyquist); (i w)^alpha = |w|^alpha e^{i sgn(w) alpha pi/2}.
+    const double w = 2 * std::numbers::pi * (k <= m / 2 ? double(k) : double(k) - double(m)) / (m * dt);
+    const double phase = (w > 0 ? 1 : w < 0 ? -1 : 0) * alpha * std::numbers::pi / 2;
+    a[k] *= std::pow(std::abs(w), alpha) * std::complex<double>(std::cos(phase), std::sin(phase));
+  }
+  if (m % 2 == 0) a[m / 2] = a[m / 2].real();  // keep the Nyquist bin real: a real result
+  fft(a, true);
+  std::vector<float> y(static_cast<size_t>(n));
+  for (long long i = 0; i < n; ++i) y[i] = static_cast<float>(a[i].real() / double(m));
+  return y;
 }
 
 double required_points_per_wavelength(int space_order) {

@@ -25,6 +25,21 @@ double ricker(double t, double peak_frequency, double delay);
 // (sampled at dt) first falls under `fraction` of its maximum.
 double highest_useful_frequency(const std::vector<float>& w, double dt, double fraction);
 
+// Modified Bessel function of the first kind, order 0 (for Kaiser windows).
+double bessel_i0(double x);
+
+// Band-limited resampling of a uniformly sampled signal: x[j] at t = t0_in + j dt_in to
+// n_out samples at t = t0_out + k dt_out. A Kaiser-windowed sinc (8 periods of the coarser
+// sampling on each side) low-passed at the coarser Nyquist frequency, so downsampling does
+// not alias; upsampling reproduces the input at coinciding times. Zero outside the input.
+std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in,
+                            long long n_out, double dt_out, double t0_out);
+
+// The fractional time derivative (d/dt)^alpha of a trace sampled at dt, applied in the
+// frequency domain as (i w)^alpha (alpha = 1: the derivative, 0.5: the half derivative),
+// with zero padding to twice the length (no wrap-around).
+std::vector<float> time_derivative(const float* x, long long n, double dt, double alpha);
+
 // Points per wavelength a given space order needs at the highest useful frequency.
 double required_points_per_wavelength(int space_order);
 

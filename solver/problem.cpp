@@ -6,6 +6,7 @@
 
 #include "io/hdf5_file.hpp"
 #include "solver/error.hpp"
+#include "solver/model_smoothing.hpp"
 #include "solver/numerics.hpp"
 
 namespace seisrtm {
@@ -41,6 +42,43 @@ bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, b
   return false;
 }
 
+// Model sampling (docs/MODEL.md). The wave equation is (1/v^2) p_tt = lap p, so a node carries
+// the mean of the slowness squared s = 1/v^2 over its cell [z - hz/2, z + hz/2], clipped to the
+// model's depth range [0, (nz - 1) hz]. The discrete model then has its interface where the
+// configured one is, to second order in k hz, on a node and between nodes alike (a node-point
+// sample would put it halfway between the last slow and the first fast node).
+
+// Mean of 1/v^2 over [a, b] m of a layered model: each layer weighted by its share of the
+// interval. Layer l spans [top_l, top_{l+1}); the first also extends upwards, the last downwards.
+double layers_mean_slowness2(const std::vector<LayerConfig>& layers, double a, double b) {
+  if (!(b > a)) {  // a grid of one node along z: the value at depth a
+    double v = layers.front().vp;
+    for (const auto& l : layers)
+      if (a >= l.top) v = l.vp;
+    return 1 / (v * v);
+  }
+  double sum = 0;  // integral of 1/v^2 dz, s^2/m
+  for (size_t l = 0; l < layers.size(); ++l) {
+    const double lo = l == 0 ? a : std::max(a, layers[l].top);
+    const double hi = l + 1 == layers.size() ? b : std::min(b, layers[l + 1].top);
+    if (hi > lo) sum += (hi - lo) / (layers[l].vp * layers[l].vp);
+  }
+  return sum / (b - a);
+}
+
+// Mean of 1/v^2 over [a, b] m of v = v0 + g z:
+//   int_a^b (v0 + g z)^-2 dz = (v(b) - v(a)) / (g v(a) v(b)) = (b - a) / (v(a) v(b)),
+// so the mean is 1 / (v(a) v(b)), for g = 0 too. Needs v > 0 at both ends (then on all of [a, b]).
+double gradient_mean_slowness2(double v0, double g, double a, double b) {
+  for (const double z : {a, b}) {
+    const double v = v0 + g * z;
+    if (!(v > 0))
+      throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z) +
+                  " m; velocities must be > 0 (check model.vp.gradient)");
+  }
+  return 1.0 / ((v0 + g * a) * (v0 + g * b));
+}
+
 }  // namespace
 
 std::vector<float> build_velocity(const Config& c, const Grid& g) {
@@ -66,19 +104,16 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
     }
     return a.data;
   }
+  if (m.type == "constant" && !(m.vp > 0))
+    throw Error("config key 'model.vp' gives vp = " + fmt(m.vp) + " m/s; velocities must be > 0");
+  const double hz = g.h[2], z_max = g.extent(2);
   for (long long iz = 0; iz < g.n[2]; ++iz) {
-    const double z = iz * g.h[2];
+    // Node iz's cell, clipped to the model: the top node's cell is [0, hz/2].
+    const double a = std::max(0.0, (iz - 0.5) * hz), b = std::min(z_max, (iz + 0.5) * hz);
     double v = m.vp;
-    if (m.type == "gradient") {
-      v = m.vp + m.gradient * z;
-    } else if (m.type == "layers") {
-      v = m.layers.front().vp;
-      for (const auto& l : m.layers)
-        if (z >= l.top) v = l.vp;
-    }
-    if (!(v > 0))
-      throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z) +
-                  " m; velocities must be > 0 (check model.vp.gradient)");
+    // vp = 1 / sqrt(mean over the cell of 1/v^2)
+    if (m.type == "gradient") v = 1.0 / std::sqrt(gradient_mean_slowness2(m.vp, m.gradient, a, b));
+    if (m.type == "layers") v = 1.0 / std::sqrt(layers_mean_slowness2(m.layers, a, b));
     std::fill_n(vp.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
   }
   return vp;
@@ -119,6 +154,7 @@ Problem build_problem(const Config& c) {
   }
 
   p.vp = build_velocity(c, g);
+  smooth_slowness(g, c.model.smoothing, p.vp);
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
   p.v_min = *mn;
   p.v_max = *mx;

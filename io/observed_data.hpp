@@ -1,0 +1,28 @@
+#pragma once
+// Observed data for migration: the HDF5 file that `seisrtm run` writes (or any file with the
+// same datasets). Everything is checked while reading; a message names the file, the dataset
+// and what was expected.
+#include <array>
+#include <string>
+#include <vector>
+
+namespace seisrtm::io {
+
+struct ObservedData {
+  std::string file;
+  double dt = 0;                  // s; trace sample n is at t = (n + 1) dt
+  long long shots = 0, receivers = 0, samples = 0;
+  std::vector<float> traces;      // [shot][receiver][sample]
+  std::vector<std::array<double, 3>> source_positions;    // m, one per shot
+  std::vector<std::array<double, 3>> receiver_positions;  // m, one per receiver
+  std::vector<float> wavelet;     // f(n dt), n = 0..; the source time function of the data
+};
+
+// Reads /traces [shot, receiver, time], /sources/positions [shot, 3],
+// /receivers/positions [receiver, 3], /sources/wavelet [time] and the root attribute dt (s).
+ObservedData read_observed(const std::string& file);
+
+// Writes those datasets and the attribute (a minimal data file; `run` writes a fuller one).
+void write_observed(const std::string& file, const ObservedData& d);
+
+}  // namespace seisrtm::io

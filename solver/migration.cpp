@@ -1,0 +1,400 @@
+#include "solver/migration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <numbers>
+#include <sstream>
+
+#include "io/observed_data.hpp"
+#include "io/output_file.hpp"
+#include "io/png.hpp"
+#include "solver/error.hpp"
+#include "solver/numerics.hpp"
+#include "solver/progress.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+std::string gib(double bytes) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
+  return b;
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+// Time of the largest |sample| of a wavelet sampled at dt from t = 0, s.
+double peak_time(const std::vector<float>& w, double dt) {
+  size_t k = 0;
+  for (size_t i = 1; i < w.size(); ++i)
+    if (std::abs(w[i]) > std::abs(w[k])) k = i;
+  return k * dt;
+}
+
+}  // namespace
+
+CellBox interior_box(const Problem& pb) {
+  CellBox b;
+  const int w = pb.config.boundary.damping_width;
+  for (int a = 0; a < 3; ++a) {
+    const bool low = !(a == 2 && pb.free_surface);
+    b.lo[a] = low ? w : 0;
+    b.hi[a] = pb.grid.n[a] - w;
+  }
+  return b;
+}
+
+CellBox inner_box(const Problem& pb) {
+  CellBox b = interior_box(pb);
+  const int w = pb.config.boundary.damping_width;
+  if (w == 0) return b;  // no damping: the whole grid runs backwards exactly
+  for (int a = 0; a < 3; ++a) {
+    const bool low = !(a == 2 && pb.free_surface);
+    if (low) b.lo[a] += pb.radius;
+    b.hi[a] -= pb.radius;
+  }
+  return b;
+}
+
+double mute_weight(double t, double offset, double velocity, double t0, double taper) {
+  const double cut = offset / velocity + t0;  // data kept from here on
+  if (t >= cut) return 1;
+  if (taper <= 0 || t <= cut - taper) return 0;
+  return 0.5 * (1 - std::cos(std::numbers::pi * (t - (cut - taper)) / taper));
+}
+
+MigrationInput prepare_migration(const Config& c) {
+  if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
+  const MigrationConfig& mc = *c.migration;
+  io::ObservedData d = io::read_observed(mc.data);
+
+  Config cc = c;
+  cc.sources.shots = d.source_positions;
+  cc.receivers.layout = "list";
+  cc.receivers.list = d.receiver_positions;
+  const bool steps_auto = c.time.steps == 0;
+  if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
+  // Positions are checked here so that the message names the data file and the row.
+  const Grid g{cc.grid.shape, cc.grid.spacing};
+  auto check = [&](const std::vector<std::array<double, 3>>& pos, const std::string& name) {
+    for (size_t i = 0; i < pos.size(); ++i)
+      for (int a = 0; a < 3; ++a)
+        if (!(pos[i][a] >= 0 && pos[i][a] <= g.extent(a)))
+          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" +
+                      fmt(pos[i][0]) + ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) +
+                      "] m lies outside the migration grid: x in [0, " + fmt(g.extent(0)) + "], y in [0, " +
+                      fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) + "] m (grid.shape x grid.spacing)");
+  };
+  check(d.source_positions, "/sources/positions");
+  check(d.receiver_positions, "/receivers/positions");
+
+  MigrationInput in;
+  in.problem = build_problem(cc);
+  Problem& p = in.problem;
+  if (steps_auto) {
+    p.steps = static_cast<long long>(std::floor(d.samples * d.dt / p.dt + 1e-9));
+    if (p.steps < 2)
+      throw Error("data file '" + mc.data + "' holds " + fmt(d.samples * d.dt) + " s of data, less than two "
+                  "time steps of " + fmt(p.dt) + " s: nothing to migrate");
+  }
+  p.config.time.steps = p.steps;
+  if (p.steps < 2) throw Error("config key 'time.steps' must be >= 2 for a migration");
+
+  // The data's own source time function, at the migration's dt (f sampled from t = 0).
+  p.wavelet = resample(d.wavelet.data(), static_cast<long long>(d.wavelet.size()), d.dt, 0.0, p.steps, p.dt, 0.0);
+  // The sampling warning of build_problem used the config's default wavelet: redo it with the data's.
+  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("too few points", 0) == 0; });
+  const double f_max = highest_useful_frequency(d.wavelet, d.dt, 0.033);
+  const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
+  const double need = required_points_per_wavelength(c.physics.space_order);
+  if (p.v_min / (f_max * h_max) < need)
+    p.warnings.push_back("too few points per wavelength for the data's wavelet: v_min " + fmt(p.v_min) +
+                         " m/s / (f_max " + fmt(f_max) + " Hz x h_max " + fmt(h_max) + " m) = " +
+                         fmt(p.v_min / (f_max * h_max)) + "; space_order " +
+                         std::to_string(c.physics.space_order) + " wants >= " + fmt(need));
+  if (p.steps * p.dt > d.samples * d.dt * (1 + 1e-9))
+    p.warnings.push_back("time.steps x dt = " + fmt(p.steps * p.dt) + " s exceeds the data's " +
+                         fmt(d.samples * d.dt) + " s: the rest is taken as zero");
+
+  in.data_file = mc.data;
+  in.data_dt = d.dt;
+  in.data_samples = d.samples;
+  const long long nrec = d.receivers, nt = p.steps;
+  in.traces.resize(static_cast<size_t>(d.shots * nrec * nt));
+  double t0 = 0, taper = 0;
+  if (mc.mute.enabled) {
+    const double tp = peak_time(d.wavelet, d.dt);
+    t0 = mc.mute.t0 ? *mc.mute.t0 : 2 * tp;
+    taper = mc.mute.taper ? *mc.mute.taper : 0.5 * tp;
+  }
+  in.data_filter = mc.data_filter;
+  long long muted = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : muted)
+  for (long long tr = 0; tr < d.shots * nrec; ++tr) {
+    const long long s = tr / nrec, r = tr % nrec;
+    // Sample n of a trace is at t = (n + 1) dt, for the data and for the migration.
+    auto y = resample(d.traces.data() + tr * d.samples, d.samples, d.dt, d.dt, nt, p.dt, p.dt);
+    if (in.data_filter == "derivative") {
+      // -d/dt: the zero-lag correlation of a 3D source field with the back-propagated field
+      // carries a factor 1/(i w) (an integration in time, a 90 degree phase rotation); minus
+      // the derivative undoes it, with the reflection coefficient's sign (docs/ADJOINT.md).
+      y = time_derivative(y.data(), nt, p.dt, 1.0);
+      for (float& v : y) v = -v;
+    }
+    if (mc.mute.enabled) {
+      double off = 0;
+      for (int a = 0; a < 3; ++a)
+        off += (d.receiver_positions[r][a] - d.source_positions[s][a]) * (d.receiver_positions[r][a] - d.source_positions[s][a]);
+      off = std::sqrt(off);
+      for (long long n = 0; n < nt; ++n) {
+        const double wgt = mute_weight((n + 1) * p.dt, off, mc.mute.velocity, t0, taper);
+        if (wgt == 0) ++muted;
+        y[n] = static_cast<float>(y[n] * wgt);
+      }
+    }
+    std::copy(y.begin(), y.end(), in.traces.begin() + tr * nt);
+  }
+  in.muted_samples = muted;
+  return in;
+}
+
+double available_host_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+std::string MigrationPlan::describe() const {
+  std::string s = "migration plan: source field by " + mode + ", store " + gib(store_bytes) + " per shot";
+  s += ", volumes " + gib(volumes_bytes) + ", data " + gib(data_bytes) + ": " + gib(total_bytes) +
+       " of host memory";
+  if (available_bytes > 0) s += " (" + gib(available_bytes) + " available)";
+  return s;
+}
+
+MigrationPlan plan_migration(const Problem& pb, double available) {
+  const MigrationConfig& mc = *pb.config.migration;
+  MigrationPlan pl;
+  pl.mode = mc.mode;
+  const double cells = static_cast<double>(pb.grid.cells());
+  pl.volume_bytes = 4 * cells;
+  // vp; the source and receiver fields with their own model copy (3 each); the stack's and
+  // the shot's image and illumination; the normalised and Laplacian images made at the end.
+  pl.volumes_bytes = 13 * pl.volume_bytes;
+  const double traces = double(pb.shot_count()) * pb.receivers.size();
+  pl.data_bytes = 4 * traces * pb.steps * 2;  // observed and resampled, about
+  double per_step = 0;
+  if (mc.mode == "boundary") {
+    per_step = 4.0 * (interior_box(pb).cells() - inner_box(pb).cells());
+    pl.store_bytes = per_step * pb.steps;
+  } else {
+    per_step = pl.volume_bytes / mc.image_interval;
+    pl.store_bytes = pl.volume_bytes * (pb.steps / mc.image_interval);
+  }
+  pl.total_bytes = pl.volumes_bytes + pl.data_bytes + pl.store_bytes;
+  pl.available_bytes = available;
+  const double spare = available - pl.volumes_bytes - pl.data_bytes;
+  pl.max_steps = per_step > 0 && spare > 0 ? static_cast<long long>(spare / per_step) : 0;
+  if (available > 0 && pl.total_bytes > 0.9 * available) {
+    std::string alt = mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
+    throw Error("the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode + " store " +
+                gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " + gib(pl.data_bytes) +
+                ") but " + gib(available) + " is available; at most about " +
+                std::to_string(static_cast<long long>(0.9 * pl.max_steps)) +
+                " steps would fit (time.steps, or a coarser grid.shape)" + alt);
+  }
+  return pl;
+}
+
+Images finish_images(const Problem& pb, std::vector<float> correlation, std::vector<float> illumination,
+                     double epsilon) {
+  Images im;
+  const Grid& g = pb.grid;
+  const size_t n = static_cast<size_t>(g.cells());
+  const double top = illumination.empty() ? 0.0 : *std::max_element(illumination.begin(), illumination.end());
+  im.normalized.assign(n, 0.0f);
+  for (size_t i = 0; i < n; ++i)
+    im.normalized[i] = top > 0 ? static_cast<float>(correlation[i] / (illumination[i] + epsilon * top)) : 0.0f;
+  // -lap of the normalised image, second order (a 7-point stencil), in the interior only: it
+  // keeps the reflectors (high vertical wavenumbers) and removes the smooth backscatter.
+  im.laplacian.assign(n, 0.0f);
+  const CellBox b = interior_box(pb);
+  const long long sx = 1, sy = g.n[0], sz = g.n[0] * g.n[1];
+  const double ih[3] = {1 / (g.h[0] * g.h[0]), 1 / (g.h[1] * g.h[1]), 1 / (g.h[2] * g.h[2])};
+#pragma omp parallel for schedule(static)
+  for (long long iz = b.lo[2] + 1; iz < b.hi[2] - 1; ++iz)
+    for (long long iy = b.lo[1] + 1; iy < b.hi[1] - 1; ++iy)
+      for (long long ix = b.lo[0] + 1; ix < b.hi[0] - 1; ++ix) {
+        const long long i = g.index(ix, iy, iz);
+        const float* v = im.normalized.data() + i;
+        const double lap = ih[0] * (v[-sx] - 2.0 * v[0] + v[sx]) + ih[1] * (v[-sy] - 2.0 * v[0] + v[sy]) +
+                           ih[2] * (v[-sz] - 2.0 * v[0] + v[sz]);
+        im.laplacian[i] = static_cast<float>(-lap);
+      }
+  im.correlation = std::move(correlation);
+  im.illumination = std::move(illumination);
+  return im;
+}
+
+namespace {
+
+std::vector<float> xz_slice(const Grid& g, const std::vector<float>& v, long long iy) {
+  std::vector<float> s(static_cast<size_t>(g.n[0] * g.n[2]));
+  for (long long iz = 0; iz < g.n[2]; ++iz)
+    for (long long ix = 0; ix < g.n[0]; ++ix) s[iz * g.n[0] + ix] = v[g.index(ix, iy, iz)];
+  return s;
+}
+
+std::vector<float> xy_slice(const Grid& g, const std::vector<float>& v, long long iz) {
+  return {v.begin() + iz * g.n[0] * g.n[1], v.begin() + (iz + 1) * g.n[0] * g.n[1]};
+}
+
+}  // namespace
+
+MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& opt) {
+  namespace fs = std::filesystem;
+  const Problem& pb = in.problem;
+  const Config& c = pb.config;
+  const MigrationConfig& mc = *c.migration;
+  const Grid& g = pb.grid;
+  const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
+
+  io::OutputFile out(c.output.directory, c.output.name);  // an unwritable directory fails now
+  std::vector<float> image(static_cast<size_t>(g.cells()), 0.0f), illumination(image.size(), 0.0f);
+  std::vector<float> shot_image(image.size()), shot_illumination(image.size());
+  MigrationSummary sum;
+  for (long long s = 0; s < nshots; ++s) {
+    std::unique_ptr<Progress> progress;
+    std::string pass;
+    const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
+    auto report = [&](const std::string& p, long long done) {
+      if (p != pass) {
+        if (progress) {
+          progress->finish();
+          sum.seconds += progress->seconds();
+        }
+        pass = p;
+        progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), opt.quiet);
+      }
+      progress->update(done);
+    };
+    // Each shot images into its own zeroed volumes, then adds to the stack: the stack is the
+    // same sum whichever shots run where, and a shot's image is the same alone or stacked.
+    std::fill(shot_image.begin(), shot_image.end(), 0.0f);
+    std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
+    migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
+                          report);
+    for (size_t i = 0; i < image.size(); ++i) {
+      image[i] += shot_image[i];
+      illumination[i] += shot_illumination[i];
+    }
+    if (progress) {
+      progress->finish();
+      sum.seconds += progress->seconds();
+    }
+  }
+  const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
+
+  const hid_t root = out.root();
+  io::write_attribute(root, "producer", opt.producer);
+  io::write_attribute(root, "backend", migrator.name());
+  io::write_attribute(root, "config", to_yaml(c));
+  io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
+  io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
+  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});
+  io::write_attribute(root, "dt", std::vector<double>{pb.dt});
+  io::write_attribute(root, "steps", nt);
+  io::write_attribute(root, "data_file", in.data_file);
+  io::write_attribute(root, "units",
+                      "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "
+                      "image/correlation: sum over shots and imaging steps of S R (data units x source "
+                      "field units); image/illumination: sum of S^2; image/normalized: correlation / "
+                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2");
+  io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
+  io::write_attribute(root, "stepping_seconds", std::vector<double>{sum.seconds});
+  const std::vector<hsize_t> n3{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])};
+  out.create_group("image");
+  io::write_dataset(root, "image/correlation", n3, im.correlation.data());
+  io::write_dataset(root, "image/illumination", n3, im.illumination.data());
+  io::write_dataset(root, "image/normalized", n3, im.normalized.data());
+  io::write_dataset(root, "image/laplacian", n3, im.laplacian.data());
+  out.create_group("model");
+  io::write_dataset(root, "model/vp", n3, pb.vp.data());
+  out.create_group("sources");
+  out.create_group("receivers");
+  std::vector<double> pos;
+  for (const auto& p : pb.shots) pos.insert(pos.end(), p.position[0].begin(), p.position[0].end());
+  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
+  pos.clear();
+  for (const auto& r : pb.receivers.position) pos.insert(pos.end(), r.begin(), r.end());
+  io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+
+  // Pictures: x-z through the shots (at their mean y) and a depth slice.
+  const CellBox b = interior_box(pb);
+  double ys = 0;
+  for (const auto& p : pb.shots) ys += p.position[0][1];
+  const long long iy = std::clamp<long long>(std::llround(ys / nshots / g.h[1]), 0, g.n[1] - 1);
+  long long iz = 0;
+  if (mc.depth_slice) {
+    iz = std::clamp<long long>(std::llround(*mc.depth_slice / g.h[2]), 0, g.n[2] - 1);
+  } else {  // the depth with the strongest image
+    double best = -1;
+    for (long long z = b.lo[2]; z < b.hi[2]; ++z) {
+      double e = 0;
+      for (long long i = z * g.n[0] * g.n[1]; i < (z + 1) * g.n[0] * g.n[1]; ++i) e += std::abs(im.laplacian[i]);
+      if (e > best) best = e, iz = z;
+    }
+  }
+  sum.depth_slice = iz * g.h[2];
+  io::write_attribute(root, "depth_slice", std::vector<double>{sum.depth_slice});
+
+  std::vector<std::unique_ptr<io::PartialFile>> pictures;
+  const std::string stem = (fs::path(c.output.directory) / c.output.name).string();
+  const int scale = std::max<long long>(g.n[0], g.n[2]) >= 400 ? 1 : static_cast<int>(400 / std::max(g.n[0], g.n[2]));
+  auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows, long long cols,
+                     io::Colormap map, float clip) {
+    if (!c.output.pictures) return;
+    auto pf = std::make_unique<io::PartialFile>(stem + "_" + suffix + ".png");
+    io::write_png(pf->temp_path(), v, rows, cols, map, clip, scale);
+    pictures.push_back(std::move(pf));
+  };
+  const auto xz = xz_slice(g, im.laplacian, iy);
+  picture("image_xz", xz, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xz, 0.99));
+  const auto xzn = xz_slice(g, im.normalized, iy);
+  picture("image_normalized_xz", xzn, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xzn, 0.99));
+  const auto xy = xy_slice(g, im.laplacian, iz);
+  picture("image_depth", xy, g.n[1], g.n[0], io::Colormap::seismic, io::percentile_abs(xy, 0.99));
+  picture("model_vp", xz_slice(g, pb.vp, iy), g.n[2], g.n[0], io::Colormap::gray, 0);
+
+  const std::string h5_name = out.file_name();
+  sum.h5_path = out.path();
+  out.commit();
+  sum.xdmf_path = stem + ".xmf";
+  io::write_xdmf(sum.xdmf_path, h5_name, g.n, g.h,
+                 {{"/image/laplacian", "image_laplacian", 0, {}},
+                  {"/image/normalized", "image_normalized", 0, {}},
+                  {"/image/correlation", "image_correlation", 0, {}},
+                  {"/image/illumination", "illumination", 0, {}},
+                  {"/model/vp", "vp", 0, {}}});
+  for (auto& pf : pictures) {
+    pf->commit();
+    sum.pictures.push_back(pf->final_path());
+  }
+  return sum;
+}
+
+}  // namespace seisrtm

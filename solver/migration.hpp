@@ -1,0 +1,104 @@
+#pragma once
+// Reverse-time migration (DESIGN.md section 4, docs/ADJOINT.md): observed data and a smooth
+// model in, a depth image out. Per shot: a forward pass of the source field that keeps what
+// the backward pass needs (boundary planes or snapshots), then a backward pass that rebuilds
+// the source field S in reverse time while the adjoint receiver field R is driven by the
+// time-reversed data, and images I += S R, illumination += S^2. Shots stack.
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "solver/problem.hpp"
+#include "solver/survey.hpp"
+
+namespace seisrtm {
+
+// Half-open cell ranges [lo, hi) per axis x, y, z.
+struct CellBox {
+  std::array<long long, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  long long cells() const {
+    long long c = 1;
+    for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
+    return c;
+  }
+};
+
+// The cells outside the damping zone (damping s = 0): where the source field can be run
+// backwards exactly and where the image is formed.
+CellBox interior_box(const Problem& pb);
+// The interior less R cells on every face that borders a damping zone: the cells a backward
+// step computes; the R-thick shell between the two is restored from the boundary store.
+CellBox inner_box(const Problem& pb);
+
+// The problem and the data of a migration, everything at the migration's dt.
+struct MigrationInput {
+  Problem problem;             // shots and receivers from the data file, its wavelet resampled
+  std::vector<float> traces;   // [shot][receiver][step]; sample n at t = (n + 1) dt; muted
+  std::string data_file;
+  double data_dt = 0;          // s
+  long long data_samples = 0;
+  long long muted_samples = 0; // samples zeroed by the mute (all traces)
+  std::string data_filter;     // none | derivative, as applied
+};
+
+
+
+// Reads and checks the data file of c.migration, builds the problem (sources and receivers
+// from the file, steps = the record length when time.steps is auto), resamples traces and
+// wavelet to the problem's dt and applies the mute. Throws Error naming file/dataset/key.
+MigrationInput prepare_migration(const Config& c);
+
+// Direct-arrival mute weight at time t for a trace at `offset` m (MuteConfig).
+double mute_weight(double t, double offset, double velocity, double t0, double taper);
+
+// Host memory of a CPU migration, bytes.
+struct MigrationPlan {
+  std::string mode;                // boundary | snapshots
+  double volume_bytes = 0;         // one float volume
+  double volumes_bytes = 0;        // model, two wavefield pairs, image, illumination, outputs
+  double data_bytes = 0;           // observed data at both sample rates
+  double store_bytes = 0;          // boundary store or snapshots, one shot
+  double total_bytes = 0;
+  double available_bytes = 0;      // MemAvailable
+  long long max_steps = 0;         // the most steps whose store would fit
+  std::string describe() const;
+};
+// The plan; throws Error with the numbers and the largest step count that fits when it does not.
+MigrationPlan plan_migration(const Problem& pb, double available_bytes);
+// MemAvailable of /proc/meminfo in bytes (0 when unknown).
+double available_host_memory();
+
+class Migrator {
+ public:
+  virtual ~Migrator() = default;
+  virtual std::string name() const = 0;
+  // Reports the current pass ("forward", "backward") and the steps done in it.
+  using Progress = std::function<void(const std::string& pass, long long done)>;
+  // Migrates one shot: `data` is [receiver][step] at the problem's dt; adds sum S R to `image`
+  // and sum S^2 to `illumination` over the imaging time levels (every image_interval steps),
+  // inside interior_box only.
+  virtual void migrate_shot(long long shot, const float* data, float* image, float* illumination,
+                            const Progress& progress) = 0;
+};
+
+// The three images of a stack: correlation (sum S R), normalised by the illumination
+// (I / (sum S^2 + eps max sum S^2)) and Laplacian-filtered (-lap of the normalised image).
+struct Images {
+  std::vector<float> correlation, illumination, normalized, laplacian;
+};
+Images finish_images(const Problem& pb, std::vector<float> correlation, std::vector<float> illumination,
+                     double epsilon);
+
+struct MigrationSummary {
+  std::string h5_path, xdmf_path;
+  std::vector<std::string> pictures;
+  double seconds = 0;  // all passes of all shots
+  double depth_slice = 0;  // m
+};
+
+// Migrates every shot, stacks, writes <name>.h5 (images, illumination, model, config), the
+// XDMF sidecar and PNG slices, all under temporary names until complete.
+MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& options);
+
+}  // namespace seisrtm

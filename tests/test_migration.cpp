@@ -1,0 +1,381 @@
+// [cpu] Migration on the CPU reference against mathematics: the dot-product test of modelling
+// against its adjoint (double and float), the reconstruction of the source field by boundary
+// saving, boundary saving against snapshots, a flat reflector and a point diffractor imaged at
+// their positions, linear stacking, and the data preparation (resampling, mute).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+
+#include "io/config.hpp"
+#include "io/hdf5_file.hpp"
+#include "io/observed_data.hpp"
+#include "solver/migration.hpp"
+#include "solver/numerics.hpp"
+#include "validation/cpu_migration.hpp"
+#include "validation/cpu_propagator.hpp"
+#include "validation/norms.hpp"
+
+using namespace seisrtm;
+using namespace seisrtm::validation;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A problem from YAML with a migration section attached (no data file needed for the passes).
+Problem migration_problem(const std::string& yaml, const std::vector<std::string>& sets = {},
+                          const std::string& mode = "boundary", long long interval = 1) {
+  Config c = parse_config(yaml, sets);
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.mode = mode;
+  mc.image_interval = interval;
+  c.migration = mc;
+  return build_problem(c);
+}
+
+template <class Real>
+std::vector<Real> random_vector(size_t n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<double> d(0, 1);
+  std::vector<Real> v(n);
+  for (auto& x : v) x = static_cast<Real>(d(gen));
+  return v;
+}
+
+template <class Real>
+double dot(const std::vector<Real>& a, const std::vector<Real>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += double(a[i]) * double(b[i]);
+  return s;
+}
+
+// Variable model, damping zone, free surface, off-grid sources and receivers.
+const char* kAdjoint = R"(grid: {shape: [29, 25, 27], spacing: [10, 12, 9]}
+time: {steps: 160}
+model: {vp: {type: layers, layers: [{top: 0, vp: 1600}, {top: 97, vp: 2300}, {top: 171, vp: 2900}]}}
+boundary: {damping_width: 6, free_surface: true}
+sources: {interpolation: trilinear, shots: [[143.0, 151.0, 22.5]]}
+receivers: {interpolation: hicks, list: [[61.0, 95.0, 31.0], [205.5, 180.0, 14.0], [119.0, 47.0, 190.0],
+  [240.0, 270.0, 8.0], [20.0, 20.0, 213.0]]}
+)";
+
+template <class Real>
+double adjoint_mismatch(const Problem& pb) {
+  // Two source points (a second one near the bottom corner, in the damping zone) so that the
+  // test covers several injection weights and cells with s > 0.
+  PointSet src = pb.shots[0];
+  src.add(pb.grid, {37.0, 211.0, 201.5}, "trilinear");
+  const auto f = random_vector<Real>(static_cast<size_t>(src.size() * pb.steps), 1);
+  const auto r = random_vector<Real>(static_cast<size_t>(pb.receivers.size() * pb.steps), 2);
+  const auto Ff = model_traces<Real>(pb, src, f);
+  const auto Ftr = adjoint_traces<Real>(pb, src, r);
+  const double a = dot(Ff, r), b = dot(f, Ftr);
+  std::printf("adjoint test (%s, order %d): <F f, r> = %.15e, <f, F^T r> = %.15e, relative mismatch %.3e\n",
+              sizeof(Real) == 8 ? "double" : "float", 2 * pb.radius, a, b, std::abs(a - b) / std::abs(a));
+  return std::abs(a - b) / std::abs(a);
+}
+
+}  // namespace
+
+TEST_CASE("adjoint (dot-product) test of modelling: <F f, r> = <f, F^T r>", "[cpu]") {
+  // Double: the recursion is exact up to rounding of ~1e-16 per operation, accumulated over
+  // 160 steps of a 25-term stencil: far below 1e-12. Float: rounding of 6e-8 per operation,
+  // growing like sqrt(steps x terms) ~ 60 in a random walk, gives ~4e-6 at worst; the bar is
+  // 1e-5 (the issue's). Random f and r make the dot products sums of terms of both signs, so
+  // the relative mismatch is measured against a cancelling sum: the hard case.
+  for (int order : {8, 4}) {
+    const Problem pb = build_problem(parse_config(kAdjoint, {"physics.space_order=" + std::to_string(order)}));
+    CHECK(adjoint_mismatch<double>(pb) <= 1e-12);
+    CHECK(adjoint_mismatch<float>(pb) <= 1e-5);
+  }
+}
+
+TEST_CASE("boundary saving rebuilds the forward source field over 1000 steps", "[cpu]") {
+  // Variable model, free surface, source off the grid; 1000 steps. The rebuilt field at each
+  // level is compared over the interior with the forward field stored at that level. Rounding
+  // in float (6e-8 per step, random walk over <= 1000 reverse steps, ~2e-6) is what remains.
+  const std::string yaml = R"(grid: {shape: [44, 40, 42], spacing: 10}
+time: {steps: 1000}
+model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 215, vp: 2500}]}}
+boundary: {damping_width: 8, free_surface: true}
+sources: {wavelet: {peak_frequency: 12}, shots: [[212.0, 196.0, 93.0]]}
+receivers: {list: [[150, 150, 20]]}
+)";
+  const Problem pb = migration_problem(yaml);
+  const std::vector<long long> levels = {1000, 999, 998, 700, 300, 120, 40, 2, 1};
+  std::map<long long, std::vector<float>> reference;
+  double peak_norm = 0;
+  {
+    CpuWave<float> w(pb);
+    for (long long n = 0; n < pb.steps; ++n) {
+      w.update();
+      w.inject(pb.shots[0], 0, pb.wavelet[n] / pb.cell_volume());
+      w.finish();
+      if (std::count(levels.begin(), levels.end(), n + 1))
+        reference[n + 1].assign(w.current(), w.current() + pb.grid.cells());
+      double e = 0;
+      for (long long i = 0; i < pb.grid.cells(); ++i) e += double(w.current()[i]) * w.current()[i];
+      peak_norm = std::max(peak_norm, std::sqrt(e));
+    }
+  }
+  const CellBox in = interior_box(pb);
+  auto interior = [&](const float* v) {
+    std::vector<float> out;
+    for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
+      for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
+        for (long long ix = in.lo[0]; ix < in.hi[0]; ++ix) out.push_back(v[pb.grid.index(ix, iy, iz)]);
+    return out;
+  };
+  CpuMigrator mig(pb);
+  int compared = 0;
+  double worst = 0;
+  mig.on_source_level = [&](long long n, const float* s) {
+    if (!reference.count(n)) return;
+    const auto a = interior(s), b = interior(reference[n].data());
+    const double norm = std::sqrt(energy(std::vector<double>(b.begin(), b.end())));
+    const double e = relative_l2(a.data(), b.data(), a.size());
+    // Rounding errors scale with the largest field of the run, not with the level's own: at
+    // levels 1-2 the Ricker has barely begun (6e-7 of its peak), so a level whose norm is
+    // under 1e-3 of the largest level norm (peak_norm) is measured against that instead.
+    const bool tiny = norm < 1e-3 * peak_norm;
+    const double err = tiny ? e * norm / peak_norm : e;
+    std::printf("reconstruction: level %4lld: relative L2 %.3e (level norm %.3e); checked: %.3e%s\n", n, e, norm,
+                err, tiny ? " (against the largest level norm)" : "");
+    CHECK(err <= 1e-4);
+    worst = std::max(worst, err);
+    ++compared;
+  };
+  std::vector<float> data(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
+  std::vector<float> image(static_cast<size_t>(pb.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+  mig.migrate_shot(0, data.data(), image.data(), illum.data(), [](const std::string&, long long) {});
+  CHECK(compared == static_cast<int>(levels.size()));
+  std::printf("reconstruction: worst relative L2 over %d levels: %.3e\n", compared, worst);
+}
+
+TEST_CASE("the image by boundary saving equals the image by snapshots", "[cpu]") {
+  // Same data, same receiver field; the source fields differ only by the reconstruction's
+  // rounding (<= 1e-4 relative per level, previous test), so the images (sums of S R) differ
+  // by at most that relative amount.
+  const std::string yaml = R"(grid: {shape: [40, 36, 38], spacing: 10}
+time: {steps: 300}
+model: {vp: {type: gradient, value: 1800, gradient: 1.5}}
+boundary: {damping_width: 8}
+sources: {wavelet: {peak_frequency: 14}, shots: [[190.0, 170.0, 120.0]]}
+receivers: {list: [[120, 110, 110], [260, 200, 115], [150, 250, 118]]}
+)";
+  const Problem b = migration_problem(yaml, {}, "boundary", 3);
+  const Problem s = migration_problem(yaml, {}, "snapshots", 3);
+  const auto data = random_vector<float>(static_cast<size_t>(b.receivers.size() * b.steps), 7);
+  auto migrate = [&](const Problem& pb) {
+    std::vector<float> image(static_cast<size_t>(pb.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+    CpuMigrator m(pb);
+    m.migrate_shot(0, data.data(), image.data(), illum.data(), [](const std::string&, long long) {});
+    return std::make_pair(image, illum);
+  };
+  const auto [ib, lb] = migrate(b);
+  const auto [is, ls] = migrate(s);
+  const double ei = relative_l2(ib.data(), is.data(), ib.size()), el = relative_l2(lb.data(), ls.data(), lb.size());
+  std::printf("boundary vs snapshots: image relative L2 %.3e, illumination %.3e\n", ei, el);
+  CHECK(max_abs(is.data(), is.size()) > 0);
+  CHECK(ei <= 1e-4);
+  CHECK(el <= 1e-4);
+}
+
+namespace {
+
+// Runs `true_yaml` through the CPU propagator and writes its traces as a data file.
+io::ObservedData observe(const std::string& true_yaml, const std::vector<std::string>& sets = {}) {
+  const Problem pb = build_problem(parse_config(true_yaml, sets));
+  CpuPropagator prop(pb);
+  io::ObservedData d;
+  d.dt = pb.dt;
+  d.shots = pb.shot_count();
+  d.receivers = pb.receivers.size();
+  d.samples = pb.steps;
+  d.wavelet = pb.wavelet;
+  d.receiver_positions = pb.receivers.position;
+  std::vector<float> t(static_cast<size_t>(d.receivers * d.samples));
+  for (long long s = 0; s < d.shots; ++s) {
+    prop.begin_shot(s);
+    prop.advance(0, pb.steps);
+    prop.traces(t.data());
+    d.traces.insert(d.traces.end(), t.begin(), t.end());
+    d.source_positions.push_back(pb.shots[s].position[0]);
+  }
+  return d;
+}
+
+Images migrate_data(const io::ObservedData& d, const std::string& mig_yaml, const std::string& name,
+                    const std::vector<std::string>& sets = {}) {
+  const fs::path dir = fs::temp_directory_path() / "seisrtm_test_migration";
+  fs::create_directories(dir);
+  const std::string file = (dir / (name + ".h5")).string();
+  io::write_observed(file, d);
+  std::vector<std::string> all = sets;
+  all.push_back("migration.data=" + file);
+  const MigrationInput in = prepare_migration(parse_config(mig_yaml, all));
+  CpuMigrator m(in.problem);
+  std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+  const long long nrec = in.problem.receivers.size(), nt = in.problem.steps;
+  for (long long s = 0; s < in.problem.shot_count(); ++s) {
+    std::vector<float> si(image.size(), 0.0f), sl(image.size(), 0.0f);
+    m.migrate_shot(s, in.traces.data() + s * nrec * nt, si.data(), sl.data(), [](const std::string&, long long) {});
+    for (size_t i = 0; i < image.size(); ++i) image[i] += si[i], illum[i] += sl[i];
+  }
+  return finish_images(in.problem, image, illum, in.problem.config.migration->illumination_epsilon);
+}
+
+// Sub-cell position of the extreme |v| among indices [lo, hi) of a column (parabola fit), in cells.
+double column_peak(const std::vector<float>& v, long long lo, long long hi, long long stride, long long offset) {
+  long long k = lo;
+  for (long long i = lo; i < hi; ++i)
+    if (std::abs(v[offset + i * stride]) > std::abs(v[offset + k * stride])) k = i;
+  const double a = v[offset + (k - 1) * stride], b = v[offset + k * stride], c = v[offset + (k + 1) * stride];
+  return k + 0.5 * (a - c) / (a - 2 * b + c);
+}
+
+}  // namespace
+
+TEST_CASE("a flat reflector images at its depth within one cell", "[cpu]") {
+  // True model: 2000 m/s over 2600 m/s at 400 m (a node) and at 404 m (between nodes); the
+  // data come with their own dt (v_max 2600) and are resampled to the migration's (v 2000).
+  // Migration model: the upper velocity (exact kinematics above the reflector), direct wave
+  // muted, data filter -d/dt (zero-phase image).
+  const std::string grid = "grid: {shape: [64, 34, 62], spacing: 10}\nboundary: {damping_width: 10, free_surface: true}\n";
+  for (double depth : {400.0, 404.0}) {
+    char model[128];
+    std::snprintf(model, sizeof model, "model: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: %g, vp: 2600}]}}\n", depth);
+    const auto d = observe(grid + "time: {steps: 520}\n" + model +
+                           "sources: {wavelet: {peak_frequency: 15}, shots: [[315, 165, 20]]}\n"
+                           "receivers: {line: {start: [110, 165, 20], end: [520, 165, 20], count: 42}}\n");
+    const Images im = migrate_data(d, grid + "model: {vp: 2000}\nmigration: {data: x, mute: {velocity: 2000}}\n", "flat");
+    const Grid g{{64, 34, 62}, {10, 10, 10}};
+    for (const auto* which : {&im.laplacian, &im.normalized}) {
+      const double z = 10 * column_peak(*which, 25, 55, g.n[0] * g.n[1], g.index(31, 16, 0));
+      const double v = (*which)[g.index(31, 16, std::lround(z / 10))];
+      std::printf("flat reflector at %.1f m: %s image peak at %.2f m (error %+.2f m), polarity %s\n", depth,
+                  which == &im.laplacian ? "laplacian" : "normalized", z, z - depth, v > 0 ? "+" : "-");
+      CHECK(std::abs(z - depth) <= 10.0);
+      CHECK(v > 0);  // a velocity increase reflects with a positive coefficient
+    }
+  }
+}
+
+TEST_CASE("a point diffractor focuses at its position within one cell", "[cpu]") {
+  // A 1-cell high-velocity point in a constant 2000 m/s medium; data of the difference
+  // (scattered field only) from an areal receiver spread; migration in the background.
+  const long long nx = 48, ny = 44, nz = 46;
+  const Grid g{{nx, ny, nz}, {10, 10, 10}};
+  const long long px = 25, py = 21, pz = 30;  // diffractor at (250, 210, 300) m
+  // Both models hold one 3000 m/s cell in the far corner of the damping zone, so that v_max,
+  // and with it the damping profile, is the same for both runs: their difference is then
+  // exactly the diffractor's scattered field.
+  std::vector<float> vp(static_cast<size_t>(g.cells()), 2000.0f);
+  vp[g.index(nx - 1, ny - 1, nz - 1)] = 3000.0f;
+  const fs::path dir = fs::temp_directory_path() / "seisrtm_test_migration";
+  fs::create_directories(dir);
+  const std::string background_file = (dir / "background_vp.h5").string();
+  io::write_float_file(background_file, "vp", {hsize_t(nz), hsize_t(ny), hsize_t(nx)}, vp);
+  vp[g.index(px, py, pz)] = 3000.0f;
+  const std::string model_file = (dir / "diffractor_vp.h5").string();
+  io::write_float_file(model_file, "vp", {hsize_t(nz), hsize_t(ny), hsize_t(nx)}, vp);
+  const std::string base = "grid: {shape: [48, 44, 46], spacing: 10}\nboundary: {damping_width: 8, free_surface: true}\n"
+                           "time: {steps: 420, dt: 0.0015}\n"
+                           "sources: {wavelet: {peak_frequency: 15}, shots: [[200, 180, 20]]}\n"
+                           "receivers: {grid: {origin: [90, 90, 20], spacing: [20, 20], count: [15, 14]}}\n";
+  auto withm = observe(base + "model: {vp: {type: file, file: " + model_file + "}}\n");
+  const auto without = observe(base + "model: {vp: {type: file, file: " + background_file + "}}\n");
+  for (size_t i = 0; i < withm.traces.size(); ++i) withm.traces[i] -= without.traces[i];
+  const Images im = migrate_data(withm, "grid: {shape: [48, 44, 46], spacing: 10}\n"
+                                        "boundary: {damping_width: 8, free_surface: true}\nmodel: {vp: 2000}\n"
+                                        "migration: {data: x}\n", "diffractor");
+  // The strongest |image| below 150 m (away from the source's own backscatter).
+  const auto& v = im.laplacian;
+  long long best = -1;
+  for (long long iz = 15; iz < nz - 8; ++iz)
+    for (long long iy = 8; iy < ny - 8; ++iy)
+      for (long long ix = 8; ix < nx - 8; ++ix)
+        if (best < 0 || std::abs(v[g.index(ix, iy, iz)]) > std::abs(v[best])) best = g.index(ix, iy, iz);
+  const long long bx = best % nx, by = (best / nx) % ny, bz = best / (nx * ny);
+  const double fx = column_peak(v, bx - 1, bx + 2, 1, g.index(0, by, bz));
+  const double fy = column_peak(v, by - 1, by + 2, nx, g.index(bx, 0, bz));
+  const double fz = column_peak(v, bz - 1, bz + 2, nx * ny, g.index(bx, by, 0));
+  std::printf("point diffractor at cell (%lld, %lld, %lld): focus at (%.2f, %.2f, %.2f), value %.3e\n", px, py, pz,
+              fx, fy, fz, v[best]);
+  CHECK(std::abs(fx - px) <= 1.0);
+  CHECK(std::abs(fy - py) <= 1.0);
+  CHECK(std::abs(fz - pz) <= 1.0);
+  CHECK(v[best] > 0);
+}
+
+TEST_CASE("stacking is linear: shots A and B together equal A plus B", "[cpu]") {
+  // Each shot images into zeroed volumes that are then added to the stack, so the stack of
+  // A and B is the float sum of the two single-shot images, bit for bit.
+  const std::string grid = "grid: {shape: [36, 30, 32], spacing: 10}\nboundary: {damping_width: 6}\n";
+  const auto d = observe(grid + "time: {steps: 260}\nmodel: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 200, vp: 2500}]}}\n"
+                         "sources: {wavelet: {peak_frequency: 15}, shots: [[120, 150, 80], [230, 140, 80]]}\n"
+                         "receivers: {line: {start: [70, 150, 70], end: [280, 150, 70], count: 22}}\n");
+  auto single = [&](long long s) {
+    io::ObservedData e = d;
+    e.shots = 1;
+    e.source_positions = {d.source_positions[s]};
+    e.traces.assign(d.traces.begin() + s * d.receivers * d.samples, d.traces.begin() + (s + 1) * d.receivers * d.samples);
+    return e;
+  };
+  const std::string mig = grid + "model: {vp: 2000}\nmigration: {data: x}\n";
+  const Images ab = migrate_data(d, mig, "stack_ab"), a = migrate_data(single(0), mig, "stack_a"),
+               b = migrate_data(single(1), mig, "stack_b");
+  long long differ = 0;
+  for (size_t i = 0; i < ab.correlation.size(); ++i) {
+    differ += ab.correlation[i] != a.correlation[i] + b.correlation[i];
+    differ += ab.illumination[i] != a.illumination[i] + b.illumination[i];
+  }
+  std::printf("stacking: %lld of %zu values differ from A + B\n", differ, 2 * ab.correlation.size());
+  CHECK(max_abs(a.correlation.data(), a.correlation.size()) > 0);
+  CHECK(max_abs(b.correlation.data(), b.correlation.size()) > 0);
+  CHECK(differ == 0);
+}
+
+TEST_CASE("data preparation: band-limited resampling and the mute", "[unit]") {
+  // A 12 Hz Ricker sampled at 1 ms resampled to 1.7 ms must equal the Ricker sampled there:
+  // the windowed sinc's error (Kaiser beta 6, 8 periods) is below 1e-3 of the peak in band.
+  const double f = 12, delay = 0.1;
+  std::vector<float> x(400);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(ricker((i + 1) * 0.001, f, delay));
+  const auto y = resample(x.data(), 400, 0.001, 0.001, 200, 0.0017, 0.0017);
+  double worst = 0;
+  for (long long k = 0; k < 200; ++k)
+    if ((k + 1) * 0.0017 < 0.35) worst = std::max(worst, std::abs(y[k] - ricker((k + 1) * 0.0017, f, delay)));
+  std::printf("resampling 1 ms -> 1.7 ms: worst error %.2e of a unit peak\n", worst);
+  CHECK(worst < 1e-3);
+  // Upsampling (1.7 ms -> 1 ms) back: same bound.
+  const auto z = resample(y.data(), 200, 0.0017, 0.0017, 300, 0.001, 0.001);
+  worst = 0;
+  for (long long k = 0; k < 300; ++k) worst = std::max(worst, std::abs(z[k] - ricker((k + 1) * 0.001, f, delay)));
+  CHECK(worst < 1e-3);
+  // The mute: zero above offset / v + t0 - taper, one from offset / v + t0, half way between.
+  CHECK(mute_weight(0.10, 200, 2000, 0.05, 0.02) == 0.0);
+  CHECK(mute_weight(0.15, 200, 2000, 0.05, 0.02) == 1.0);
+  CHECK(mute_weight(0.14, 200, 2000, 0.05, 0.02) == Approx(0.5).margin(1e-12));
+  CHECK(mute_weight(0.1299, 200, 2000, 0.05, 0.02) == 0.0);
+  // -d/dt through the FFT: the derivative of a Ricker, away from the ends.
+  std::vector<float> r(512);
+  for (size_t i = 0; i < r.size(); ++i) r[i] = static_cast<float>(ricker(i * 0.001, f, 0.25));
+  const auto dr = time_derivative(r.data(), 512, 0.001, 1.0);
+  const double h = 1e-6;
+  worst = 0;
+  double peak = 0;
+  for (int i = 100; i < 400; ++i) {
+    const double exact = (ricker(i * 0.001 + h, f, 0.25) - ricker(i * 0.001 - h, f, 0.25)) / (2 * h);
+    worst = std::max(worst, std::abs(dr[i] - exact));
+    peak = std::max(peak, std::abs(exact));
+  }
+  std::printf("spectral derivative of a Ricker: worst error %.2e of a peak %.2e\n", worst, peak);
+  CHECK(worst < 1e-3 * peak);
+}
