@@ -35,6 +35,9 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
 
 int cmd_run(const std::string& config_path, const CommonOptions& o) {
   const Config c = load_with_overrides(config_path, o);
+  if (c.migration)
+    throw Error("config file '" + config_path + "' has a 'migration' section: it is a migration config; run it "
+                "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   std::string chosen;

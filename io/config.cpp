@@ -1,5 +1,6 @@
 #include "io/config.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -99,7 +100,10 @@ Config from_tree(const YAML::Node& root_node) {
   root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers",
                    "output", "solver", "migration"});
   // A migration config takes its sources, receivers and record length from the data file.
-  const bool migration = root.has("migration");
+  const bool migration = root_node["migration"].IsDefined();
+  if (migration && !root_node["migration"].IsMap())
+    throw Error("config key 'migration' must be a mapping with at least migration.data (the HDF5 file of "
+                "seisrtm run); remove it for a modelling config");
   if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
 
   auto grid = root.child("grid");
@@ -151,7 +155,7 @@ Config from_tree(const YAML::Node& root_node) {
     c.model.vp = io::YamlReader::as_number(model.node()["vp"], "model.vp");
   } else {
     auto vp = model.child("vp");
-    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing"});
+    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing", "bodies"});
     c.model.smoothing = vp.number("smoothing", c.model.smoothing);
     if (!(c.model.smoothing >= 0))
       throw Error("config key 'model.vp.smoothing' must be >= 0 m (0 = none), got " +
@@ -165,10 +169,20 @@ Config from_tree(const YAML::Node& root_node) {
       const YAML::Node layers = vp.node()["layers"];
       for (size_t i = 0; i < layers.size(); ++i) {
         io::YamlReader l(layers[i], "model.vp.layers[" + std::to_string(i) + "]");
-        l.allow_only({"top", "vp"});
+        l.allow_only({"top", "vp", "dip"});
         if (!l.has("top") || !l.has("vp"))
           throw Error("config key '" + l.path() + "' needs both 'top' (m) and 'vp' (m/s)");
-        LayerConfig lc{l.number("top", 0), l.number("vp", 0)};
+        LayerConfig lc{l.number("top", 0), l.number("vp", 0), {0, 0}};
+        if (l.has("dip")) {
+          const YAML::Node d = l.node()["dip"];
+          if (!d.IsSequence() || d.size() != 2)
+            throw Error("config key '" + l.key_path("dip") + "' must be [dip_x, dip_y] in degrees");
+          for (int k = 0; k < 2; ++k) {
+            lc.dip[k] = io::YamlReader::as_number(d[k], l.key_path("dip"));
+            if (!(std::abs(lc.dip[k]) < 80))
+              throw Error("config key '" + l.key_path("dip") + "' must hold angles in (-80, 80) degrees");
+          }
+        }
         if (i > 0 && !(lc.top > c.model.layers.back().top))
           throw Error("config key '" + l.key_path("top") + "' must be deeper than the layer above (" +
                       std::to_string(c.model.layers.back().top) + " m)");
@@ -183,6 +197,23 @@ Config from_tree(const YAML::Node& root_node) {
       if (c.model.file.empty()) throw Error("config key 'model.vp.file' is required for type file: an HDF5 path");
     }
     c.model.dataset = vp.text("dataset", c.model.dataset);
+    if (vp.has("bodies")) {
+      const YAML::Node bodies = vp.node()["bodies"];
+      if (!bodies.IsSequence())
+        throw Error("config key 'model.vp.bodies' must be a list of {center: [x, y, z], radii: [a, b, c], vp: m/s}");
+      if (c.model.type == "file")
+        throw Error("config key 'model.vp.bodies' is not valid with model.vp.type: file (put the body in the file)");
+      for (size_t i = 0; i < bodies.size(); ++i) {
+        io::YamlReader b(bodies[i], "model.vp.bodies[" + std::to_string(i) + "]");
+        b.allow_only({"center", "radii", "vp"});
+        for (const char* k : {"center", "radii", "vp"})
+          if (!b.has(k)) throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, vp m/s)");
+        BodyConfig bc{b.triple("center", {}, false), b.triple("radii", {}, true), b.number("vp", 0)};
+        for (int a = 0; a < 3; ++a) check_positive(bc.radii[a], b.key_path("radii"), "positive semi-axes in m");
+        check_positive(bc.vp, b.key_path("vp"), "a positive velocity in m/s");
+        c.model.bodies.push_back(bc);
+      }
+    }
   }
   if (c.model.type == "constant" || c.model.type == "gradient")
     check_positive(c.model.vp, "model.vp.value", "a positive velocity in m/s");
@@ -363,7 +394,19 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
     for (const auto& l : c.model.layers)
       e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key
-        << "vp" << YAML::Value << l.vp << YAML::EndMap;
+        << "vp" << YAML::Value << l.vp << YAML::Key << "dip" << YAML::Value << YAML::Flow << YAML::BeginSeq
+        << l.dip[0] << l.dip[1] << YAML::EndSeq << YAML::EndMap;
+    e << YAML::EndSeq;
+  }
+  if (!c.model.bodies.empty()) {
+    e << YAML::Key << "bodies" << YAML::Value << YAML::BeginSeq;
+    for (const auto& b : c.model.bodies) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "center" << YAML::Value;
+      seq3(b.center);
+      e << YAML::Key << "radii" << YAML::Value;
+      seq3(b.radii);
+      e << YAML::Key << "vp" << YAML::Value << b.vp << YAML::EndMap;
+    }
     e << YAML::EndSeq;
   }
   e << YAML::Key << "file" << YAML::Value << c.model.file;

@@ -26,8 +26,16 @@ struct PhysicsConfig {
 };
 
 struct LayerConfig {
-  double top = 0;  // m, depth of the layer's top
+  double top = 0;  // m, depth of the layer's top at the grid's centre (x, y)
   double vp = 0;   // m/s
+  std::array<double, 2> dip{0, 0};  // degrees: the top deepens along +x and +y by tan(dip)
+};
+
+// An ellipsoid of constant velocity laid over the model (a salt body, a high-velocity lens).
+struct BodyConfig {
+  std::array<double, 3> center{0, 0, 0};  // m
+  std::array<double, 3> radii{0, 0, 0};   // m, semi-axes along x, y, z
+  double vp = 0;                          // m/s
 };
 
 struct ModelConfig {
@@ -37,6 +45,7 @@ struct ModelConfig {
   std::vector<LayerConfig> layers;
   std::string file;     // HDF5 file (file)
   std::string dataset = "vp";  // dataset in that file, shape [nz, ny, nx]
+  std::vector<BodyConfig> bodies;  // over constant, gradient and layers models
   double smoothing = 0;  // m; > 0: Gaussian smoothing of slowness with this standard deviation
 };
 

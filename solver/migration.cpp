@@ -98,6 +98,9 @@ MigrationInput prepare_migration(const Config& c) {
   check(d.source_positions, "/sources/positions");
   check(d.receiver_positions, "/receivers/positions");
 
+  if (mc.depth_slice && *mc.depth_slice > g.extent(2))
+    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies below the grid; valid: [0, " +
+                fmt(g.extent(2)) + "] m or auto");
   MigrationInput in;
   in.problem = build_problem(cc);
   Problem& p = in.problem;

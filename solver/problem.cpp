@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numbers>
 #include <sstream>
 
 #include "io/hdf5_file.hpp"
@@ -79,6 +80,37 @@ double gradient_mean_slowness2(double v0, double g, double a, double b) {
   return 1.0 / ((v0 + g * a) * (v0 + g * b));
 }
 
+// Lays an ellipsoid of constant velocity over vp with the same sampling rule: a node takes the
+// mean of 1/v^2 over its cell, here from the fraction of 4 x 4 x 4 sub-cell points inside.
+void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
+  constexpr int kSub = 4;
+  std::array<long long, 3> lo{}, hi{};
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = std::clamp<long long>(static_cast<long long>(std::floor((b.center[a] - b.radii[a]) / g.h[a])) - 1, 0, g.n[a] - 1);
+    hi[a] = std::clamp<long long>(static_cast<long long>(std::ceil((b.center[a] + b.radii[a]) / g.h[a])) + 1, 0, g.n[a] - 1);
+  }
+  const double sb = 1.0 / (b.vp * b.vp);
+#pragma omp parallel for schedule(static)
+  for (long long iz = lo[2]; iz <= hi[2]; ++iz)
+    for (long long iy = lo[1]; iy <= hi[1]; ++iy)
+      for (long long ix = lo[0]; ix <= hi[0]; ++ix) {
+        int inside = 0;
+        for (int k = 0; k < kSub; ++k)
+          for (int j = 0; j < kSub; ++j)
+            for (int i = 0; i < kSub; ++i) {
+              const double q[3] = {(ix + (i + 0.5) / kSub - 0.5) * g.h[0], (iy + (j + 0.5) / kSub - 0.5) * g.h[1],
+                                   (iz + (k + 0.5) / kSub - 0.5) * g.h[2]};
+              double r = 0;
+              for (int a = 0; a < 3; ++a) r += (q[a] - b.center[a]) * (q[a] - b.center[a]) / (b.radii[a] * b.radii[a]);
+              inside += r <= 1;
+            }
+        if (inside == 0) continue;
+        const double f = double(inside) / (kSub * kSub * kSub);
+        float& v = vp[g.index(ix, iy, iz)];
+        v = static_cast<float>(1.0 / std::sqrt(f * sb + (1 - f) / (double(v) * v)));
+      }
+}
+
 }  // namespace
 
 std::vector<float> build_velocity(const Config& c, const Grid& g) {
@@ -107,15 +139,37 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   if (m.type == "constant" && !(m.vp > 0))
     throw Error("config key 'model.vp' gives vp = " + fmt(m.vp) + " m/s; velocities must be > 0");
   const double hz = g.h[2], z_max = g.extent(2);
-  for (long long iz = 0; iz < g.n[2]; ++iz) {
-    // Node iz's cell, clipped to the model: the top node's cell is [0, hz/2].
-    const double a = std::max(0.0, (iz - 0.5) * hz), b = std::min(z_max, (iz + 0.5) * hz);
-    double v = m.vp;
-    // vp = 1 / sqrt(mean over the cell of 1/v^2)
-    if (m.type == "gradient") v = 1.0 / std::sqrt(gradient_mean_slowness2(m.vp, m.gradient, a, b));
-    if (m.type == "layers") v = 1.0 / std::sqrt(layers_mean_slowness2(m.layers, a, b));
-    std::fill_n(vp.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
+  bool dipping = false;
+  for (const auto& l : m.layers) dipping = dipping || l.dip[0] != 0 || l.dip[1] != 0;
+  const double xc = g.extent(0) / 2, yc = g.extent(1) / 2;
+  // Columns share their values unless a layer dips: then each (x, y) has its own tops, at
+  // top + tan(dip_x) (x - xc) + tan(dip_y) (y - yc), never above the top of the layer before.
+  const long long columns = dipping ? g.n[0] * g.n[1] : 1;
+#pragma omp parallel for schedule(static)
+  for (long long col = 0; col < columns; ++col) {
+    std::vector<LayerConfig> layers = m.layers;
+    if (dipping) {
+      const double x = (col % g.n[0]) * g.h[0] - xc, y = (col / g.n[0]) * g.h[1] - yc;
+      for (size_t l = 0; l < layers.size(); ++l) {
+        layers[l].top += std::tan(layers[l].dip[0] * std::numbers::pi / 180) * x +
+                         std::tan(layers[l].dip[1] * std::numbers::pi / 180) * y;
+        if (l > 0) layers[l].top = std::max(layers[l].top, layers[l - 1].top);
+      }
+    }
+    for (long long iz = 0; iz < g.n[2]; ++iz) {
+      // Node iz's cell, clipped to the model: the top node's cell is [0, hz/2].
+      const double a = std::max(0.0, (iz - 0.5) * hz), b = std::min(z_max, (iz + 0.5) * hz);
+      double v = m.vp;
+      // vp = 1 / sqrt(mean over the cell of 1/v^2)
+      if (m.type == "gradient") v = 1.0 / std::sqrt(gradient_mean_slowness2(m.vp, m.gradient, a, b));
+      if (m.type == "layers") v = 1.0 / std::sqrt(layers_mean_slowness2(layers, a, b));
+      if (dipping)
+        vp[iz * g.n[0] * g.n[1] + col] = static_cast<float>(v);
+      else
+        std::fill_n(vp.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
+    }
   }
+  for (const auto& body : m.bodies) add_body(g, body, vp);
   return vp;
 }
 

@@ -1,0 +1,371 @@
+// [integration] seisrtm migrate end to end: a tiny survey is modelled with seisrtm run, migrated
+// (boundary and snapshots modes), and every kind of bad migration input (config keys and data
+// files) gets one clear message naming the key or dataset, exit code 1 and no output left behind.
+#include <catch2/catch.hpp>
+
+#include <hdf5.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr
+};
+
+Result run_cli(const std::string& args) {
+  const std::string cmd = std::string(SEISRTM_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("seisrtm_test_cli_migrate_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write_text(const fs::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+  return file.string();
+}
+
+// The true model: two layers under a free surface, one shot, a line of 12 receivers.
+const char* kTrueModel = R"(grid: {shape: [36, 30, 32], spacing: 10}
+time: {steps: 200}
+boundary: {damping_width: 6, free_surface: true}
+model:
+  vp:
+    type: layers
+    layers:
+      - {top: 0, vp: 2000}
+      - {top: 160, vp: 2800}
+sources: {wavelet: {peak_frequency: 15}, shots: [[175, 145, 20]]}
+receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}
+output: {name: data, pictures: false}
+)";
+
+// A migration config on the same grid in a constant model; `data` is the migration.data path.
+std::string migration_config(const std::string& data) {
+  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
+         "boundary: {damping_width: 6, free_surface: true}\n"
+         "model: {vp: {type: constant, value: 2000}}\n"
+         "output: {name: rtm}\n"
+         "migration:\n"
+         "  data: " + data + "\n"
+         "  mute: {velocity: 2000}\n";
+}
+
+// The data file of `seisrtm run` on kTrueModel, made once per process.
+const std::string& good_data() {
+  static const std::string file = [] {
+    const fs::path d = fresh_dir("data");
+    const std::string cfg = write_text(d / "true.yaml", kTrueModel);
+    const Result r = run_cli("run " + cfg + " --quiet --backend cpu --output " + d.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    REQUIRE(fs::exists(d / "data.h5"));
+    return (d / "data.h5").string();
+  }();
+  return file;
+}
+
+// ---- Small HDF5 C API helpers to read the good data file and write broken copies of it. ----
+
+struct Array {
+  std::vector<hsize_t> dims;
+  std::vector<double> values;
+};
+
+Array read_array(const std::string& file, const std::string& name) {
+  Array a;
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t s = H5Dget_space(d);
+  a.dims.resize(H5Sget_simple_extent_ndims(s));
+  H5Sget_simple_extent_dims(s, a.dims.data(), nullptr);
+  hsize_t n = 1;
+  for (auto v : a.dims) n *= v;
+  a.values.resize(n);
+  REQUIRE(H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()) >= 0);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return a;
+}
+
+double read_dt(const std::string& file) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t a = H5Aopen(f, "dt", H5P_DEFAULT);
+  double dt = 0;
+  H5Aread(a, H5T_NATIVE_DOUBLE, &dt);
+  H5Aclose(a);
+  H5Fclose(f);
+  return dt;
+}
+
+// Writes `a` as dataset `name` with file type `type` (H5T_IEEE_F32LE or H5T_IEEE_F64LE).
+void write_array(hid_t loc, const std::string& name, const Array& a, hid_t type) {
+  const hid_t s = H5Screate_simple(static_cast<int>(a.dims.size()), a.dims.data(), nullptr);
+  const hid_t d = H5Dcreate2(loc, name.c_str(), type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  REQUIRE(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, a.values.data()) >= 0);
+  H5Dclose(d);
+  H5Sclose(s);
+}
+
+// The contents of a data file as seisrtm migrate reads them; tests break one part at a time.
+struct DataFile {
+  Array traces, sources, receivers, wavelet;
+  double dt = 0;
+  bool with_traces = true;
+  bool with_dt = true;
+};
+
+DataFile load_good() {
+  const std::string f = good_data();
+  DataFile d;
+  d.traces = read_array(f, "/traces");
+  d.sources = read_array(f, "/sources/positions");
+  d.receivers = read_array(f, "/receivers/positions");
+  d.wavelet = read_array(f, "/sources/wavelet");
+  d.dt = read_dt(f);
+  return d;
+}
+
+std::string write_data(const fs::path& file, const DataFile& d) {
+  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  if (d.with_dt) {
+    const hsize_t one = 1;
+    const hid_t s = H5Screate_simple(1, &one, nullptr);
+    const hid_t a = H5Acreate2(f, "dt", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, &d.dt);
+    H5Aclose(a);
+    H5Sclose(s);
+  }
+  if (d.with_traces) write_array(f, "traces", d.traces, H5T_IEEE_F32LE);
+  for (const char* g : {"sources", "receivers"})
+    H5Gclose(H5Gcreate2(f, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  write_array(f, "sources/positions", d.sources, H5T_IEEE_F64LE);
+  write_array(f, "receivers/positions", d.receivers, H5T_IEEE_F64LE);
+  write_array(f, "sources/wavelet", d.wavelet, H5T_IEEE_F32LE);
+  H5Fclose(f);
+  return file.string();
+}
+
+bool has_link(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return false;
+  // Check the parent group first: H5Lexists on "a/b" fails when "a" is absent.
+  const auto slash = name.find('/', 1);
+  const bool parent = slash == std::string::npos || H5Lexists(f, name.substr(0, slash).c_str(), H5P_DEFAULT) > 0;
+  const bool ok = parent && H5Lexists(f, name.c_str(), H5P_DEFAULT) > 0;
+  H5Fclose(f);
+  return ok;
+}
+
+// Runs `seisrtm migrate` on a config with `yaml` and `extra` arguments and expects a refusal:
+// exit 1, "seisrtm: error:" with `needle`, and nothing in the output directory.
+void expect_refused(const std::string& name, const std::string& yaml, const std::string& extra,
+                    const std::vector<std::string>& needles) {
+  const fs::path d = fresh_dir("bad_" + name);
+  const std::string cfg = write_text(d / "migrate.yaml", yaml);
+  const fs::path out = d / "out";
+  const Result r = run_cli("migrate " + cfg + " --quiet --output " + out.string() + " " + extra);
+  INFO(name << ": " << r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error:"));
+  for (const auto& n : needles) CHECK_THAT(r.output, Contains(n));
+  const bool empty = !fs::exists(out) || fs::is_empty(out);
+  CHECK(empty);
+}
+
+}  // namespace
+
+TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and snapshots modes",
+          "[integration]") {
+  const std::string data = good_data();
+  const fs::path d = fresh_dir("happy");
+  const std::string cfg = write_text(d / "migrate.yaml", migration_config(data));
+  for (const std::string mode : {"boundary", "snapshots"}) {
+    const fs::path out = d / mode;
+    const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + out.string() +
+                             " --set migration.mode=" + mode);
+    INFO(mode << ": " << r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Contains("seisrtm: wrote") && Contains("rtm.h5"));
+    const std::string h5 = (out / "rtm.h5").string();
+    REQUIRE(fs::exists(h5));
+    for (const char* ds : {"/image/correlation", "/image/illumination", "/image/normalized", "/image/laplacian",
+                           "/model/vp", "/sources/positions", "/receivers/positions"})
+      CHECK(has_link(h5, ds));
+    CHECK(fs::exists(out / "rtm.xmf"));
+    for (const char* png : {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png",
+                            "rtm_model_vp.png"})
+      CHECK(fs::exists(out / png));
+    for (const auto& f : fs::directory_iterator(out)) CHECK(f.path().extension() != ".partial");
+
+    const Array corr = read_array(h5, "/image/correlation");
+    CHECK(corr.dims == std::vector<hsize_t>{32, 30, 36});
+    double top = 0;
+    bool finite = true;
+    for (double v : corr.values) {
+      top = std::max(top, std::abs(v));
+      finite = finite && std::isfinite(v);
+    }
+    CHECK(finite);
+    CHECK(top > 0);
+    const Array lap = read_array(h5, "/image/laplacian");
+    double lap_top = 0;
+    for (double v : lap.values) lap_top = std::max(lap_top, std::abs(v));
+    CHECK(lap_top > 0);
+    const Array vp = read_array(h5, "/model/vp");
+    CHECK(vp.values.front() == Approx(2000));
+  }
+}
+
+TEST_CASE("migrate: bad migration keys are refused with the key named", "[integration]") {
+  const std::string good = migration_config(good_data());
+  SECTION("mode") { expect_refused("mode", good, "--set migration.mode=foo", {"'migration.mode'", "boundary | snapshots"}); }
+  SECTION("mode not a string") { expect_refused("mode_list", good, "--set migration.mode=[a,b]", {"'migration.mode' must be a string"}); }
+  SECTION("image_interval 0") { expect_refused("interval0", good, "--set migration.image_interval=0", {"'migration.image_interval' must be >= 1"}); }
+  SECTION("image_interval not an integer") { expect_refused("interval_text", good, "--set migration.image_interval=ten", {"'migration.image_interval' must be an integer"}); }
+  SECTION("illumination_epsilon 2") { expect_refused("eps2", good, "--set migration.illumination_epsilon=2", {"'migration.illumination_epsilon' must be in (0, 1)"}); }
+  SECTION("illumination_epsilon 0") { expect_refused("eps0", good, "--set migration.illumination_epsilon=0", {"'migration.illumination_epsilon'"}); }
+  SECTION("illumination_epsilon text") { expect_refused("eps_text", good, "--set migration.illumination_epsilon=small", {"'migration.illumination_epsilon' must be a finite number"}); }
+  SECTION("data_filter") { expect_refused("filter", good, "--set migration.data_filter=bar", {"'migration.data_filter'", "derivative | none"}); }
+  SECTION("depth_slice negative") { expect_refused("slice_neg", good, "--set migration.depth_slice=-5", {"'migration.depth_slice' must be >= 0"}); }
+  SECTION("depth_slice text") { expect_refused("slice_text", good, "--set migration.depth_slice=deep", {"'migration.depth_slice'"}); }
+  SECTION("mute without velocity") {
+    std::string y = good;
+    y.replace(y.find("{velocity: 2000}"), 16, "{t0: 0.1}");
+    expect_refused("mute_novel", y, "", {"'migration.mute.velocity' is required"});
+  }
+  SECTION("mute velocity negative") { expect_refused("mute_vneg", good, "--set migration.mute.velocity=-1", {"'migration.mute.velocity' must be a positive"}); }
+  SECTION("mute velocity zero") { expect_refused("mute_v0", good, "--set migration.mute.velocity=0", {"'migration.mute.velocity'"}); }
+  SECTION("mute t0 negative") { expect_refused("mute_t0", good, "--set migration.mute.t0=-1", {"'migration.mute.t0' must be >= 0"}); }
+  SECTION("mute taper negative") { expect_refused("mute_taper", good, "--set migration.mute.taper=-0.1", {"'migration.mute.taper' must be >= 0"}); }
+  SECTION("mute not a mapping") { expect_refused("mute_scalar", good, "--set migration.mute=5", {"'migration.mute' must be a mapping"}); }
+  SECTION("mute unknown key") { expect_refused("mute_unknown", good, "--set migration.mute.speed=5", {"'migration.mute.speed' is unknown"}); }
+  SECTION("smoothing negative") { expect_refused("smoothing", good, "--set model.vp.smoothing=-10", {"'model.vp.smoothing' must be >= 0"}); }
+  SECTION("unknown migration key") { expect_refused("unknown", good, "--set migration.colour=red", {"'migration.colour' is unknown", "valid keys under 'migration'"}); }
+  SECTION("time.steps text") { expect_refused("steps_text", good, "--set time.steps=many", {"'time.steps' must be an integer"}); }
+}
+
+TEST_CASE("migrate: sources and receivers come from the data, not the config", "[integration]") {
+  const std::string good = migration_config(good_data());
+  SECTION("sources.shots") {
+    expect_refused("shots", good + "sources: {shots: [[175, 145, 20]]}\n", "", {"'sources.shots' is not allowed in a migration config"});
+  }
+  SECTION("sources.wavelet") {
+    expect_refused("wavelet", good + "sources: {wavelet: {peak_frequency: 15}}\n", "", {"'sources.wavelet' is not allowed"});
+  }
+  SECTION("receivers.line") {
+    expect_refused("line", good + "receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}\n", "",
+                   {"'receivers.line'", "not allowed in a migration config"});
+  }
+  SECTION("receivers.list") {
+    expect_refused("list", good + "receivers: {list: [[70, 145, 20]]}\n", "", {"'receivers.list'", "not allowed"});
+  }
+  SECTION("no migration.data") {
+    std::string y = good;
+    const auto at = y.find("  data: ");
+    y.erase(at, y.find('\n', at) + 1 - at);
+    expect_refused("nodata", y, "", {"'migration.data' is required"});
+  }
+  SECTION("a plain run config") {
+    expect_refused("plain", kTrueModel, "", {"has no 'migration' section"});
+  }
+}
+
+TEST_CASE("migrate: broken data files are refused with the dataset named", "[integration]") {
+  const fs::path d = fresh_dir("files");
+  auto refused = [&](const std::string& name, const std::string& data, const std::vector<std::string>& needles) {
+    expect_refused("data_" + name, migration_config(data), "", needles);
+  };
+  SECTION("missing") { refused("missing", (d / "nothing.h5").string(), {"nothing.h5", "(migration.data) does not exist"}); }
+  SECTION("not HDF5") {
+    const std::string f = write_text(d / "text.h5", "traces: none\n");
+    refused("text", f, {"text.h5", "is not a readable HDF5 file"});
+  }
+  SECTION("a copy of the good file migrates") {
+    // The helpers' own copy must be accepted, or the broken copies below prove nothing.
+    const std::string f = write_data(d / "copy.h5", load_good());
+    const fs::path out = d / "copy_out";
+    const Result r = run_cli("migrate " + write_text(d / "copy.yaml", migration_config(f)) +
+                             " --quiet --backend cpu --output " + out.string() + " --set output.pictures=false");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK(fs::exists(out / "rtm.h5"));
+  }
+  SECTION("no /traces") {
+    DataFile g = load_good();
+    g.with_traces = false;
+    refused("notraces", write_data(d / "notraces.h5", g), {"'/traces' is missing"});
+  }
+  SECTION("/traces of rank 2") {
+    DataFile g = load_good();
+    g.traces.dims = {g.traces.dims[1], g.traces.dims[2]};
+    refused("rank2", write_data(d / "rank2.h5", g), {"'/traces' has rank 2", "[shot, receiver, time]"});
+  }
+  SECTION("/sources/positions with a row too many") {
+    DataFile g = load_good();
+    g.sources.dims[0] += 1;
+    g.sources.values.insert(g.sources.values.end(), {100, 100, 20});
+    refused("srcrows", write_data(d / "srcrows.h5", g), {"'/sources/positions' has shape [2, 3]", "needs [1, 3]"});
+  }
+  SECTION("/receivers/positions with a row too few") {
+    DataFile g = load_good();
+    g.receivers.dims[0] -= 1;
+    g.receivers.values.resize(g.receivers.values.size() - 3);
+    refused("recrows", write_data(d / "recrows.h5", g), {"'/receivers/positions' has shape [11, 3]", "needs [12, 3]"});
+  }
+  SECTION("a receiver outside the migration grid") {
+    DataFile g = load_good();
+    g.receivers.values[3 * 3 + 0] = 1000;  // row 3, x beyond the 350 m extent
+    refused("recout", write_data(d / "recout.h5", g),
+            {"/receivers/positions row 3", "outside the migration grid", "x in [0, 350]"});
+  }
+  SECTION("a source above the surface") {
+    DataFile g = load_good();
+    g.sources.values[2] = -5;
+    refused("srcout", write_data(d / "srcout.h5", g), {"/sources/positions row 0", "outside the migration grid"});
+  }
+  SECTION("NaN in /traces") {
+    DataFile g = load_good();
+    g.traces.values[g.traces.values.size() / 2] = std::numeric_limits<double>::quiet_NaN();
+    refused("nan", write_data(d / "nan.h5", g), {"'/traces' holds a NaN"});
+  }
+  SECTION("no dt attribute") {
+    DataFile g = load_good();
+    g.with_dt = false;
+    refused("nodt", write_data(d / "nodt.h5", g), {"root attribute 'dt'", "is missing"});
+  }
+  SECTION("dt not positive") {
+    DataFile g = load_good();
+    g.dt = 0;
+    refused("dt0", write_data(d / "dt0.h5", g), {"'dt' must be one positive number"});
+  }
+}
