@@ -61,7 +61,7 @@ std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) 
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
   m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter"});
-  mc.data_filter = m.choice("data_filter", mc.data_filter, {"derivative", "none"});
+  mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
   mc.data = m.text("data", "");
   if (mc.data.empty())
     throw Error("config key 'migration.data' is required: the HDF5 file written by seisrtm run "

@@ -125,10 +125,10 @@ struct MigrationConfig {
   long long image_interval = 1;      // steps between imaging time levels
   double illumination_epsilon = 1e-3;  // stabiliser, fraction of the largest illumination
   MuteConfig mute;
-  // Data filter before back-propagation: the zero-lag correlation image of a 3D survey is
-  // rotated by 90 degrees in phase (a factor 1 / (i w)); derivative (-d/dt of the data)
-  // makes it zero-phase, reflectors at their depth with their polarity (docs/ADJOINT.md).
-  std::string data_filter = "derivative";  // derivative | none
+  // Data filter (-i w)^alpha before back-propagation (docs/ADJOINT.md): the correlation image
+  // of an areal spread is rotated by 90 degrees in phase (derivative, alpha = 1, undoes it),
+  // of a line by 45 (half_derivative, alpha = 1/2). auto picks by the receivers' spread.
+  std::string data_filter = "auto";  // auto | derivative | half_derivative | none
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
 };
 

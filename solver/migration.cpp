@@ -140,19 +140,18 @@ MigrationInput prepare_migration(const Config& c) {
     t0 = mc.mute.t0 ? *mc.mute.t0 : 2 * tp;
     taper = mc.mute.taper ? *mc.mute.taper : 0.5 * tp;
   }
-  in.data_filter = mc.data_filter;
+  in.data_filter = resolve_data_filter(mc.data_filter, d.receiver_positions);
   long long muted = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : muted)
   for (long long tr = 0; tr < d.shots * nrec; ++tr) {
     const long long s = tr / nrec, r = tr % nrec;
     // Sample n of a trace is at t = (n + 1) dt, for the data and for the migration.
     auto y = resample(d.traces.data() + tr * d.samples, d.samples, d.dt, d.dt, nt, p.dt, p.dt);
-    if (in.data_filter == "derivative") {
-      // -d/dt: the zero-lag correlation of a 3D source field with the back-propagated field
-      // carries a factor 1/(i w) (an integration in time, a 90 degree phase rotation); minus
-      // the derivative undoes it, with the reflection coefficient's sign (docs/ADJOINT.md).
-      y = time_derivative(y.data(), nt, p.dt, 1.0);
-      for (float& v : y) v = -v;
+    if (in.data_filter != "none") {
+      // (-i w)^alpha: the correlation image of a wide areal aperture carries 1 / (-i w) (a
+      // 90 degree rotation) from the sum over receivers, a line's half of it; the filter
+      // undoes it with the reflection coefficient's sign (docs/ADJOINT.md).
+      y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == "derivative" ? 1.0 : 0.5);
     }
     if (mc.mute.enabled) {
       double off = 0;
@@ -169,6 +168,16 @@ MigrationInput prepare_migration(const Config& c) {
   }
   in.muted_samples = muted;
   return in;
+}
+
+std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& rec) {
+  if (key != "auto") return key;
+  double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
+  for (const auto& r : rec)
+    for (int a = 0; a < 2; ++a) lo[a] = std::min(lo[a], r[a]), hi[a] = std::max(hi[a], r[a]);
+  const double ex = hi[0] - lo[0], ey = hi[1] - lo[1];
+  if (rec.empty() || std::max(ex, ey) == 0) return "none";
+  return std::min(ex, ey) >= 0.5 * std::max(ex, ey) ? "derivative" : "half_derivative";
 }
 
 double available_host_memory() {

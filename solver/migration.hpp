@@ -39,8 +39,13 @@ struct MigrationInput {
   double data_dt = 0;          // s
   long long data_samples = 0;
   long long muted_samples = 0; // samples zeroed by the mute (all traces)
-  std::string data_filter;     // none | derivative, as applied
+  std::string data_filter;     // derivative | half_derivative | none, as applied
 };
+
+// What data_filter auto means for a receiver spread: derivative when the smaller horizontal
+// extent of the spread is at least half the larger (an area), half_derivative for a line or a
+// narrow swath, none for a single point.
+std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& receivers);
 
 
 

@@ -153,16 +153,17 @@ void fft(std::vector<std::complex<double>>& a, bool inverse) {
 
 }  // namespace
 
-std::vector<float> time_derivative(const float* x, long long n, double dt, double alpha) {
+std::vector<float> minus_i_omega_power(const float* x, long long n, double dt, double alpha) {
   size_t m = 1;
   while (m < 2 * static_cast<size_t>(n)) m <<= 1;
   std::vector<std::complex<double>> a(m);
   for (long long i = 0; i < n; ++i) a[i] = x[i];
   fft(a, false);
   for (size_t k = 0; k < m; ++k) {
-    // Angular frequency of bin k (negative above Nyquist); (i w)^alpha = |w|^alpha e^{i sgn(w) alpha pi/2}.
+    // Angular frequency of bin k (negative above Nyquist). The forward transform uses e^{-i w t},
+    // in which d/dt is i w; (-i w)^alpha = |w|^alpha e^{-i sgn(w) alpha pi/2}.
     const double w = 2 * std::numbers::pi * (k <= m / 2 ? double(k) : double(k) - double(m)) / (m * dt);
-    const double phase = (w > 0 ? 1 : w < 0 ? -1 : 0) * alpha * std::numbers::pi / 2;
+    const double phase = -(w > 0 ? 1 : w < 0 ? -1 : 0) * alpha * std::numbers::pi / 2;
     a[k] *= std::pow(std::abs(w), alpha) * std::complex<double>(std::cos(phase), std::sin(phase));
   }
   if (m % 2 == 0) a[m / 2] = a[m / 2].real();  // keep the Nyquist bin real: a real result

@@ -145,6 +145,10 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   // Columns share their values unless a layer dips: then each (x, y) has its own tops, at
   // top + tan(dip_x) (x - xc) + tan(dip_y) (y - yc), never above the top of the layer before.
   const long long columns = dipping ? g.n[0] * g.n[1] : 1;
+  // Checked here, serially: an exception must not leave the parallel loop below.
+  if (m.type == "gradient")
+    for (long long iz = 0; iz < g.n[2]; ++iz)
+      gradient_mean_slowness2(m.vp, m.gradient, std::max(0.0, (iz - 0.5) * hz), std::min(z_max, (iz + 0.5) * hz));
 #pragma omp parallel for schedule(static)
   for (long long col = 0; col < columns; ++col) {
     std::vector<LayerConfig> layers = m.layers;
