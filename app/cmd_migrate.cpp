@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
 #include "solver/error.hpp"
 #include "solver/migration.hpp"
@@ -20,17 +21,34 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
   const Problem& p = in.problem;
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   std::string backend = c.solver.backend;
-  if (backend == "cuda")
-    throw Error("solver.backend cuda: migration runs on the CPU backend only for now; use cpu or auto");
-  const MigrationPlan plan = plan_migration(p, available_host_memory());
-  validation::CpuMigrator migrator(p);
+  const GpuInfo gpu = query_gpu();
+  if (backend == "auto") backend = gpu.present ? "cuda" : "cpu";
+  std::unique_ptr<Migrator> migrator;
+  if (backend == "cuda") {
+    if (!gpu.present)
+      throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
+    if (c.solver.kernel != "naive" && c.solver.kernel != "smem" && !gpu.tma)
+      throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); use naive or smem");
+    const CudaOptions co = cuda_options(c);
+    const MigrationFootprint fp = migration_footprint(p, co);
+    if (!o.quiet)
+      std::fprintf(stderr, "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
+                   "data %.3f GiB: %.3f GiB of %.3f GiB free\n", fp.store / 1073741824.0, fp.volumes / 1073741824.0,
+                   fp.data / 1073741824.0, fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
+    auto m = std::make_unique<CudaMigrator>(p, co);
+    for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
+    migrator = std::move(m);
+  } else {
+    const MigrationPlan plan = plan_migration(p, available_host_memory());
+    if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
+    migrator = std::make_unique<validation::CpuMigrator>(p);
+  }
   if (!o.quiet) {
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (data: %lld samples of %.4g s), "
                  "%lld shot(s), %lld receivers, backend %s\n",
                  config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, in.data_samples,
-                 in.data_dt, p.shot_count(), p.receivers.size(), migrator.name().c_str());
-    std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
+                 in.data_dt, p.shot_count(), p.receivers.size(), migrator->name().c_str());
     std::fprintf(stderr, "seisrtm: data filter before back-propagation: %s\n", in.data_filter.c_str());
     if (c.migration->mute.enabled)
       std::fprintf(stderr, "seisrtm: direct-arrival mute zeroed %lld of %lld samples\n", in.muted_samples,
@@ -39,7 +57,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
-  const MigrationSummary s = migrate_survey(in, migrator, ro);
+  const MigrationSummary s = migrate_survey(in, *migrator, ro);
   std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
   if (!o.quiet) {
     std::fprintf(stderr, ", %s", s.xdmf_path.c_str());

@@ -5,9 +5,13 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include <map>
+
+#include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
 #include "solver/error.hpp"
+#include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 
@@ -15,10 +19,102 @@ namespace seisrtm::app {
 
 namespace {
 constexpr double kCpuSecondsLimit = 300;
+
+// Migration: the CUDA migrator against the CPU migrator on every shot: the stacked correlation
+// image and illumination, and the rebuilt source field at three levels of the first shot.
+int validate_migration(const std::string& config_path, const Config& c, double cpu_limit_s) {
+  const MigrationInput in = prepare_migration(c);
+  const Problem& p = in.problem;
+  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
+  const GpuInfo g = query_gpu();
+  if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
+  {
+    validation::CpuPropagator probe(p);
+    probe.begin_shot(0);
+    const long long k = std::min<long long>(3, p.steps);
+    const auto t0 = std::chrono::steady_clock::now();
+    probe.advance(0, k);
+    const double rate = k * double(p.grid.cells()) /
+                        std::max(1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    // Three propagations per shot: forward, the receiver field and the rebuilt source field.
+    const double estimate = 3.0 * double(p.grid.cells()) * p.steps * p.shot_count() / rate;
+    if (estimate > cpu_limit_s)
+      throw Error("validate: the CPU migration would need about " + std::to_string(int(estimate)) +
+                  " s; the limit is " + std::to_string(int(cpu_limit_s)) +
+                  " s: shrink it, e.g. --set grid.shape=[...] or --set time.steps=...");
+  }
+  validation::CpuMigrator cpu(p);
+  CudaMigrator gpu(p, cuda_options(c));
+  for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
+  // Each field carries the forward step's rounding, (6R + 4) eps sqrt(steps) relative; the
+  // source field is stepped up to 2 N times (forward, then rebuilt), and an image is a sum of
+  // products of two fields, whose relative errors add: tol = 2 (6R + 4) eps sqrt(2 steps).
+  const double tol = 2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+  std::printf("validate %s (migration): %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(),
+              p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
+  std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
+  std::printf("  tolerance on relative L2: 2 (6R + 4) eps_f32 sqrt(2 steps) = %.3e\n", tol);
+  std::printf("  %-34s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
+  bool ok = true;
+  auto report = [&](const std::string& what, const float* x, const float* ref, std::size_t n) {
+    const double l2 = validation::relative_l2(x, ref, n);
+    const bool pass = l2 <= tol;  // NaN fails
+    ok = ok && pass;
+    std::printf("  %-34s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, validation::max_abs_difference(x, ref, n),
+                validation::max_abs(ref, n), pass ? "ok" : "FAIL");
+  };
+  const size_t cells = static_cast<size_t>(p.grid.cells());
+  // The interior is what the rebuilt source field is valid in.
+  const CellBox box = interior_box(p);
+  auto interior = [&](const float* v) {
+    std::vector<float> out;
+    for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
+      for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy)
+        for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) out.push_back(v[p.grid.index(ix, iy, iz)]);
+    return out;
+  };
+  const long long levels[3] = {p.steps - 2, p.steps / 2, std::max(1LL, p.steps / 8)};
+  std::map<long long, std::vector<float>> cpu_levels, gpu_levels;
+  auto keep = [&](std::map<long long, std::vector<float>>& to) {
+    return [&](long long n, const float* f) {
+      if (n == levels[0] || n == levels[1] || n == levels[2]) to[n] = interior(f);
+    };
+  };
+  cpu.on_source_level = keep(cpu_levels);
+  gpu.on_source_level = keep(gpu_levels);
+  std::vector<float> ci(cells, 0.0f), cl(cells, 0.0f), gi(cells, 0.0f), gl(cells, 0.0f);
+  const long long nrec = p.receivers.size();
+  for (long long s = 0; s < p.shot_count(); ++s) {
+    const float* data = in.traces.data() + s * nrec * p.steps;
+    cpu.migrate_shot(s, data, ci.data(), cl.data(), [](const std::string&, long long) {});
+    gpu.migrate_shot(s, data, gi.data(), gl.data(), [](const std::string&, long long) {});
+    if (s == 0) {
+      cpu.on_source_level = nullptr;
+      gpu.on_source_level = nullptr;
+      for (long long n : levels)
+        if (cpu_levels.count(n) && gpu_levels.count(n))
+          report("shot 0 source field level " + std::to_string(n), gpu_levels[n].data(), cpu_levels[n].data(),
+                 cpu_levels[n].size());
+    }
+  }
+  report("image (correlation)", gi.data(), ci.data(), cells);
+  report("illumination", gl.data(), cl.data(), cells);
+  const double eps = c.migration->illumination_epsilon;
+  const Images a = finish_images(p, gi, gl, eps), b = finish_images(p, ci, cl, eps);
+  report("image (normalized)", a.normalized.data(), b.normalized.data(), cells);
+  report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells);
+  const auto mem = gpu.device_memory();
+  std::printf("  device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n", mem.peak / 1073741824.0,
+              double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+  std::printf("validate: %s\n", ok ? "PASS" : "FAIL (relative L2 above the tolerance)");
+  return ok ? 0 : 1;
 }
+}  // namespace
 
 int cmd_validate(const std::string& config_path, const CommonOptions& o, double cpu_limit_s) {
   Config c = load_with_overrides(config_path, o);
+  if (cpu_limit_s <= 0) cpu_limit_s = kCpuSecondsLimit;
+  if (c.migration) return validate_migration(config_path, c, cpu_limit_s);
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   const GpuInfo g = query_gpu();

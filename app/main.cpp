@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
   auto* migrate = cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
   migrate->add_option("config", config, "YAML migration config file")->required();
   migrate->add_option("--set", opt.overrides, "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
-  migrate->add_option("--backend", opt.backend, "auto | cpu (default: the config's solver.backend)")
+  migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
   migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda_check.hpp"
 #include "solver/device_info.hpp"
+#include "solver/tensor_map.hpp"
 
 namespace seisrtm {
 
@@ -18,13 +19,6 @@ std::string gib(std::size_t b) {
   char s[32];
   std::snprintf(s, sizeof s, "%.2f GiB", b / 1073741824.0);
   return s;
-}
-
-template <class T>
-DeviceBuffer upload(const std::vector<T>& v) {
-  DeviceBuffer b(std::max<std::size_t>(v.size() * sizeof(T), sizeof(T)), MemoryKind::plain);
-  if (!v.empty()) SEISRTM_CUDA(cudaMemcpy(b.as<T>(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return b;
 }
 
 }  // namespace
@@ -139,30 +133,11 @@ struct CudaPropagator::Impl {
   }
 
   void encode_tensor_maps() {
-    using Encode = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-    auto encode = reinterpret_cast<Encode>(driver_entry_point("cuTensorMapEncodeTiled"));
-    if (!encode) throw Error("solver.kernel tma: the driver offers no cuTensorMapEncodeTiled; use smem");
-    // x extent: the padded row (a multiple of 32 floats). The pad columns are zero and never
-    // written, exactly what the copy engine's out-of-bounds fill would give.
-    const cuuint64_t dims[3] = {cuuint64_t(nxp), cuuint64_t(ny), cuuint64_t(nz)};
-    const cuuint64_t strides[2] = {cuuint64_t(nxp * sizeof(float)), cuuint64_t(nxp * ny * sizeof(float))};
-    const cuuint32_t elem[3] = {1, 1, 1};
-    auto make = [&](CUtensorMap* map, const void* base, std::array<int, 3> box) {
-      const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
-      const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(base), dims, strides,
-                                boxd, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-      if (r != CUDA_SUCCESS)
-        throw Error("cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for the " +
-                    std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) + " grid");
-    };
     for (int c = 0; c < 2; ++c) {
-      make(&tmap[c], buf[c].as<void>(), kernels::tma_box(pb.radius));
-      make(&tmap_center[c], buf[c].as<void>(), kernels::tma_center_box());
+      encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius));
+      encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box());
     }
-    make(&tmap_center[2], m.as<void>(), kernels::tma_center_box());
+    encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box());
   }
 
   // Copies trace rows [from, to) of the device block into host_traces ([receiver][step]).

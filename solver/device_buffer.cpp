@@ -153,4 +153,8 @@ CudaGraphExec& CudaGraphExec::operator=(CudaGraphExec&& o) noexcept {
 }
 void CudaGraphExec::launch(cudaStream_t s) const { SEISRTM_CUDA(cudaGraphLaunch(exec_, s)); }
 
+void throw_upload_failed(std::size_t bytes) {
+  throw Error("copying " + std::to_string(bytes) + " bytes to the GPU failed");
+}
+
 }  // namespace seisrtm

@@ -4,8 +4,10 @@
 // events and graphs.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace seisrtm {
 
@@ -38,6 +40,12 @@ class DeviceBuffer {
   std::size_t bytes_ = 0, mapped_ = 0;
   unsigned long long vmm_handle_ = 0;  // CUmemGenericAllocationHandle when compressible
 };
+
+[[noreturn]] void throw_upload_failed(std::size_t bytes);
+
+// A plain device copy of a host vector (at least one element's worth of bytes).
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v);
 
 class CudaStream {
  public:
@@ -79,5 +87,13 @@ class CudaGraphExec {
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
+
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(std::max<std::size_t>(v.size() * sizeof(T), sizeof(T)), MemoryKind::plain);
+  if (!v.empty() && cudaMemcpy(b.as<T>(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice) != cudaSuccess)
+    throw_upload_failed(v.size() * sizeof(T));
+  return b;
+}
 
 }  // namespace seisrtm

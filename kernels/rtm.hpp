@@ -1,0 +1,37 @@
+#pragma once
+// Launch interface of the migration's extra kernels (docs/ADJOINT.md): injection of time
+// series at points (receiver data into the adjoint field, the wavelet into the reversed source
+// field), the boundary store's gather and scatter, and imaging. The time steps themselves are
+// launch_acoustic_step: the adjoint field and the reversed source field use the forward kernels.
+#include <cuda_runtime.h>
+
+namespace seisrtm::kernels {
+
+// Points injected cell by cell: cell c (padded index cells[c]) receives
+// sum over its entries e in [offset[c], offset[c+1]) of coef[e] * series[row[e] * stride + sample].
+// One thread per distinct cell, so overlapping stencils of nearby points add up without races
+// and in a fixed order.
+struct SeriesInjection {
+  const long long* cells = nullptr;
+  const int* offset = nullptr;
+  const int* row = nullptr;      // which series (receiver) an entry takes its value from
+  const float* coef = nullptr;   // m w / (1 + s), with 1 / (hx hy hz) for a source
+  int count = 0;                 // distinct cells
+};
+void launch_inject_series(float* pn, const SeriesInjection& inj, const float* series, long long stride,
+                          long long sample, cudaStream_t stream);
+
+// store[k] = p[cells[k]] and p[cells[k]] = store[k], k < count.
+void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream);
+void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream);
+
+// image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
+// plane stride sz in floats).
+struct ImageBox {
+  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  long long sy = 0, sz = 0;
+};
+void launch_image(const float* s, const float* r, float* image, float* illumination, const ImageBox& box,
+                  cudaStream_t stream);
+
+}  // namespace seisrtm::kernels

@@ -1,0 +1,286 @@
+#include "solver/cuda_migration.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "kernels/acoustic.hpp"
+#include "kernels/cuda_check.hpp"
+#include "kernels/rtm.hpp"
+#include "solver/device_info.hpp"
+#include "solver/tensor_map.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+constexpr long long kRowAlign = 32;  // floats, as the forward backend
+
+std::string gib(std::size_t b) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.3f GiB", b / 1073741824.0);
+  return s;
+}
+
+long long shell_count(const Problem& pb) { return interior_box(pb).cells() - inner_box(pb).cells(); }
+
+}  // namespace
+
+MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) {
+  MigrationFootprint f;
+  const long long nxp = (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
+  f.volume = static_cast<std::size_t>(nxp * pb.grid.n[1] * pb.grid.n[2]) * sizeof(float);
+  const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
+  f.volumes = 7 * (f.volume + round);
+  const bool boundary = pb.config.migration->mode == "boundary";
+  f.store_per_step = boundary ? static_cast<std::size_t>(shell_count(pb)) * sizeof(float) : 0;
+  if (!boundary)
+    f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
+  f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
+                     : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
+  f.data = static_cast<std::size_t>(pb.receivers.size() * pb.steps) * sizeof(float);
+  const std::size_t small = (pb.grid.n[0] + pb.grid.n[1] + pb.grid.n[2] + pb.steps) * sizeof(float) +
+                            (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_count(pb)) * 8;
+  f.total = f.volumes + f.store + f.data + small + (16u << 20);
+  return f;
+}
+
+struct CudaMigrator::Impl {
+  const Problem& pb;
+  CudaOptions opt;
+  long long nx, ny, nz, nxp;
+  long long ns = 0;  // shell cells
+  DeviceBuffer s[2], r[2], m, image, illum, damp[3], store, shell, data, wavelet;
+  DeviceBuffer src_cells, src_offset, src_row, src_coef, rec_cells, rec_offset, rec_row, rec_coef;
+  kernels::SeriesInjection src_inj, rec_inj;
+  CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
+  CudaStream stream;
+  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
+  std::vector<float> host_pad;
+
+  Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
+
+  void sample_memory() {
+    std::size_t free_b = 0, total_b = 0;
+    SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+    lowest_free = std::min(lowest_free, free_b);
+  }
+
+  long long padded(long long cell) const {
+    const long long ix = cell % nx, iy = (cell / nx) % ny, iz = cell / (nx * ny);
+    return (iz * ny + iy) * nxp + ix;
+  }
+
+  kernels::AcousticArgs args(const DeviceBuffer* pair, int c) const {
+    kernels::AcousticArgs a;
+    a.p = pair[c].as<float>();
+    a.pn = pair[1 - c].as<float>();
+    a.m = m.as<float>();
+    for (int k = 0; k < 3; ++k) (k == 0 ? a.damp_x : k == 1 ? a.damp_y : a.damp_z) = damp[k].as<float>();
+    a.nx = static_cast<int>(nx);
+    a.ny = static_cast<int>(ny);
+    a.nz = static_cast<int>(nz);
+    a.sy = nxp;
+    a.sz = nxp * ny;
+    for (int k = 0; k <= pb.radius; ++k) {
+      a.cx[k] = static_cast<float>(pb.d2[0][k]);
+      a.cy[k] = static_cast<float>(pb.d2[1][k]);
+      a.cz[k] = static_cast<float>(pb.d2[2][k]);
+    }
+    a.free_surface = pb.free_surface;
+    return a;
+  }
+
+  // One forward-kernel step of a pair from level c: pair[1 - c] receives the new level.
+  void step(const DeviceBuffer* pair, const CUtensorMap* halo, const CUtensorMap* center, int c) {
+    const kernels::TmaMaps maps{&halo[c], &center[1 - c], &tmap_m};
+    kernels::launch_acoustic_step(args(pair, c), opt.variant, pb.radius, opt.z_block, maps, stream.get());
+  }
+
+  // Injection of point series: entries grouped by padded cell; scale multiplies m w / (1 + s).
+  // A free surface erases what lands on z = 0, so those entries are dropped.
+  void make_injection(const PointSet& ps, double scale, DeviceBuffer& cells_b, DeviceBuffer& offset_b,
+                      DeviceBuffer& row_b, DeviceBuffer& coef_b, kernels::SeriesInjection& inj) {
+    std::map<long long, std::vector<std::pair<int, float>>> by_cell;
+    const double dt2 = pb.dt * pb.dt;
+    for (long long i = 0; i < ps.size(); ++i)
+      for (long long e = ps.offset[i]; e < ps.offset[i + 1]; ++e) {
+        const long long c = ps.cell[e];
+        const long long ix = c % nx, iy = (c / nx) % ny, iz = c / (nx * ny);
+        if (pb.free_surface && iz == 0) continue;
+        const double sdamp = double(pb.damping[0][ix]) + pb.damping[1][iy] + pb.damping[2][iz];
+        const double v = pb.vp[c];
+        by_cell[padded(c)].push_back({static_cast<int>(i), static_cast<float>(v * v * dt2 * ps.weight[e] * scale / (1 + sdamp))});
+      }
+    std::vector<long long> cells;
+    std::vector<int> offset{0}, row;
+    std::vector<float> coef;
+    for (const auto& [cell, list] : by_cell) {
+      cells.push_back(cell);
+      for (const auto& [rw, cf] : list) row.push_back(rw), coef.push_back(cf);
+      offset.push_back(static_cast<int>(row.size()));
+    }
+    cells_b = upload(cells);
+    offset_b = upload(offset);
+    row_b = upload(row);
+    coef_b = upload(coef);
+    inj = {cells_b.as<long long>(), offset_b.as<int>(), row_b.as<int>(), coef_b.as<float>(), static_cast<int>(cells.size())};
+  }
+
+  void download(const DeviceBuffer& b, float* out) {
+    SEISRTM_CUDA(cudaMemcpy2DAsync(out, nx * sizeof(float), b.as<float>(), nxp * sizeof(float), nx * sizeof(float),
+                                   ny * nz, cudaMemcpyDeviceToHost, stream.get()));
+    SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+  }
+};
+
+CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(std::make_unique<Impl>(pb, opt)) {
+  Impl& d = *impl_;
+  if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
+  if (pb.config.migration->mode != "boundary")
+    throw Error("config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
+                "store); use migration.mode: boundary or solver.backend: cpu");
+  d.nx = pb.grid.n[0];
+  d.ny = pb.grid.n[1];
+  d.nz = pb.grid.n[2];
+  d.nxp = (d.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
+  if (inner_box(pb).cells() == 0)
+    throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
+  const MigrationFootprint fp = migration_footprint(pb, opt);
+  std::size_t free_b = 0, total_b = 0;
+  SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  d.free_at_start = d.lowest_free = free_b;
+  d.volume_bytes = fp.volume;
+  if (fp.total > free_b) {
+    const std::size_t spare = free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
+    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
+                ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
+                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
+                "; the store would fit for about " + std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
+                " steps (time.steps), or use solver.backend: cpu (a host store is not implemented on the GPU yet)");
+  }
+  std::string warning;
+  for (auto& b : d.s) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+  for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+  d.m = DeviceBuffer(fp.volume, opt.memory, &warning);
+  d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
+  d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
+  if (!warning.empty()) notes_.push_back(warning);
+  std::vector<float> mp(static_cast<size_t>(d.nxp * d.ny * d.nz), 0.0f);
+  const double dt2 = pb.dt * pb.dt;
+  for (long long c = 0; c < pb.grid.cells(); ++c) mp[d.padded(c)] = static_cast<float>(double(pb.vp[c]) * pb.vp[c] * dt2);
+  SEISRTM_CUDA(cudaMemcpy(d.m.as<float>(), mp.data(), fp.volume, cudaMemcpyHostToDevice));
+  for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
+  d.wavelet = upload(pb.wavelet);
+  // The shell: cells of the interior box outside the inner box (CpuMigrator's order).
+  const CellBox in = interior_box(pb), inner = inner_box(pb);
+  std::vector<long long> shell;
+  for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
+    for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
+      for (long long ix = in.lo[0]; ix < in.hi[0]; ++ix) {
+        const bool is_inner = ix >= inner.lo[0] && ix < inner.hi[0] && iy >= inner.lo[1] && iy < inner.hi[1] &&
+                              iz >= inner.lo[2] && iz < inner.hi[2];
+        if (!is_inner) shell.push_back((iz * d.ny + iy) * d.nxp + ix);
+      }
+  d.ns = static_cast<long long>(shell.size());
+  d.shell = upload(shell);
+  d.store = DeviceBuffer(std::max<std::size_t>(fp.store, 4), MemoryKind::plain);
+  d.data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
+  d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj);
+  if (opt.variant == kernels::Variant::tma) {
+    for (int c = 0; c < 2; ++c) {
+      encode_volume_map(&d.tmap_s[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
+      encode_volume_map(&d.tmap_s_center[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+      encode_volume_map(&d.tmap_r[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
+      encode_volume_map(&d.tmap_r_center[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+    }
+    encode_volume_map(&d.tmap_m, d.m.as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+  }
+  d.sample_memory();
+}
+
+CudaMigrator::~CudaMigrator() = default;
+
+std::string CudaMigrator::name() const {
+  const Impl& d = *impl_;
+  const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
+  return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
+         (d.s[0].compressible() ? "compressible" : "plain") + " memory, boundary store on the device, on " +
+         query_gpu().name;
+}
+
+Propagator::DeviceMemory CudaMigrator::device_memory() const {
+  return {impl_->free_at_start - impl_->lowest_free, impl_->volume_bytes};
+}
+
+void CudaMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
+                                const Progress& progress) {
+  Impl& d = *impl_;
+  const Problem& pb = d.pb;
+  const long long nt = pb.steps, every = pb.config.migration->image_interval;
+  cudaStream_t st = d.stream.get();
+  for (auto* b : {&d.s[0], &d.s[1], &d.r[0], &d.r[1], &d.image, &d.illum})
+    SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  SEISRTM_CUDA(cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float),
+                               cudaMemcpyHostToDevice, st));
+  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
+  const long long report = std::max(1LL, nt / 100);
+
+  // Forward: p^{n+1}; the shell of levels 1..N-2 goes to the store.
+  int cs = 0;
+  for (long long n = 0; n < nt; ++n) {
+    d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
+    kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n, st);
+    cs = 1 - cs;
+    const long long level = n + 1;
+    if (level <= nt - 2) kernels::launch_gather(d.s[cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (level - 1) * d.ns, st);
+    if ((n + 1) % report == 0 || n + 1 == nt) {
+      SEISRTM_CUDA(cudaStreamSynchronize(st));
+      progress("forward", n + 1);
+    }
+  }
+  d.sample_memory();
+
+  // Backward: chi^n (forward kernel, data sample n - 1 injected); p^n rebuilt by the forward
+  // kernel over the whole grid (exact where s = 0; the damping zone holds values nobody
+  // reads) with the shell written back; image every `every` levels inside the interior box.
+  const CellBox in = interior_box(pb);
+  kernels::ImageBox box;
+  for (int a = 0; a < 3; ++a) box.lo[a] = static_cast<int>(in.lo[a]), box.hi[a] = static_cast<int>(in.hi[a]);
+  box.sy = d.nxp;
+  box.sz = d.nxp * d.ny;
+  std::vector<float> level_field;
+  int cr = 0;
+  for (long long n = nt; n >= 1; --n) {
+    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
+    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
+    cr = 1 - cr;
+    if (n == nt - 1) {
+      cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
+    } else if (n < nt - 1) {
+      // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
+      d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
+      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
+      kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
+      cs = 1 - cs;
+    }
+    if (n % every == 0) kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+    if (on_source_level) {
+      level_field.resize(static_cast<size_t>(pb.grid.cells()));
+      d.download(d.s[cs], level_field.data());
+      on_source_level(n, level_field.data());
+    }
+    if ((nt - n + 1) % report == 0 || n == 1) {
+      SEISRTM_CUDA(cudaStreamSynchronize(st));
+      progress("backward", nt - n + 1);
+    }
+  }
+  std::vector<float> h(static_cast<size_t>(pb.grid.cells()));
+  d.download(d.image, h.data());
+  for (size_t i = 0; i < h.size(); ++i) image[i] += h[i];
+  d.download(d.illum, h.data());
+  for (size_t i = 0; i < h.size(); ++i) illumination[i] += h[i];
+  d.sample_memory();
+}
+
+}  // namespace seisrtm

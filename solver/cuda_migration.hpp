@@ -1,0 +1,43 @@
+#pragma once
+// Migration on the GPU (the CUDA backend of seisrtm migrate): the CPU migrator's passes with
+// the forward kernels (the adjoint field and the reversed source field are forward steps,
+// docs/ADJOINT.md), the boundary store in device memory, and imaging kernels. Seven volumes
+// live on the device: the source and receiver fields (two levels each), m, image and
+// illumination; plus the boundary store and the shot's data.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "solver/cuda_propagator.hpp"
+#include "solver/migration.hpp"
+
+namespace seisrtm {
+
+// Device bytes of a migration: the seven volumes, the boundary store, the data, small arrays.
+struct MigrationFootprint {
+  std::size_t volume = 0, volumes = 0, store = 0, data = 0, total = 0;
+  std::size_t store_per_step = 0;
+};
+MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o);
+
+class CudaMigrator final : public Migrator {
+ public:
+  CudaMigrator(const Problem& pb, const CudaOptions& options);
+  ~CudaMigrator() override;
+  std::string name() const override;
+  void migrate_shot(long long shot, const float* data, float* image, float* illumination,
+                    const Progress& progress) override;
+  std::vector<std::string> notes() const { return notes_; }
+  // Peak device memory of the run so far (cudaMemGetInfo) and one volume, bytes.
+  Propagator::DeviceMemory device_memory() const;
+  // For tests: p at time level n of the rebuilt source field (unpadded, whole grid; valid in
+  // the interior box), called after each backward level when set. Copies: slow.
+  std::function<void(long long n, const float* source_field)> on_source_level;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace seisrtm

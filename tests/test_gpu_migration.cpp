@@ -1,0 +1,131 @@
+// [gpu] Migration on the GPU against the CPU migrator, on a grid that is no multiple of the
+// block: every variant, with and without z-blocking, plain and compressible memory, a free
+// surface; the rebuilt source field; device memory; the refusal of a store that does not fit.
+#include <catch2/catch.hpp>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+
+#include "io/config.hpp"
+#include "solver/cuda_migration.hpp"
+#include "solver/error.hpp"
+#include "validation/cpu_migration.hpp"
+#include "validation/norms.hpp"
+
+using namespace seisrtm;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// 77 x 53 x 61 cells, an off-grid source, receivers off the grid, a damping zone and a free
+// surface; 300 steps.
+const char* kGrid = R"(grid: {shape: [77, 53, 61], spacing: 10}
+time: {steps: 300}
+boundary: {damping_width: 10, free_surface: true}
+model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 300, vp: 2500}]}}
+sources: {wavelet: {peak_frequency: 15}, shots: [[383.0, 261.0, 32.0]]}
+receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count: 23}}
+)";
+
+Problem migration_problem(const std::vector<std::string>& sets = {}) {
+  Config c = parse_config(kGrid, sets);
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 2;
+  c.migration = mc;
+  return build_problem(c);
+}
+
+std::vector<float> noise_data(const Problem& p) {
+  std::mt19937 gen(3);
+  std::normal_distribution<float> d(0, 1);
+  std::vector<float> v(static_cast<size_t>(p.receivers.size() * p.steps));
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+struct Result {
+  std::vector<float> image, illumination, level;  // level: the source field at kLevel (interior)
+};
+constexpr long long kLevel = 150;
+
+template <class M>
+Result migrate(M& m, const Problem& p, const std::vector<float>& data) {
+  Result r{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+  const CellBox b = interior_box(p);
+  m.on_source_level = [&](long long n, const float* f) {
+    if (n != kLevel) return;
+    for (long long iz = b.lo[2]; iz < b.hi[2]; ++iz)
+      for (long long iy = b.lo[1]; iy < b.hi[1]; ++iy)
+        for (long long ix = b.lo[0]; ix < b.hi[0]; ++ix) r.level.push_back(f[p.grid.index(ix, iy, iz)]);
+  };
+  m.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the CPU migrator", "[gpu]") {
+  const Problem p = migration_problem();
+  const auto data = noise_data(p);
+  validation::CpuMigrator cpu(p);
+  const Result ref = migrate(cpu, p, data);
+  REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
+  REQUIRE(ref.level.size() > 0);
+  // validate's tolerance: 2 (6R + 4) eps_f32 sqrt(2 steps) (cmd_validate.cpp says why).
+  const double tol = 2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+  const std::vector<std::pair<std::string, kernels::Variant>> variants = {
+      {"naive", kernels::Variant::naive}, {"smem", kernels::Variant::smem}, {"tma", kernels::Variant::tma}};
+  for (const auto& [vname, variant] : variants)
+    for (int zb : {0, 16, 7}) {
+      if (variant == kernels::Variant::naive && zb != 0) continue;
+      std::map<std::string, Result> results;
+      for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+        CudaOptions o;
+        o.variant = variant;
+        o.z_block = zb;
+        o.memory = mem;
+        CudaMigrator gpu(p, o);
+        const Result r = migrate(gpu, p, data);
+        const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
+        const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
+        const double es = r.level.size() == ref.level.size()
+                              ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
+                              : 1.0;
+        INFO(gpu.name() << ": image rel L2 " << ei << ", illumination " << el << ", source level " << kLevel << " "
+                        << es << " (tolerance " << tol << ")");
+        CHECK(ei <= tol);
+        CHECK(el <= tol);
+        CHECK(es <= tol);
+        results[mem == MemoryKind::plain ? "plain" : "compressible"] = r;
+      }
+      // Same kernels, same arithmetic: plain and compressible memory give the same bits.
+      INFO(vname << " z_block " << zb);
+      CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(), ref.image.size() * 4) == 0);
+    }
+}
+
+TEST_CASE("GPU migration takes at most 7 volumes + the store + the data + 10% of a volume", "[gpu]") {
+  const Problem p = migration_problem({"grid.shape=[256,192,160]", "time.steps=60"});
+  const auto data = noise_data(p);
+  CudaOptions o;
+  CudaMigrator gpu(p, o);
+  std::vector<float> image(p.grid.cells(), 0.0f), illum(image.size(), 0.0f);
+  gpu.migrate_shot(0, data.data(), image.data(), illum.data(), [](const std::string&, long long) {});
+  const auto mem = gpu.device_memory();
+  const MigrationFootprint fp = migration_footprint(p, o);
+  const double extra = double(mem.peak) - double(fp.store + fp.data);
+  INFO("peak " << mem.peak << " bytes, store " << fp.store << ", data " << fp.data << ": " << extra / mem.volume
+               << " volumes besides store and data");
+  CHECK(extra / mem.volume >= 7.0);  // the measurement sees what was allocated
+  CHECK(extra / mem.volume <= 7.5);  // 7 volumes, + small arrays (fixed ~16 MiB at 30 MiB a volume)
+}
+
+TEST_CASE("a migration whose boundary store does not fit the GPU is refused with the steps that fit", "[gpu]") {
+  const Problem p = migration_problem({"grid.shape=[1200,1200,1000]", "time.steps=20000"});
+  CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("needs") && Contains("steps") && Contains("GiB free"));
+}
