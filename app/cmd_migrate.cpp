@@ -17,30 +17,43 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
     throw Error("config file '" + config_path + "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
-  const MigrationInput in = prepare_migration(c);
-  const Problem& p = in.problem;
-  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   std::string backend = c.solver.backend;
   const GpuInfo gpu = query_gpu();
   if (backend == "auto") backend = gpu.present ? "cuda" : "cpu";
-  std::unique_ptr<Migrator> migrator;
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
     if (c.solver.kernel != "naive" && c.solver.kernel != "smem" && !gpu.tma)
       throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); use naive or smem");
-    const CudaOptions co = cuda_options(c);
-    const MigrationFootprint fp = migration_footprint(p, co);
-    if (!o.quiet)
-      std::fprintf(stderr, "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
-                   "data %.3f GiB: %.3f GiB of %.3f GiB free\n", fp.store / 1073741824.0, fp.volumes / 1073741824.0,
-                   fp.data / 1073741824.0, fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
+  }
+  const CudaOptions co = cuda_options(c);
+  // The plan, before the traces are read: refuse what does not fit with the numbers.
+  auto check_memory = [&](const Problem& p, long long data_samples) {
+    if (backend == "cuda") {
+      const MigrationFootprint fp = migration_footprint(p, co);
+      if (!o.quiet)
+        std::fprintf(stderr, "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
+                     "data %.3f GiB: %.3f GiB of %.3f GiB free\n", fp.store / 1073741824.0, fp.volumes / 1073741824.0,
+                     fp.data / 1073741824.0, fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
+      if (fp.total > gpu.free_memory)
+        throw Error("the migration needs " + std::to_string(fp.total / 1073741824.0) + " GiB of GPU memory (boundary store " +
+                    std::to_string(fp.store / 1073741824.0) + " GiB for " + std::to_string(p.steps) + " steps) but " +
+                    std::to_string(gpu.free_memory / 1073741824.0) + " GiB are free; lower time.steps or use "
+                    "solver.backend: cpu (a host store on the GPU path is not implemented yet)");
+    } else {
+      const MigrationPlan plan = plan_migration(p, data_samples, available_host_memory());
+      if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
+    }
+  };
+  const MigrationInput in = prepare_migration(c, check_memory);
+  const Problem& p = in.problem;
+  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
+  std::unique_ptr<Migrator> migrator;
+  if (backend == "cuda") {
     auto m = std::make_unique<CudaMigrator>(p, co);
     for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
     migrator = std::move(m);
   } else {
-    const MigrationPlan plan = plan_migration(p, available_host_memory());
-    if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
     migrator = std::make_unique<validation::CpuMigrator>(p);
   }
   if (!o.quiet) {
@@ -63,6 +76,12 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
     std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
   }
+  if (!o.quiet)
+    if (auto* cm = dynamic_cast<CudaMigrator*>(migrator.get())) {
+      const auto mem = cm->device_memory();
+      std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
+                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+    }
   std::fprintf(stderr, "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
                s.seconds, p.shot_count(), s.depth_slice);
   return 0;

@@ -109,13 +109,13 @@ struct SolverConfig {
   bool graphs = true;            // cuda: time loop as CUDA graphs
 };
 
-// Direct-arrival mute of the observed data: zero above t = offset / velocity + t0, a cosine
-// ramp from there to t + taper, untouched below.
+// Direct-arrival mute of the observed data: zero above t = offset / velocity + t0 - taper, a
+// cosine ramp up to t = offset / velocity + t0, untouched below.
 struct MuteConfig {
   bool enabled = false;
   double velocity = 0;            // m/s
   std::optional<double> t0;       // s; empty = auto: twice the peak time of the source wavelet
-  std::optional<double> taper;    // s; empty = auto: the peak time of the source wavelet
+  std::optional<double> taper;    // s; empty = auto: half the peak time of the source wavelet
 };
 
 // Reverse-time migration (seisrtm migrate): present only in migration configs.

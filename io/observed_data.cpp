@@ -12,38 +12,55 @@ namespace {
 
 struct Dataset {
   std::vector<hsize_t> dims;
-  std::vector<double> values;
+  std::vector<double> values;  // empty when only the shape was asked for
 };
 
-// A numeric dataset of the given rank, read as double; `what` says what it should hold.
-Dataset read_numbers(hid_t f, const std::string& file, const std::string& name, int rank,
-                     const std::string& what) {
-  auto fail = [&](const std::string& why) {
-    throw Error("data file '" + file + "': " + why + "; expected dataset '" + name + "' = " + what +
-                " (as written by seisrtm run)");
-  };
+[[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& what,
+                       const std::string& why) {
+  throw Error("data file '" + file + "': " + why + "; expected dataset '" + name + "' = " + what +
+              " (as written by seisrtm run)");
+}
+
+// Opens a numeric dataset of the given rank and reads its shape; `what` says what it should hold.
+H5Handle open_numbers(hid_t f, const std::string& file, const std::string& name, int rank, const std::string& what,
+                      std::vector<hsize_t>& dims) {
   if (H5Lexists(f, name.substr(0, name.find('/', 1)).c_str(), H5P_DEFAULT) <= 0 ||
       H5Lexists(f, name.c_str(), H5P_DEFAULT) <= 0)
-    fail("dataset '" + name + "' is missing");
+    fail(file, name, what, "dataset '" + name + "' is missing");
   H5Handle d(H5Dopen2(f, name.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) fail("'" + name + "' is not a dataset");
+  if (!d.valid()) fail(file, name, what, "'" + name + "' is not a dataset");
   H5Handle t(H5Dget_type(d.get()), H5Tclose);
   if (H5Tget_class(t.get()) != H5T_FLOAT && H5Tget_class(t.get()) != H5T_INTEGER)
-    fail("dataset '" + name + "' does not hold numbers");
+    fail(file, name, what, "dataset '" + name + "' does not hold numbers");
   H5Handle s(H5Dget_space(d.get()), H5Sclose);
   const int r = H5Sget_simple_extent_ndims(s.get());
-  if (r != rank) fail("dataset '" + name + "' has rank " + std::to_string(r));
+  if (r != rank) fail(file, name, what, "dataset '" + name + "' has rank " + std::to_string(r));
+  dims.assign(rank, 0);
+  if (H5Sget_simple_extent_dims(s.get(), dims.data(), nullptr) != rank)
+    fail(file, name, what, "the shape of dataset '" + name + "' cannot be read");
+  for (auto v : dims)
+    if (v == 0) fail(file, name, what, "dataset '" + name + "' is empty");
+  return d;
+}
+
+// Reads a whole dataset as T (double or float), checking that every value is finite.
+template <class T>
+void read_values(hid_t d, const std::string& file, const std::string& name, const std::string& what,
+                 std::vector<T>& out, size_t n) {
+  out.resize(n);
+  const hid_t type = sizeof(T) == 8 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
+  if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    fail(file, name, what, "reading dataset '" + name + "' failed (truncated or corrupt file?)");
+  for (T v : out)
+    if (!std::isfinite(v)) fail(file, name, what, "dataset '" + name + "' holds a NaN or infinite value");
+}
+
+Dataset read_numbers(hid_t f, const std::string& file, const std::string& name, int rank, const std::string& what) {
   Dataset ds;
-  ds.dims.resize(rank);
-  H5Sget_simple_extent_dims(s.get(), ds.dims.data(), nullptr);
-  hsize_t n = 1;
+  H5Handle d = open_numbers(f, file, name, rank, what, ds.dims);
+  size_t n = 1;
   for (auto v : ds.dims) n *= v;
-  if (n == 0) fail("dataset '" + name + "' is empty");
-  ds.values.resize(n);
-  if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, ds.values.data()) < 0)
-    fail("reading dataset '" + name + "' failed (truncated or corrupt file?)");
-  for (double v : ds.values)
-    if (!std::isfinite(v)) fail("dataset '" + name + "' holds a NaN or infinite value");
+  read_values(d.get(), file, name, what, ds.values, n);
   return ds;
 }
 
@@ -55,7 +72,7 @@ std::string dims_text(const std::vector<hsize_t>& d) {
 
 }  // namespace
 
-ObservedData read_observed(const std::string& file) {
+ObservedData read_observed(const std::string& file, bool with_traces) {
   H5QuietErrors quiet;
   if (!std::filesystem::exists(file))
     throw Error("data file '" + file + "' (migration.data) does not exist");
@@ -74,17 +91,18 @@ ObservedData read_observed(const std::string& file) {
       throw Error("data file '" + file + "': the root attribute 'dt' must be one positive number (s)");
   }
 
-  const Dataset tr = read_numbers(f.get(), file, "/traces", 3, "[shot, receiver, time] floats");
-  o.shots = static_cast<long long>(tr.dims[0]);
-  o.receivers = static_cast<long long>(tr.dims[1]);
-  o.samples = static_cast<long long>(tr.dims[2]);
-  o.traces.assign(tr.values.begin(), tr.values.end());
+  const std::string traces_what = "[shot, receiver, time] floats";
+  std::vector<hsize_t> tdims;
+  H5Handle traces = open_numbers(f.get(), file, "/traces", 3, traces_what, tdims);
+  o.shots = static_cast<long long>(tdims[0]);
+  o.receivers = static_cast<long long>(tdims[1]);
+  o.samples = static_cast<long long>(tdims[2]);
 
   auto positions = [&](const std::string& name, long long count, const std::string& what) {
     const Dataset p = read_numbers(f.get(), file, name, 2, "[" + what + ", 3] positions [x, y, z] in m");
     if (static_cast<long long>(p.dims[0]) != count || p.dims[1] != 3)
       throw Error("data file '" + file + "': dataset '" + name + "' has shape " + dims_text(p.dims) +
-                  "; /traces " + dims_text(tr.dims) + " needs [" + std::to_string(count) + ", 3]");
+                  "; /traces " + dims_text(tdims) + " needs [" + std::to_string(count) + ", 3]");
     std::vector<std::array<double, 3>> out(static_cast<size_t>(count));
     for (long long i = 0; i < count; ++i)
       for (int a = 0; a < 3; ++a) out[i][a] = p.values[i * 3 + a];
@@ -95,6 +113,8 @@ ObservedData read_observed(const std::string& file) {
 
   const Dataset w = read_numbers(f.get(), file, "/sources/wavelet", 1, "[time] source time function");
   o.wavelet.assign(w.values.begin(), w.values.end());
+  if (with_traces)
+    read_values(traces.get(), file, "/traces", traces_what, o.traces, static_cast<size_t>(o.shots * o.receivers * o.samples));
   return o;
 }
 

@@ -20,7 +20,9 @@ struct ObservedData {
 
 // Reads /traces [shot, receiver, time], /sources/positions [shot, 3],
 // /receivers/positions [receiver, 3], /sources/wavelet [time] and the root attribute dt (s).
-ObservedData read_observed(const std::string& file);
+// Without `with_traces` everything but the traces' values (their shape is read): what a
+// memory plan needs before the bulk is read.
+ObservedData read_observed(const std::string& file, bool with_traces = true);
 
 // Writes those datasets and the attribute (a minimal data file; `run` writes a fuller one).
 void write_observed(const std::string& file, const ObservedData& d);

@@ -28,16 +28,17 @@ __global__ void scatter_kernel(float* p, const long long* cells, long long count
     p[cells[k]] = store[k];
 }
 
+// One thread per cell of the box (x fastest across a warp, one plane per blockIdx.z): all
+// loads of a warp are independent and coalesced.
 __global__ void image_kernel(const float* s, const float* r, float* image, float* illum, ImageBox b) {
   const int ix = b.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
   const int iy = b.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
+  const int iz = b.lo[2] + blockIdx.z;
   if (ix >= b.hi[0] || iy >= b.hi[1]) return;
-  for (int iz = b.lo[2]; iz < b.hi[2]; ++iz) {
-    const long long i = iz * b.sz + iy * b.sy + ix;
-    const float sv = s[i];
-    image[i] += sv * r[i];
-    illum[i] += sv * sv;
-  }
+  const long long i = iz * b.sz + iy * b.sy + ix;
+  const float sv = s[i];
+  image[i] += sv * r[i];
+  illum[i] += sv * sv;
 }
 
 int blocks_for(long long n) { return static_cast<int>(std::min<long long>((n + 255) / 256, 65535)); }
@@ -67,7 +68,7 @@ void launch_image(const float* s, const float* r, float* image, float* illuminat
                   cudaStream_t stream) {
   const int nx = b.hi[0] - b.lo[0], ny = b.hi[1] - b.lo[1];
   if (nx <= 0 || ny <= 0 || b.hi[2] <= b.lo[2]) return;
-  const dim3 block(32, 8, 1), grid((nx + 31) / 32, (ny + 7) / 8, 1);
+  const dim3 block(32, 8, 1), grid((nx + 31) / 32, (ny + 7) / 8, b.hi[2] - b.lo[2]);
   image_kernel<<<grid, block, 0, stream>>>(s, r, image, illumination, b);
   SEISRTM_CUDA_LAUNCHED();
 }

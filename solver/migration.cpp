@@ -1,6 +1,7 @@
 #include "solver/migration.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -73,10 +74,10 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
   return 0.5 * (1 - std::cos(std::numbers::pi * (t - (cut - taper)) / taper));
 }
 
-MigrationInput prepare_migration(const Config& c) {
+MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
-  io::ObservedData d = io::read_observed(mc.data);
+  io::ObservedData d = io::read_observed(mc.data, false);
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
@@ -112,6 +113,14 @@ MigrationInput prepare_migration(const Config& c) {
   }
   p.config.time.steps = p.steps;
   if (p.steps < 2) throw Error("config key 'time.steps' must be >= 2 for a migration");
+  if (mc.image_interval > p.steps)
+    throw Error("config key 'migration.image_interval' = " + std::to_string(mc.image_interval) + " exceeds the " +
+                std::to_string(p.steps) + " time steps: no level would be imaged; valid: 1 to " +
+                std::to_string(p.steps));
+  // Built with a provisional step count when steps are auto; migrate takes no snapshots.
+  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
+  if (check_memory) check_memory(p, d.samples);
+  d = io::read_observed(mc.data, true);
 
   // The data's own source time function, at the migration's dt (f sampled from t = 0).
   p.wavelet = resample(d.wavelet.data(), static_cast<long long>(d.wavelet.size()), d.dt, 0.0, p.steps, p.dt, 0.0);
@@ -142,42 +151,61 @@ MigrationInput prepare_migration(const Config& c) {
   }
   in.data_filter = resolve_data_filter(mc.data_filter, d.receiver_positions);
   long long muted = 0;
+  // Nothing may throw out of the parallel loop (that would terminate): the first exception
+  // (e.g. bad_alloc) is kept and rethrown after it.
+  std::exception_ptr failure;
 #pragma omp parallel for schedule(dynamic) reduction(+ : muted)
   for (long long tr = 0; tr < d.shots * nrec; ++tr) {
-    const long long s = tr / nrec, r = tr % nrec;
-    // Sample n of a trace is at t = (n + 1) dt, for the data and for the migration.
-    auto y = resample(d.traces.data() + tr * d.samples, d.samples, d.dt, d.dt, nt, p.dt, p.dt);
-    if (in.data_filter != "none") {
-      // (-i w)^alpha: the correlation image of a wide areal aperture carries 1 / (-i w) (a
-      // 90 degree rotation) from the sum over receivers, a line's half of it; the filter
-      // undoes it with the reflection coefficient's sign (docs/ADJOINT.md).
-      y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == "derivative" ? 1.0 : 0.5);
-    }
-    if (mc.mute.enabled) {
-      double off = 0;
-      for (int a = 0; a < 3; ++a)
-        off += (d.receiver_positions[r][a] - d.source_positions[s][a]) * (d.receiver_positions[r][a] - d.source_positions[s][a]);
-      off = std::sqrt(off);
-      for (long long n = 0; n < nt; ++n) {
-        const double wgt = mute_weight((n + 1) * p.dt, off, mc.mute.velocity, t0, taper);
-        if (wgt == 0) ++muted;
-        y[n] = static_cast<float>(y[n] * wgt);
+    try {
+      const long long s = tr / nrec, r = tr % nrec;
+      // Sample n of a trace is at t = (n + 1) dt, for the data and for the migration.
+      auto y = resample(d.traces.data() + tr * d.samples, d.samples, d.dt, d.dt, nt, p.dt, p.dt);
+      if (in.data_filter != "none") {
+        // (-i w)^alpha: the correlation image of a wide areal aperture carries 1 / (-i w) (a
+        // 90 degree rotation) from the sum over receivers, a line's half of it; the filter
+        // undoes it with the reflection coefficient's sign (docs/ADJOINT.md).
+        y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == "derivative" ? 1.0 : 0.5);
       }
+      if (mc.mute.enabled) {
+        double off = 0;
+        for (int a = 0; a < 3; ++a)
+          off += (d.receiver_positions[r][a] - d.source_positions[s][a]) * (d.receiver_positions[r][a] - d.source_positions[s][a]);
+        off = std::sqrt(off);
+        for (long long n = 0; n < nt; ++n) {
+          const double wgt = mute_weight((n + 1) * p.dt, off, mc.mute.velocity, t0, taper);
+          if (wgt == 0) ++muted;
+          y[n] = static_cast<float>(y[n] * wgt);
+        }
+      }
+      std::copy(y.begin(), y.end(), in.traces.begin() + tr * nt);
+    } catch (...) {
+#pragma omp critical(seisrtm_prepare_failure)
+      if (!failure) failure = std::current_exception();
     }
-    std::copy(y.begin(), y.end(), in.traces.begin() + tr * nt);
   }
+  if (failure) std::rethrow_exception(failure);
   in.muted_samples = muted;
   return in;
 }
 
 std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& rec) {
   if (key != "auto") return key;
-  double lo[2] = {1e300, 1e300}, hi[2] = {-1e300, -1e300};
-  for (const auto& r : rec)
-    for (int a = 0; a < 2; ++a) lo[a] = std::min(lo[a], r[a]), hi[a] = std::max(hi[a], r[a]);
-  const double ex = hi[0] - lo[0], ey = hi[1] - lo[1];
-  if (rec.empty() || std::max(ex, ey) == 0) return "none";
-  return std::min(ex, ey) >= 0.5 * std::max(ex, ey) ? "derivative" : "half_derivative";
+  if (rec.empty()) return "none";
+  double mx = 0, my = 0;
+  for (const auto& r : rec) mx += r[0], my += r[1];
+  mx /= rec.size();
+  my /= rec.size();
+  double cxx = 0, cyy = 0, cxy = 0;
+  for (const auto& r : rec) {
+    cxx += (r[0] - mx) * (r[0] - mx);
+    cyy += (r[1] - my) * (r[1] - my);
+    cxy += (r[0] - mx) * (r[1] - my);
+  }
+  // Eigenvalues of the 2 x 2 covariance: the spread's squared extents along its principal axes.
+  const double mean = 0.5 * (cxx + cyy), dev = std::sqrt(0.25 * (cxx - cyy) * (cxx - cyy) + cxy * cxy);
+  const double big = mean + dev, small = std::max(0.0, mean - dev);
+  if (big <= 0) return "none";
+  return std::sqrt(small / big) >= 0.5 ? "derivative" : "half_derivative";
 }
 
 double available_host_memory() {
@@ -198,7 +226,7 @@ std::string MigrationPlan::describe() const {
   return s;
 }
 
-MigrationPlan plan_migration(const Problem& pb, double available) {
+MigrationPlan plan_migration(const Problem& pb, long long data_samples, double available) {
   const MigrationConfig& mc = *pb.config.migration;
   MigrationPlan pl;
   pl.mode = mc.mode;
@@ -208,7 +236,8 @@ MigrationPlan plan_migration(const Problem& pb, double available) {
   // the shot's image and illumination; the normalised and Laplacian images made at the end.
   pl.volumes_bytes = 13 * pl.volume_bytes;
   const double traces = double(pb.shot_count()) * pb.receivers.size();
-  pl.data_bytes = 4 * traces * pb.steps * 2;  // observed and resampled, about
+  const double data_fixed = 4 * traces * data_samples, data_per_step = 4 * traces;  // as read; resampled
+  pl.data_bytes = data_fixed + data_per_step * pb.steps;
   double per_step = 0;
   if (mc.mode == "boundary") {
     per_step = 4.0 * (interior_box(pb).cells() - inner_box(pb).cells());
@@ -219,14 +248,14 @@ MigrationPlan plan_migration(const Problem& pb, double available) {
   }
   pl.total_bytes = pl.volumes_bytes + pl.data_bytes + pl.store_bytes;
   pl.available_bytes = available;
-  const double spare = available - pl.volumes_bytes - pl.data_bytes;
-  pl.max_steps = per_step > 0 && spare > 0 ? static_cast<long long>(spare / per_step) : 0;
+  // 90% of the available memory: fixed parts + (store + resampled data) per step.
+  const double spare = 0.9 * available - pl.volumes_bytes - data_fixed;
+  pl.max_steps = spare > 0 ? static_cast<long long>(spare / (per_step + data_per_step)) : 0;
   if (available > 0 && pl.total_bytes > 0.9 * available) {
     std::string alt = mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
     throw Error("the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode + " store " +
                 gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " + gib(pl.data_bytes) +
-                ") but " + gib(available) + " is available; at most about " +
-                std::to_string(static_cast<long long>(0.9 * pl.max_steps)) +
+                ") but " + gib(available) + " is available; at most about " + std::to_string(pl.max_steps) +
                 " steps would fit (time.steps, or a coarser grid.shape)" + alt);
   }
   return pl;
@@ -277,18 +306,15 @@ std::vector<float> xy_slice(const Grid& g, const std::vector<float>& v, long lon
 
 }  // namespace
 
-MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& opt) {
-  namespace fs = std::filesystem;
+double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
+                   std::vector<float>& illumination) {
   const Problem& pb = in.problem;
-  const Config& c = pb.config;
-  const MigrationConfig& mc = *c.migration;
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
-
-  io::OutputFile out(c.output.directory, c.output.name);  // an unwritable directory fails now
-  std::vector<float> image(static_cast<size_t>(g.cells()), 0.0f), illumination(image.size(), 0.0f);
+  image.assign(static_cast<size_t>(g.cells()), 0.0f);
+  illumination.assign(image.size(), 0.0f);
   std::vector<float> shot_image(image.size()), shot_illumination(image.size());
-  MigrationSummary sum;
+  double seconds = 0;
   for (long long s = 0; s < nshots; ++s) {
     std::unique_ptr<Progress> progress;
     std::string pass;
@@ -297,15 +323,13 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
       if (p != pass) {
         if (progress) {
           progress->finish();
-          sum.seconds += progress->seconds();
+          seconds += progress->seconds();
         }
         pass = p;
-        progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), opt.quiet);
+        progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), quiet);
       }
       progress->update(done);
     };
-    // Each shot images into its own zeroed volumes, then adds to the stack: the stack is the
-    // same sum whichever shots run where, and a shot's image is the same alone or stacked.
     std::fill(shot_image.begin(), shot_image.end(), 0.0f);
     std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
     migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
@@ -316,9 +340,24 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
     }
     if (progress) {
       progress->finish();
-      sum.seconds += progress->seconds();
+      seconds += progress->seconds();
     }
   }
+  return seconds;
+}
+
+MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& opt) {
+  namespace fs = std::filesystem;
+  const Problem& pb = in.problem;
+  const Config& c = pb.config;
+  const MigrationConfig& mc = *c.migration;
+  const Grid& g = pb.grid;
+  const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
+
+  io::OutputFile out(c.output.directory, c.output.name);  // an unwritable directory fails now
+  std::vector<float> image, illumination;
+  MigrationSummary sum;
+  sum.seconds = stack_shots(in, migrator, opt.quiet, image, illumination);
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
   const hid_t root = out.root();

@@ -42,9 +42,10 @@ struct MigrationInput {
   std::string data_filter;     // derivative | half_derivative | none, as applied
 };
 
-// What data_filter auto means for a receiver spread: derivative when the smaller horizontal
-// extent of the spread is at least half the larger (an area), half_derivative for a line or a
-// narrow swath, none for a single point.
+// What data_filter auto means for a receiver spread: derivative when the spread's smaller
+// horizontal extent along its principal axes (the square root of the smaller eigenvalue of the
+// x-y covariance) is at least half the larger (an area), half_derivative for a line or a narrow
+// swath in any direction, none for a single point.
 std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& receivers);
 
 
@@ -52,7 +53,10 @@ std::string resolve_data_filter(const std::string& key, const std::vector<std::a
 // Reads and checks the data file of c.migration, builds the problem (sources and receivers
 // from the file, steps = the record length when time.steps is auto), resamples traces and
 // wavelet to the problem's dt and applies the mute. Throws Error naming file/dataset/key.
-MigrationInput prepare_migration(const Config& c);
+// `check_memory` (optional) runs once the problem and the data's shape are known and before
+// the traces are read: the place to refuse a run that does not fit.
+using MemoryCheck = std::function<void(const Problem& problem, long long data_samples)>;
+MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory = {});
 
 // Direct-arrival mute weight at time t for a trace at `offset` m (MuteConfig).
 double mute_weight(double t, double offset, double velocity, double t0, double taper);
@@ -69,8 +73,9 @@ struct MigrationPlan {
   long long max_steps = 0;         // the most steps whose store would fit
   std::string describe() const;
 };
-// The plan; throws Error with the numbers and the largest step count that fits when it does not.
-MigrationPlan plan_migration(const Problem& pb, double available_bytes);
+// The plan for `data_samples` samples a trace in the data file; throws Error with the numbers
+// and the largest step count that fits when it does not.
+MigrationPlan plan_migration(const Problem& pb, long long data_samples, double available_bytes);
 // MemAvailable of /proc/meminfo in bytes (0 when unknown).
 double available_host_memory();
 
@@ -94,6 +99,12 @@ struct Images {
 };
 Images finish_images(const Problem& pb, std::vector<float> correlation, std::vector<float> illumination,
                      double epsilon);
+
+// Migrates every shot into the stack: each shot images into zeroed volumes that are then added,
+// so the stack is the same sum whichever shots run where and a shot's image is the same alone
+// or stacked. Returns the seconds of all passes.
+double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
+                   std::vector<float>& illumination);
 
 struct MigrationSummary {
   std::string h5_path, xdmf_path;

@@ -35,9 +35,10 @@ double bessel_i0(double x);
 std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in,
                             long long n_out, double dt_out, double t0_out);
 
-// The filter (-i w)^alpha on a trace sampled at dt (time dependence e^{-i w t}): alpha = 1 is
-// -d/dt, alpha = 0.5 its square root (phase -45 degrees, amplitude sqrt(w)); applied in the
-// frequency domain with zero padding to twice the length (no wrap-around).
+// The filter (-i w)^alpha on a trace sampled at dt, with w from the forward transform
+// X(w) = sum x(t) e^{-i w t} (in which d/dt is i w): alpha = 1 is -d/dt, alpha = 0.5 its square
+// root (phase -45 degrees, amplitude sqrt(w)); applied in the frequency domain with zero
+// padding to twice the length (no wrap-around).
 std::vector<float> minus_i_omega_power(const float* x, long long n, double dt, double alpha);
 
 // Points per wavelength a given space order needs at the highest useful frequency.
