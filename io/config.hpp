@@ -130,6 +130,11 @@ struct MigrationConfig {
   // of a line by 45 (half_derivative, alpha = 1/2). auto picks by the receivers' spread.
   std::string data_filter = "auto";  // auto | derivative | half_derivative | none
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
+  // GPU, tma, space order <= 8: true runs one fused kernel per backward step (both fields and
+  // imaging); false (default) separate kernels. Measured on an H100 at 800^3 (2026-11-22) the
+  // fused step was slower with imaging every step (17.6 against 14.7 s for 1000 backward
+  // steps) and even at image_interval 4 (10.9 against 10.6 s): it stays an A/B variant.
+  bool fused = false;
 };
 
 struct Config {

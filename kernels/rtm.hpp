@@ -5,6 +5,8 @@
 // launch_acoustic_step: the adjoint field and the reversed source field use the forward kernels.
 #include <cuda_runtime.h>
 
+#include "kernels/acoustic.hpp"
+
 namespace seisrtm::kernels {
 
 // Points injected cell by cell: cell c (padded index cells[c]) receives
@@ -33,5 +35,26 @@ struct ImageBox {
 };
 void launch_image(const float* s, const float* r, float* image, float* illumination, const ImageBox& box,
                   cudaStream_t stream);
+
+// The fused backward step (kernels/rtm_fused.cu, the tma march, radius <= 4): s and r are
+// the source and receiver fields' step arguments (p = level n + 1, pn = level n + 2 on entry,
+// level n on exit; the same model, damping and weights); with image_level set, image and
+// illumination accumulate the level n + 1 products over the box [box_lo, box_hi).
+struct FusedArgs {
+  AcousticArgs s, r;
+  float* image = nullptr;
+  float* illumination = nullptr;
+  int image_level = 0;
+  int box_lo[3] = {0, 0, 0}, box_hi[3] = {0, 0, 0};
+};
+struct FusedMaps {
+  const void* s = nullptr;       // halo boxes of S^{n+1}
+  const void* r = nullptr;       // halo boxes of chi^{n+1}
+  const void* s_prev = nullptr;  // the block's own columns of S^{n+2}, chi^{n+2} and m
+  const void* r_prev = nullptr;
+  const void* m = nullptr;
+};
+bool fused_backward_supported(int radius);
+void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, cudaStream_t stream);
 
 }  // namespace seisrtm::kernels

@@ -55,6 +55,7 @@ struct CudaMigrator::Impl {
   kernels::SeriesInjection src_inj, rec_inj;
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
   CudaStream stream;
+  bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
 
@@ -140,6 +141,8 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
   if (pb.config.migration->mode != "boundary")
     throw Error("config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
                 "store); use migration.mode: boundary or solver.backend: cpu");
+  d.fused = opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
+            pb.config.migration->fused;
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
   d.nz = pb.grid.n[2];
@@ -205,7 +208,8 @@ std::string CudaMigrator::name() const {
   const Impl& d = *impl_;
   const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
-         (d.s[0].compressible() ? "compressible" : "plain") + " memory, boundary store on the device, on " +
+         (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
+         (d.fused ? "fused backward step" : "separate backward kernels") + ", boundary store on the device, on " +
          query_gpu().name;
 }
 
@@ -250,29 +254,75 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   box.sy = d.nxp;
   box.sz = d.nxp * d.ny;
   std::vector<float> level_field;
-  int cr = 0;
-  for (long long n = nt; n >= 1; --n) {
-    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
-    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
-    cr = 1 - cr;
-    if (n == nt - 1) {
-      cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
-    } else if (n < nt - 1) {
-      // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
-      d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
-      kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
-      cs = 1 - cs;
-    }
-    if (n % every == 0) kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
-    if (on_source_level) {
-      level_field.resize(static_cast<size_t>(pb.grid.cells()));
-      d.download(d.s[cs], level_field.data());
-      on_source_level(n, level_field.data());
-    }
+  auto source_level = [&](long long n, const DeviceBuffer& b) {
+    if (!on_source_level) return;
+    level_field.resize(static_cast<size_t>(pb.grid.cells()));
+    d.download(b, level_field.data());
+    on_source_level(n, level_field.data());
+  };
+  auto report_backward = [&](long long n) {
     if ((nt - n + 1) % report == 0 || n == 1) {
       SEISRTM_CUDA(cudaStreamSynchronize(st));
       progress("backward", nt - n + 1);
+    }
+  };
+  int cr = 0;
+  // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
+  auto receiver_step = [&](long long n) {
+    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
+    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
+    cr = 1 - cr;
+  };
+  if (d.fused && nt >= 3) {
+    // Levels N and N - 1 of the receiver field by plain steps; the source field's are the
+    // forward pass's last two. Then each fused step makes level n of both fields and images
+    // level n + 1; level 1 is imaged at the end.
+    receiver_step(nt);
+    source_level(nt, d.s[cs]);
+    report_backward(nt);
+    receiver_step(nt - 1);
+    cs = 1 - cs;
+    if (nt % every == 0)
+      kernels::launch_image(d.s[1 - cs].as<float>(), d.r[1 - cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+    source_level(nt - 1, d.s[cs]);
+    report_backward(nt - 1);
+    for (long long n = nt - 2; n >= 1; --n) {
+      kernels::FusedArgs fa;
+      fa.s = d.args(d.s, cs);
+      fa.r = d.args(d.r, cr);
+      fa.image = d.image.as<float>();
+      fa.illumination = d.illum.as<float>();
+      fa.image_level = (n + 1) % every == 0;
+      for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
+      const kernels::FusedMaps maps{&d.tmap_s[cs], &d.tmap_r[cr], &d.tmap_s_center[1 - cs], &d.tmap_r_center[1 - cr],
+                                    &d.tmap_m};
+      kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, st);
+      kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
+      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
+      kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
+      cs = 1 - cs;
+      cr = 1 - cr;
+      source_level(n, d.s[cs]);
+      report_backward(n);
+    }
+    if (1 % every == 0)
+      kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+  } else {
+    for (long long n = nt; n >= 1; --n) {
+      receiver_step(n);
+      if (n == nt - 1) {
+        cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
+      } else if (n < nt - 1) {
+        // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
+        d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
+        kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
+        kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
+        cs = 1 - cs;
+      }
+      if (n % every == 0)
+        kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+      source_level(n, d.s[cs]);
+      report_backward(n);
     }
   }
   std::vector<float> h(static_cast<size_t>(pb.grid.cells()));

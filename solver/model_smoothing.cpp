@@ -1,5 +1,7 @@
 #include "solver/model_smoothing.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +21,9 @@ void smooth_slowness(const Grid& g, double length, std::vector<float>& vp) {
     for (int k = -half; k <= half; ++k) sum += w[k + half] = std::exp(-0.5 * k * k / (sigma * sigma));
     for (double& v : w) v /= sum;
     const long long n = g.n[a], lines = g.cells() / n;
+    // Per thread a copy of the line and its smoothed values (2 n doubles), allocated before the
+    // parallel loop: nothing may throw inside it (an exception leaving it ends the program).
+    std::vector<double> scratch(static_cast<size_t>(omp_get_max_threads() * 2 * n));
     // Each line along axis a starts at a cell whose coordinate on a is 0.
 #pragma omp parallel for schedule(static)
     for (long long l = 0; l < lines; ++l) {
@@ -26,7 +31,8 @@ void smooth_slowness(const Grid& g, double length, std::vector<float>& vp) {
       if (a == 0) start = l * n;
       else if (a == 1) start = (l / g.n[0]) * g.n[0] * g.n[1] + l % g.n[0];
       else start = l;
-      std::vector<double> line(n), out(n);
+      double* line = scratch.data() + omp_get_thread_num() * 2 * n;
+      double* out = line + n;
       for (long long i = 0; i < n; ++i) line[i] = s[start + i * stride[a]];
       for (long long i = 0; i < n; ++i) {
         double acc = 0;

@@ -1,5 +1,7 @@
 #include "solver/problem.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -149,14 +151,19 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   if (m.type == "gradient")
     for (long long iz = 0; iz < g.n[2]; ++iz)
       gradient_mean_slowness2(m.vp, m.gradient, std::max(0.0, (iz - 0.5) * hz), std::min(z_max, (iz + 0.5) * hz));
+  // Per thread a copy of the layers whose tops a dipping model moves column by column, made
+  // before the parallel loop: nothing may throw inside it (an exception leaving it ends the
+  // program).
+  std::vector<std::vector<LayerConfig>> thread_layers(static_cast<size_t>(omp_get_max_threads()),
+                                                      m.layers);
 #pragma omp parallel for schedule(static)
   for (long long col = 0; col < columns; ++col) {
-    std::vector<LayerConfig> layers = m.layers;
+    std::vector<LayerConfig>& layers = thread_layers[static_cast<size_t>(omp_get_thread_num())];
     if (dipping) {
       const double x = (col % g.n[0]) * g.h[0] - xc, y = (col / g.n[0]) * g.h[1] - yc;
       for (size_t l = 0; l < layers.size(); ++l) {
-        layers[l].top += std::tan(layers[l].dip[0] * std::numbers::pi / 180) * x +
-                         std::tan(layers[l].dip[1] * std::numbers::pi / 180) * y;
+        layers[l].top = m.layers[l].top + std::tan(layers[l].dip[0] * std::numbers::pi / 180) * x +
+                        std::tan(layers[l].dip[1] * std::numbers::pi / 180) * y;
         if (l > 0) layers[l].top = std::max(layers[l].top, layers[l - 1].top);
       }
     }

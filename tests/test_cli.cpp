@@ -3,44 +3,24 @@
 #include <catch2/catch.hpp>
 
 #include <hdf5.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include "io/hdf5_file.hpp"
+#include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+using seisrtm::test::Result;
+using seisrtm::test::run_cli;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(SEISRTM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("seisrtm_test_cli_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
+  return seisrtm::test::fresh_dir("seisrtm_test_cli_", name);
 }
 
 // A small valid survey; tests break one thing at a time.
@@ -53,9 +33,7 @@ output: {name: small, snapshot_interval: 20}
 )";
 
 std::string write_config(const fs::path& dir, const std::string& text) {
-  const std::string f = (dir / "survey.yaml").string();
-  std::ofstream(f) << text;
-  return f;
+  return seisrtm::test::write_text(dir / "survey.yaml", text);
 }
 
 // Runs a bad case: non-zero exit, one "error:" line containing `needle`, nothing in out/.

@@ -4,49 +4,25 @@
 #include <catch2/catch.hpp>
 
 #include <hdf5.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "tests/cli_util.hpp"
+
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+using seisrtm::test::Result;
+using seisrtm::test::run_cli;
+using seisrtm::test::write_text;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string output;  // stdout and stderr
-};
-
-Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(SEISRTM_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::array<char, 4096> buf;
-  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("seisrtm_test_cli_migrate_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
-
-std::string write_text(const fs::path& file, const std::string& text) {
-  std::ofstream(file) << text;
-  return file.string();
+  return seisrtm::test::fresh_dir("seisrtm_test_cli_migrate_", name);
 }
 
 // The true model: two layers under a free surface, one shot, a line of 12 receivers.

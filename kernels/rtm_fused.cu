@@ -1,0 +1,243 @@
+// The fused backward step of migration (tma, radius <= 4): one kernel advances the rebuilt
+// source field and the adjoint receiver field by one step backwards in time and images the
+// level both fields are at, reading the model once for both.
+//
+//   S^n   = [2 S^{n+1} - (1 - s) S^{n+2} + m L S^{n+1}] / (1 + s)   (exact where s = 0)
+//   chi^n = [2 chi^{n+1} - (1 - s) chi^{n+2} + m L chi^{n+1}] / (1 + s)
+//   image += S^{n+1} chi^{n+1}, illumination += (S^{n+1})^2     (imaging levels, interior box)
+//
+// The level imaged is the one both stencils already hold in registers (the tiles' centres), so
+// imaging reads no field again. Memory movement per cell: S^{n+1}, S^{n+2}, chi^{n+1},
+// chi^{n+2}, m read (20 B), S^n and chi^n written (8 B), image and illumination read and
+// written on imaging levels (16 B): 28 or 44 B against the forward step's 16.
+// The march is the tma variant's (kernels/acoustic_tma.cu): two halo rings of plane tiles, one
+// per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m.
+#include <cuda.h>
+
+#include <cuda/ptx>
+
+#include "kernels/acoustic_common.cuh"
+#include "kernels/cuda_check.hpp"
+#include "kernels/rtm.hpp"
+
+namespace seisrtm::kernels {
+
+namespace {
+
+constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
+
+template <int Radius>
+struct FusedShape {
+  static constexpr int BX = TmaPolicy::kBlockX, BY = TmaPolicy::kBlockY, RY = TmaPolicy::kRows;
+  static constexpr int TW = tma_tile_width(Radius);
+  static constexpr int TH = tma_tile_height(Radius);
+  static constexpr int HX = tma_halo_x(Radius);
+  static constexpr int kStages = Radius + 1 + TmaPolicy::kLookahead;
+  static constexpr int kStageFloats = round_up(TW * TH, 32);
+  static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
+  static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
+  static constexpr int kFieldFloats = BX * BY * RY;
+  static constexpr unsigned kFieldBytes = 3 * kFieldFloats * sizeof(float);  // S prev, chi prev, m
+  static constexpr size_t kSharedBytes =
+      2 * size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
+  static constexpr int kThreads = BX * BY;
+};
+
+template <int Radius>
+__global__ void __launch_bounds__(FusedShape<Radius>::kThreads, 1)
+    fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
+                 const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
+                 const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block) {
+  using Shape = FusedShape<Radius>;
+  constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
+  constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
+  constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
+  const AcousticArgs& a = f.s;  // geometry, weights and damping are the same for both fields
+  extern __shared__ __align__(128) float shared_raw[];
+  __shared__ alignas(8) uint64_t bar[S];
+  __shared__ alignas(8) uint64_t field_bar[FS];
+  const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
+  float* ring_s = shared_raw + ((128u - misalign) & 127u) / sizeof(float);
+  float* ring_r = ring_s + S * SF;
+  float* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
+
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
+  const int ix = x0 + tx, iy0 = y0 + ty * RY;
+  const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
+  const int planes = z1 - z0, total = planes + Radius;
+  const int center0 = (ty * RY + Radius) * TW + tx + HX;
+
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
+    for (int g = 0; g < FS; ++g) cuda::ptx::mbarrier_init(&field_bar[g], 1);
+    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+  }
+  __syncthreads();
+  auto issue = [&](int j, int s) {  // plane z0 + j of both fields into stage s of both rings
+    const uint32_t bytes = 2 * Shape::kBoxBytes;
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                         cuda::ptx::space_shared, &bar[s], bytes);
+    const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_s + s * SF, &map_s,
+                                    coords, &bar[s]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_r + s * SF, &map_r,
+                                    coords, &bar[s]);
+  };
+  auto issue_fields = [&](int j, int g) {
+    const uint32_t bytes = Shape::kFieldBytes;
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
+                                         cuda::ptx::space_shared, &field_bar[g], bytes);
+    const int32_t coords[3] = {x0, y0, z0 + j};
+    float* base = fields + 3 * g * FF;
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base, &map_s_prev, coords,
+                                    &field_bar[g]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + FF, &map_r_prev,
+                                    coords, &field_bar[g]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + 2 * FF, &map_m,
+                                    coords, &field_bar[g]);
+  };
+  auto wait = [](uint64_t* b, uint32_t parity) {
+    while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
+    }
+  };
+  if (tid == 0) {
+    for (int j = 0; j < min(S, total); ++j) issue(j, j);
+    for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
+  }
+
+  bool active[RY];
+  long long column[RY];
+  float behind_s[RY][Radius], behind_r[RY][Radius], damp_xy[RY];
+  const int cx_ = min(ix, a.nx - 1);
+  const bool image_x = ix >= f.box_lo[0] && ix < f.box_hi[0];
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
+    active[r] = ix < a.nx && iy < a.ny;
+    column[r] = (long long)cy_ * a.sy + cx_;
+    damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
+#pragma unroll
+    for (int k = 0; k < Radius; ++k) {
+      behind_s[r][k] = detail::column_value(f.s, cx_, cy_, z0 - 1 - k);
+      behind_r[r][k] = detail::column_value(f.r, cx_, cy_, z0 - 1 - k);
+    }
+  }
+  const float c0 = a.cx[0] + a.cy[0] + a.cz[0];
+  const int field0 = (ty * RY) * BX + tx;
+
+  int s_cur = 0, s_wait = Radius % S, f_cur = 0;
+  uint32_t parity = 0, f_parity = 0;
+  for (int j = 0; j < Radius; ++j) wait(&bar[j], 0);
+
+  long long offset = (long long)z0 * a.sz;
+  for (int j = 0; j < planes; ++j) {
+    const int iz = z0 + j;
+    float prev_s[RY], prev_r[RY], mj[RY];
+    wait(&field_bar[f_cur], f_parity);
+    const float* fp = fields + 3 * f_cur * FF + field0;
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      prev_s[r] = fp[r * BX];
+      prev_r[r] = fp[FF + r * BX];
+      mj[r] = fp[2 * FF + r * BX];
+    }
+    wait(&bar[s_wait], parity);
+    const float dz = a.damp_z[iz];
+    const bool image_z = f.image_level && iz >= f.box_lo[2] && iz < f.box_hi[2];
+    // The two fields one after the other: the same stencil on each ring.
+    float cur_s[RY], cur_r[RY], next_s[RY], next_r[RY];
+#pragma unroll
+    for (int field = 0; field < 2; ++field) {
+      const float* ring = field == 0 ? ring_s : ring_r;
+      const float* tile = ring + s_cur * SF + center0;
+      const float* front[Radius];
+#pragma unroll
+      for (int k = 1; k <= Radius; ++k) {
+        int sk = s_cur + k;
+        if (sk >= S) sk -= S;
+        front[k - 1] = ring + sk * SF + center0;
+      }
+      float col[RY + 2 * Radius];
+#pragma unroll
+      for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = tile[(t - Radius) * TW];
+#pragma unroll
+      for (int r = 0; r < RY; ++r) {
+        const float* row = tile + r * TW;
+        const float cur = col[r + Radius];
+        float(&behind)[Radius] = field == 0 ? behind_s[r] : behind_r[r];
+        float lap = c0 * cur;
+#pragma unroll
+        for (int k = 1; k <= Radius; ++k)
+          lap += a.cx[k] * (row[-k] + row[k]) + a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
+                 a.cz[k] * (behind[k - 1] + front[k - 1][r * TW]);
+        const float v = detail::leapfrog(cur, field == 0 ? prev_s[r] : prev_r[r], mj[r], lap, damp_xy[r] + dz);
+        (field == 0 ? next_s : next_r)[r] = (a.free_surface && iz == 0) ? 0.0f : v;
+        (field == 0 ? cur_s : cur_r)[r] = cur;
+#pragma unroll
+        for (int k = Radius - 1; k > 0; --k) behind[k] = behind[k - 1];
+        behind[0] = cur;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      if (!active[r]) continue;
+      const long long i = offset + column[r];
+      f.s.pn[i] = next_s[r];
+      f.r.pn[i] = next_r[r];
+      const int iy = iy0 + r;
+      if (image_z && image_x && iy >= f.box_lo[1] && iy < f.box_hi[1]) {
+        f.image[i] += cur_s[r] * cur_r[r];
+        f.illumination[i] += cur_s[r] * cur_s[r];
+      }
+    }
+    offset += a.sz;
+    __syncthreads();
+    if (tid == 0) {
+      if (j + S < total) issue(j + S, s_cur);
+      if (j + FS < planes) issue_fields(j + FS, f_cur);
+    }
+    if (++s_cur == S) s_cur = 0;
+    if (++s_wait == S) {
+      s_wait = 0;
+      parity ^= 1;
+    }
+    if (++f_cur == FS) {
+      f_cur = 0;
+      f_parity ^= 1;
+    }
+  }
+}
+
+}  // namespace
+
+bool fused_backward_supported(int radius) { return radius <= 4; }
+
+void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, cudaStream_t stream) {
+  auto launch = [&]<int R>() {
+    using Shape = FusedShape<R>;
+    static bool configured = false;
+    if (!configured) {
+      SEISRTM_CUDA(cudaFuncSetAttribute(fused_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(Shape::kSharedBytes)));
+      configured = true;
+    }
+    const int zb = z_block > 0 ? z_block : f.s.nz;
+    const dim3 block(Shape::BX, Shape::BY, 1);
+    const dim3 grid((f.s.nx + Shape::BX - 1) / Shape::BX, (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
+                    (f.s.nz + zb - 1) / zb);
+    fused_kernel<R><<<grid, block, Shape::kSharedBytes, stream>>>(
+        *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
+        *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
+        *static_cast<const CUtensorMap*>(maps.m), f, zb);
+    SEISRTM_CUDA_LAUNCHED();
+  };
+  switch (radius) {
+    case 1: return launch.template operator()<1>();
+    case 2: return launch.template operator()<2>();
+    case 4: return launch.template operator()<4>();
+    default: throw Error("fused backward step: radius " + std::to_string(radius) + " is not supported (<= 4)");
+  }
+}
+
+}  // namespace seisrtm::kernels
