@@ -232,6 +232,8 @@ TEST_CASE("migrate: bad migration keys are refused with the key named", "[integr
   SECTION("illumination_epsilon 0") { expect_refused("eps0", good, "--set migration.illumination_epsilon=0", {"'migration.illumination_epsilon'"}); }
   SECTION("illumination_epsilon text") { expect_refused("eps_text", good, "--set migration.illumination_epsilon=small", {"'migration.illumination_epsilon' must be a finite number"}); }
   SECTION("data_filter") { expect_refused("filter", good, "--set migration.data_filter=bar", {"'migration.data_filter'", "derivative | none"}); }
+  SECTION("image_interval above the step count") { expect_refused("interval_big", good, "--set migration.image_interval=5000", {"'migration.image_interval' = 5000 exceeds"}); }
+  SECTION("depth_slice below the grid") { expect_refused("slice_deep", good, "--set migration.depth_slice=100000", {"'migration.depth_slice' = 100000 m lies below the grid"}); }
   SECTION("depth_slice negative") { expect_refused("slice_neg", good, "--set migration.depth_slice=-5", {"'migration.depth_slice' must be >= 0"}); }
   SECTION("depth_slice text") { expect_refused("slice_text", good, "--set migration.depth_slice=deep", {"'migration.depth_slice'"}); }
   SECTION("mute without velocity") {
