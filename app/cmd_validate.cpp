@@ -66,18 +66,11 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   const size_t cells = static_cast<size_t>(p.grid.cells());
   // The interior is what the rebuilt source field is valid in.
   const CellBox box = interior_box(p);
-  auto interior = [&](const float* v) {
-    std::vector<float> out;
-    for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
-      for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy)
-        for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) out.push_back(v[p.grid.index(ix, iy, iz)]);
-    return out;
-  };
   const long long levels[3] = {p.steps - 2, p.steps / 2, std::max(1LL, p.steps / 8)};
   std::map<long long, std::vector<float>> cpu_levels, gpu_levels;
   auto keep = [&](std::map<long long, std::vector<float>>& to) {
     return [&](long long n, const float* f) {
-      if (n == levels[0] || n == levels[1] || n == levels[2]) to[n] = interior(f);
+      if (n == levels[0] || n == levels[1] || n == levels[2]) to[n] = extract_box(p.grid, box, f);
     };
   };
   cpu.on_source_level = keep(cpu_levels);

@@ -73,23 +73,7 @@ struct CudaMigrator::Impl {
   }
 
   kernels::AcousticArgs args(const DeviceBuffer* pair, int c) const {
-    kernels::AcousticArgs a;
-    a.p = pair[c].as<float>();
-    a.pn = pair[1 - c].as<float>();
-    a.m = m.as<float>();
-    for (int k = 0; k < 3; ++k) (k == 0 ? a.damp_x : k == 1 ? a.damp_y : a.damp_z) = damp[k].as<float>();
-    a.nx = static_cast<int>(nx);
-    a.ny = static_cast<int>(ny);
-    a.nz = static_cast<int>(nz);
-    a.sy = nxp;
-    a.sz = nxp * ny;
-    for (int k = 0; k <= pb.radius; ++k) {
-      a.cx[k] = static_cast<float>(pb.d2[0][k]);
-      a.cy[k] = static_cast<float>(pb.d2[1][k]);
-      a.cz[k] = static_cast<float>(pb.d2[2][k]);
-    }
-    a.free_surface = pb.free_surface;
-    return a;
+    return acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
   }
 
   // One forward-kernel step of a pair from level c: pair[1 - c] receives the new level.

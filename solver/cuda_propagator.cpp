@@ -34,6 +34,29 @@ CudaOptions cuda_options(const Config& c) {
   return o;
 }
 
+kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
+                                    const DeviceBuffer (&damp)[3]) {
+  kernels::AcousticArgs a;
+  a.p = p;
+  a.pn = pn;
+  a.m = m;
+  a.damp_x = damp[0].as<float>();
+  a.damp_y = damp[1].as<float>();
+  a.damp_z = damp[2].as<float>();
+  a.nx = static_cast<int>(pb.grid.n[0]);
+  a.ny = static_cast<int>(pb.grid.n[1]);
+  a.nz = static_cast<int>(pb.grid.n[2]);
+  a.sy = nxp;
+  a.sz = nxp * pb.grid.n[1];
+  for (int k = 0; k <= pb.radius; ++k) {
+    a.cx[k] = static_cast<float>(pb.d2[0][k]);
+    a.cy[k] = static_cast<float>(pb.d2[1][k]);
+    a.cz[k] = static_cast<float>(pb.d2[2][k]);
+  }
+  a.free_surface = pb.free_surface;
+  return a;
+}
+
 DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   DeviceFootprint f;
   const long long nxp = (p.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
@@ -77,25 +100,7 @@ struct CudaPropagator::Impl {
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
 
   kernels::AcousticArgs args(int c) const {
-    kernels::AcousticArgs a;
-    a.p = buf[c].as<float>();
-    a.pn = buf[1 - c].as<float>();
-    a.m = m.as<float>();
-    a.damp_x = damp[0].as<float>();
-    a.damp_y = damp[1].as<float>();
-    a.damp_z = damp[2].as<float>();
-    a.nx = static_cast<int>(nx);
-    a.ny = static_cast<int>(ny);
-    a.nz = static_cast<int>(nz);
-    a.sy = nxp;
-    a.sz = nxp * ny;
-    for (int k = 0; k <= pb.radius; ++k) {
-      a.cx[k] = static_cast<float>(pb.d2[0][k]);
-      a.cy[k] = static_cast<float>(pb.d2[1][k]);
-      a.cz[k] = static_cast<float>(pb.d2[2][k]);
-    }
-    a.free_surface = pb.free_surface;
-    return a;
+    return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
   }
 
   long long padded(long long cell) const {

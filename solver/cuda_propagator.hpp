@@ -22,6 +22,11 @@ struct CudaOptions {
 
 CudaOptions cuda_options(const Config& c);
 
+// The step arguments of a padded volume pair (rows of nxp floats): p = level n, pn = level
+// n - 1 on entry, n + 1 on exit; the problem's weights, damping (device arrays) and surface.
+kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
+                                    const DeviceBuffer (&damp)[3]);
+
 // Device bytes a run needs; checked against free memory before any allocation.
 struct DeviceFootprint {
   std::size_t volume = 0;  // one padded volume

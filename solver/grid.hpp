@@ -17,4 +17,14 @@ struct Grid {
   double extent(int axis) const { return static_cast<double>(n[axis] - 1) * h[axis]; }
 };
 
+// Half-open cell ranges [lo[a], hi[a]) per axis a = x, y, z.
+struct CellBox {
+  std::array<long long, 3> lo{0, 0, 0}, hi{0, 0, 0};
+  long long cells() const {
+    long long c = 1;
+    for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
+    return c;
+  }
+};
+
 }  // namespace seisrtm

@@ -67,6 +67,15 @@ CellBox inner_box(const Problem& pb) {
   return b;
 }
 
+std::vector<float> extract_box(const Grid& g, const CellBox& b, const float* v) {
+  std::vector<float> out;
+  out.reserve(static_cast<size_t>(b.cells()));
+  for (long long iz = b.lo[2]; iz < b.hi[2]; ++iz)
+    for (long long iy = b.lo[1]; iy < b.hi[1]; ++iy)
+      out.insert(out.end(), v + g.index(b.lo[0], iy, iz), v + g.index(b.hi[0], iy, iz));
+  return out;
+}
+
 double mute_weight(double t, double offset, double velocity, double t0, double taper) {
   const double cut = offset / velocity + t0;  // data kept from here on
   if (t >= cut) return 1;
@@ -361,14 +370,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
   const hid_t root = out.root();
-  io::write_attribute(root, "producer", opt.producer);
-  io::write_attribute(root, "backend", migrator.name());
-  io::write_attribute(root, "config", to_yaml(c));
-  io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
-  io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
-  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});
-  io::write_attribute(root, "dt", std::vector<double>{pb.dt});
-  io::write_attribute(root, "steps", nt);
+  write_run_attributes(root, pb, opt.producer, migrator.name());
   io::write_attribute(root, "data_file", in.data_file);
   io::write_attribute(root, "units",
                       "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "

@@ -14,22 +14,14 @@
 
 namespace seisrtm {
 
-// Half-open cell ranges [lo, hi) per axis x, y, z.
-struct CellBox {
-  std::array<long long, 3> lo{0, 0, 0}, hi{0, 0, 0};
-  long long cells() const {
-    long long c = 1;
-    for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
-    return c;
-  }
-};
-
 // The cells outside the damping zone (damping s = 0): where the source field can be run
 // backwards exactly and where the image is formed.
 CellBox interior_box(const Problem& pb);
 // The interior less R cells on every face that borders a damping zone: the cells a backward
 // step computes; the R-thick shell between the two is restored from the boundary store.
 CellBox inner_box(const Problem& pb);
+// The values of a volume (x fastest) inside a box, x fastest.
+std::vector<float> extract_box(const Grid& g, const CellBox& box, const float* volume);
 
 // The problem and the data of a migration, everything at the migration's dt.
 struct MigrationInput {

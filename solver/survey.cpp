@@ -34,6 +34,18 @@ int picture_scale(const Grid& g) {
 
 }  // namespace
 
+void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
+  const Grid& g = pb.grid;
+  io::write_attribute(root, "producer", producer);
+  io::write_attribute(root, "backend", backend);
+  io::write_attribute(root, "config", to_yaml(pb.config));
+  io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
+  io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
+  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});  // int64
+  io::write_attribute(root, "dt", std::vector<double>{pb.dt});
+  io::write_attribute(root, "steps", pb.steps);
+}
+
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
   namespace fs = std::filesystem;
   const Config& c = pb.config;
@@ -45,14 +57,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // Created first: an unwritable output directory fails before any time stepping.
   io::OutputFile out(c.output.directory, c.output.name);
   const hid_t root = out.root();
-  io::write_attribute(root, "producer", opt.producer);
-  io::write_attribute(root, "backend", prop.name());
-  io::write_attribute(root, "config", to_yaml(c));
-  io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
-  io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
-  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});  // int64
-  io::write_attribute(root, "dt", std::vector<double>{pb.dt});
-  io::write_attribute(root, "steps", nt);
+  write_run_attributes(root, pb, opt.producer, prop.name());
   io::write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
   io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
                                       "snapshots/shot_NNNN are [time][z][y][x]");

@@ -1,6 +1,8 @@
 #pragma once
 // Forward modelling of a survey: shots one after another, traces and snapshots to HDF5, an
 // XDMF sidecar and pictures, all under temporary names until the run completes.
+#include <hdf5.h>
+
 #include <string>
 #include <vector>
 
@@ -20,6 +22,10 @@ struct RunSummary {
   double seconds = 0;         // time stepping only, all shots
   double gcells_per_second = 0;
 };
+
+// The root attributes every result file carries: producer, backend, config (resolved YAML),
+// spacing, origin, shape (int64), all [x, y, z], dt and steps.
+void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend);
 
 RunSummary run_survey(const Problem& problem, Propagator& propagator, const RunOptions& options);
 

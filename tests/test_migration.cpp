@@ -125,13 +125,7 @@ receivers: {list: [[150, 150, 20]]}
     }
   }
   const CellBox in = interior_box(pb);
-  auto interior = [&](const float* v) {
-    std::vector<float> out;
-    for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
-      for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
-        for (long long ix = in.lo[0]; ix < in.hi[0]; ++ix) out.push_back(v[pb.grid.index(ix, iy, iz)]);
-    return out;
-  };
+  auto interior = [&](const float* v) { return extract_box(pb.grid, in, v); };
   CpuMigrator mig(pb);
   int compared = 0;
   double worst = 0;

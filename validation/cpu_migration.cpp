@@ -6,12 +6,6 @@
 
 namespace seisrtm::validation {
 
-namespace {
-
-Box to_box(const CellBox& b) { return Box{b.lo, b.hi}; }
-
-}  // namespace
-
 template <class Real>
 std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& f) {
   const long long nt = pb.steps, nrec = pb.receivers.size();
@@ -63,7 +57,7 @@ template class AdjointField<float>;
 template class AdjointField<double>;
 
 CpuMigrator::CpuMigrator(const Problem& pb)
-    : pb_(pb), interior_(to_box(interior_box(pb))), inner_(to_box(inner_box(pb))) {
+    : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
   if (!pb.config.migration) throw Error("CpuMigrator needs a migration config");
   if (inner_.cells() == 0)
     throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +

@@ -17,17 +17,11 @@
 #include <array>
 #include <vector>
 
+#include "solver/grid.hpp"
+
 namespace seisrtm::validation {
 
-// Half-open cell ranges [lo[a], hi[a]) per axis a = x, y, z.
-struct Box {
-  std::array<long long, 3> lo{0, 0, 0}, hi{0, 0, 0};
-  long long cells() const {
-    long long c = 1;
-    for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
-    return c;
-  }
-};
+using Box = CellBox;  // half-open cell ranges per axis (solver/grid.hpp)
 
 struct Stencil {
   std::array<long long, 3> n{0, 0, 0};  // grid cells [nx, ny, nz]
