@@ -81,6 +81,8 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
       const auto mem = cm->device_memory();
       std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
                    mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+      std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
+      for (const auto& [phase, sec] : cm->breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
     }
   std::fprintf(stderr, "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
                s.seconds, p.shot_count(), s.depth_slice);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <array>
 #include <map>
+#include <memory>
 
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
@@ -25,6 +27,43 @@ std::string gib(std::size_t b) {
 long long shell_count(const Problem& pb) { return interior_box(pb).cells() - inner_box(pb).cells(); }
 
 }  // namespace
+
+// Times the phases of the passes with CUDA events: the time between two marks belongs to the
+// earlier mark's phase. Read back at each flush (after the stream is synchronised), so the
+// event pool stays as small as the marks between two progress reports.
+class PhaseTimer {
+ public:
+  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, kCount };
+  static constexpr const char* kNames[kCount] = {"forward step + source", "boundary store (gather)",
+                                                 "receiver step + data",  "source step + shell (scatter)",
+                                                 "fused step + data + shell", "imaging"};
+  void mark(int phase, cudaStream_t st) {
+    if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
+    SEISRTM_CUDA(cudaEventRecord(pool_[used_]->get(), st));
+    phases_.push_back(phase);
+    ++used_;
+  }
+  // After a synchronisation: closes the last phase and adds up the intervals.
+  void flush(cudaStream_t st) {
+    if (used_ == 0) return;
+    mark(kCount, st);
+    SEISRTM_CUDA(cudaEventSynchronize(pool_[used_ - 1]->get()));
+    for (size_t k = 0; k + 1 < used_; ++k) {
+      float ms = 0;
+      SEISRTM_CUDA(cudaEventElapsedTime(&ms, pool_[k]->get(), pool_[k + 1]->get()));
+      seconds_[phases_[k]] += ms * 1e-3;
+    }
+    used_ = 0;
+    phases_.clear();
+  }
+  const std::array<double, kCount>& seconds() const { return seconds_; }
+
+ private:
+  std::vector<std::unique_ptr<CudaEvent>> pool_;
+  std::vector<int> phases_;
+  size_t used_ = 0;
+  std::array<double, kCount> seconds_{};
+};
 
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) {
   MigrationFootprint f;
@@ -58,6 +97,7 @@ struct CudaMigrator::Impl {
   bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
+  PhaseTimer timer;
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
 
@@ -197,6 +237,13 @@ std::string CudaMigrator::name() const {
          query_gpu().name;
 }
 
+std::vector<std::pair<std::string, double>> CudaMigrator::breakdown() const {
+  std::vector<std::pair<std::string, double>> out;
+  for (int k = 0; k < PhaseTimer::kCount; ++k)
+    if (impl_->timer.seconds()[k] > 0) out.emplace_back(PhaseTimer::kNames[k], impl_->timer.seconds()[k]);
+  return out;
+}
+
 Propagator::DeviceMemory CudaMigrator::device_memory() const {
   return {impl_->free_at_start - impl_->lowest_free, impl_->volume_bytes};
 }
@@ -215,15 +262,19 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   const long long report = std::max(1LL, nt / 100);
 
   // Forward: p^{n+1}; the shell of levels 1..N-2 goes to the store.
+  progress("forward", 0);
   int cs = 0;
+  PhaseTimer& t = d.timer;
   for (long long n = 0; n < nt; ++n) {
+    t.mark(PhaseTimer::forward_step, st);
     d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
     kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n, st);
     cs = 1 - cs;
     const long long level = n + 1;
+    t.mark(PhaseTimer::store, st);
     if (level <= nt - 2) kernels::launch_gather(d.s[cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (level - 1) * d.ns, st);
     if ((n + 1) % report == 0 || n + 1 == nt) {
-      SEISRTM_CUDA(cudaStreamSynchronize(st));
+      t.flush(st);
       progress("forward", n + 1);
     }
   }
@@ -246,13 +297,15 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   };
   auto report_backward = [&](long long n) {
     if ((nt - n + 1) % report == 0 || n == 1) {
-      SEISRTM_CUDA(cudaStreamSynchronize(st));
+      t.flush(st);
       progress("backward", nt - n + 1);
     }
   };
+  progress("backward", 0);
   int cr = 0;
   // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
   auto receiver_step = [&](long long n) {
+    t.mark(PhaseTimer::receiver_step, st);
     d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
     kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
     cr = 1 - cr;
@@ -280,6 +333,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
       const kernels::FusedMaps maps{&d.tmap_s[cs], &d.tmap_r[cr], &d.tmap_s_center[1 - cs], &d.tmap_r_center[1 - cr],
                                     &d.tmap_m};
+      t.mark(PhaseTimer::fused_step, st);
       kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, st);
       kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
       kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
@@ -298,22 +352,29 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
         cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
       } else if (n < nt - 1) {
         // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
+        t.mark(PhaseTimer::source_step, st);
         d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
         kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
         kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
         cs = 1 - cs;
       }
-      if (n % every == 0)
+      if (n % every == 0) {
+        t.mark(PhaseTimer::image, st);
         kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+      }
       source_level(n, d.s[cs]);
       report_backward(n);
     }
   }
+  // The shot's image and illumination come back to be added on the host (2 volumes a shot).
   std::vector<float> h(static_cast<size_t>(pb.grid.cells()));
+  const long long cells = pb.grid.cells();
   d.download(d.image, h.data());
-  for (size_t i = 0; i < h.size(); ++i) image[i] += h[i];
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) image[i] += h[i];
   d.download(d.illum, h.data());
-  for (size_t i = 0; i < h.size(); ++i) illumination[i] += h[i];
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) illumination[i] += h[i];
   d.sample_memory();
 }
 

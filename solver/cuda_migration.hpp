@@ -30,6 +30,8 @@ class CudaMigrator final : public Migrator {
   std::vector<std::string> notes() const { return notes_; }
   // Peak device memory of the run so far (cudaMemGetInfo) and one volume, bytes.
   Propagator::DeviceMemory device_memory() const;
+  // Seconds of GPU time per phase, all shots so far (CUDA events around each kernel group).
+  std::vector<std::pair<std::string, double>> breakdown() const;
   // For tests: p at time level n of the rebuilt source field (unpadded, whole grid; valid in
   // the interior box), called after each backward level when set. Copies: slow.
   std::function<void(long long n, const float* source_field)> on_source_level;

@@ -343,7 +343,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
     migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
                           report);
-    for (size_t i = 0; i < image.size(); ++i) {
+    const long long cells = g.cells();
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < cells; ++i) {
       image[i] += shot_image[i];
       illumination[i] += shot_illumination[i];
     }

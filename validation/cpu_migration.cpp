@@ -103,6 +103,7 @@ void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, 
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2 (boundary) or every
   // imaging level (snapshots).
+  progress("forward", 0);
   CpuWave<float> s(pb_);
   std::vector<float> store(boundary ? ns * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
   std::vector<std::vector<float>> snapshots(boundary ? 0 : static_cast<size_t>(nt / every + 1));
@@ -124,6 +125,7 @@ void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, 
   // Backward: chi^n from the time-reversed data; the source field p^n rebuilt in reverse
   // (boundary) or taken from the snapshots; image every `every` levels.
   AdjointField<float> r(pb_, pb_.receivers);
+  progress("backward", 0);
   for (long long n = nt; n >= 1; --n) {
     r.step(n, data);
     const float* sn = nullptr;
