@@ -62,7 +62,9 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
                  "%lld shot(s), %lld receivers, backend %s\n",
                  config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, in.data_samples,
                  in.data_dt, p.shot_count(), p.receivers.size(), migrator->name().c_str());
-    std::fprintf(stderr, "seisrtm: data filter before back-propagation: %s\n", in.data_filter.c_str());
+    std::fprintf(stderr, "seisrtm: data filter before back-propagation: %s; imaging every %lld steps (%s, f_max %.1f Hz)\n",
+                 in.data_filter.c_str(), p.config.migration->image_interval,
+                 c.migration->image_interval == 0 ? "auto" : "migration.image_interval", in.f_max);
     if (c.migration->mute.enabled)
       std::fprintf(stderr, "seisrtm: direct-arrival mute zeroed %lld of %lld samples\n", in.muted_samples,
                    static_cast<long long>(in.traces.size()));

@@ -69,9 +69,12 @@ MigrationConfig parse_migration(io::YamlReader m) {
     throw Error("config key 'migration.data' is required: the HDF5 file written by seisrtm run "
                 "(traces, source and receiver positions, dt)");
   mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
-  mc.image_interval = m.integer("image_interval", mc.image_interval);
-  if (mc.image_interval < 1)
-    throw Error("config key 'migration.image_interval' must be >= 1 step, got " + std::to_string(mc.image_interval));
+  if (m.has("image_interval") && !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
+    mc.image_interval = m.integer("image_interval", 1);
+    if (mc.image_interval < 1)
+      throw Error("config key 'migration.image_interval' must be >= 1 step or auto, got " +
+                  std::to_string(mc.image_interval));
+  }
   mc.illumination_epsilon = m.number("illumination_epsilon", mc.illumination_epsilon);
   if (!(mc.illumination_epsilon > 0 && mc.illumination_epsilon < 1))
     throw Error("config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
@@ -471,7 +474,8 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "data" << YAML::Value << m.data;
     e << YAML::Key << "mode" << YAML::Value << m.mode;
-    e << YAML::Key << "image_interval" << YAML::Value << m.image_interval;
+    e << YAML::Key << "image_interval" << YAML::Value;
+    if (m.image_interval > 0) e << m.image_interval; else e << "auto";
     e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
     e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
     e << YAML::Key << "fused" << YAML::Value << m.fused;

@@ -122,7 +122,9 @@ struct MuteConfig {
 struct MigrationConfig {
   std::string data;                  // HDF5 file written by seisrtm run (traces, positions, dt)
   std::string mode = "boundary";     // boundary | snapshots: how the source field is rebuilt
-  long long image_interval = 1;      // steps between imaging time levels
+  // Steps between imaging time levels; 0 = auto: the largest k with 1 / (k dt) > 2 f_max (the
+  // zero-lag sum of S R is then the same as at every step, up to the wavelet's band limit).
+  long long image_interval = 0;
   double illumination_epsilon = 1e-3;  // stabiliser, fraction of the largest illumination
   MuteConfig mute;
   // Data filter (-i w)^alpha before back-propagation (docs/ADJOINT.md): the correlation image
@@ -130,11 +132,11 @@ struct MigrationConfig {
   // of a line by 45 (half_derivative, alpha = 1/2). auto picks by the receivers' spread.
   std::string data_filter = "auto";  // auto | derivative | half_derivative | none
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
-  // GPU, tma, space order <= 8: true runs one fused kernel per backward step (both fields and
-  // imaging); false (default) separate kernels. Measured on an H100 at 800^3 (2026-11-22) the
-  // fused step was slower with imaging every step (17.6 against 14.7 s for 1000 backward
-  // steps) and even at image_interval 4 (10.9 against 10.6 s): it stays an A/B variant.
-  bool fused = false;
+  // GPU, tma, space order <= 8: one fused kernel per backward step (both fields and imaging);
+  // false: separate kernels. Measured on an H100 at 800^3 (2026-11-22): with image_interval
+  // auto (k = 16) the fused step is the faster (6.43 against 6.50 s of GPU time for 1000
+  // steps); with imaging every step the slower (14.2 against 11.6 s).
+  bool fused = true;
 };
 
 struct Config {

@@ -152,6 +152,17 @@ struct CudaMigrator::Impl {
     inj = {cells_b.as<long long>(), offset_b.as<int>(), row_b.as<int>(), coef_b.as<float>(), static_cast<int>(cells.size())};
   }
 
+  // A pinned host volume for the shot's image and illumination: copies at the link's speed
+  // (pageable memory took about 1 s for the two 2 GB volumes at 800^3).
+  float* pinned = nullptr;
+  ~Impl() {
+    if (pinned) cudaFreeHost(pinned);
+  }
+  float* pinned_volume() {
+    if (!pinned) SEISRTM_CUDA(cudaMallocHost(&pinned, static_cast<size_t>(nx * ny * nz) * sizeof(float)));
+    return pinned;
+  }
+
   void download(const DeviceBuffer& b, float* out) {
     SEISRTM_CUDA(cudaMemcpy2DAsync(out, nx * sizeof(float), b.as<float>(), nxp * sizeof(float), nx * sizeof(float),
                                    ny * nz, cudaMemcpyDeviceToHost, stream.get()));
@@ -162,6 +173,8 @@ struct CudaMigrator::Impl {
 CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(std::make_unique<Impl>(pb, opt)) {
   Impl& d = *impl_;
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
+  if (pb.config.migration->image_interval < 1)
+    throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   if (pb.config.migration->mode != "boundary")
     throw Error("config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
                 "store); use migration.mode: boundary or solver.backend: cpu");
@@ -367,12 +380,12 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     }
   }
   // The shot's image and illumination come back to be added on the host (2 volumes a shot).
-  std::vector<float> h(static_cast<size_t>(pb.grid.cells()));
+  float* h = d.pinned_volume();
   const long long cells = pb.grid.cells();
-  d.download(d.image, h.data());
+  d.download(d.image, h);
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < cells; ++i) image[i] += h[i];
-  d.download(d.illum, h.data());
+  d.download(d.illum, h);
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < cells; ++i) illumination[i] += h[i];
   d.sample_memory();

@@ -125,7 +125,17 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   if (mc.image_interval > p.steps)
     throw Error("config key 'migration.image_interval' = " + std::to_string(mc.image_interval) + " exceeds the " +
                 std::to_string(p.steps) + " time steps: no level would be imaged; valid: 1 to " +
-                std::to_string(p.steps));
+                std::to_string(p.steps) + " or auto");
+  // The highest useful frequency of the data's wavelet (where its spectrum falls under 3.3% of
+  // the peak, as for a Ricker at 2.5 f_peak).
+  in.f_max = highest_useful_frequency(d.wavelet, d.dt, 0.033);
+  if (mc.image_interval == 0) {
+    // S R holds frequencies up to 2 f_max; summed every k steps, a component at frequency f
+    // folds onto zero frequency only where f is a multiple of 1 / (k dt): with 1 / (k dt) >
+    // 2 f_max none does, and the sum equals the every-step sum up to the band limit.
+    const double limit = 1.0 / (2.0 * in.f_max * p.dt);
+    p.config.migration->image_interval = std::clamp<long long>(static_cast<long long>(std::ceil(limit)) - 1, 1, p.steps);
+  }
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
   if (check_memory) check_memory(p, d.samples);
@@ -135,7 +145,7 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   p.wavelet = resample(d.wavelet.data(), static_cast<long long>(d.wavelet.size()), d.dt, 0.0, p.steps, p.dt, 0.0);
   // The sampling warning of build_problem used the config's default wavelet: redo it with the data's.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("too few points", 0) == 0; });
-  const double f_max = highest_useful_frequency(d.wavelet, d.dt, 0.033);
+  const double f_max = in.f_max;
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double need = required_points_per_wavelength(c.physics.space_order);
   if (p.v_min / (f_max * h_max) < need)
@@ -343,11 +353,14 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
     migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
                           report);
+    // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
+    // the band, for the k that image_interval auto picks): images do not depend on k.
     const long long cells = g.cells();
+    const float k = static_cast<float>(pb.config.migration->image_interval);
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < cells; ++i) {
-      image[i] += shot_image[i];
-      illumination[i] += shot_illumination[i];
+      image[i] += k * shot_image[i];
+      illumination[i] += k * shot_illumination[i];
     }
     if (progress) {
       progress->finish();
@@ -376,8 +389,9 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   io::write_attribute(root, "data_file", in.data_file);
   io::write_attribute(root, "units",
                       "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "
-                      "image/correlation: sum over shots and imaging steps of S R (data units x source "
-                      "field units); image/illumination: sum of S^2; image/normalized: correlation / "
+                      "image/correlation: sum over shots and time steps of S R (data units x source "
+                      "field units; image_interval k times the sum over the imaging steps); image/illumination: "
+                      "sum of S^2 (the same way); image/normalized: correlation / "
                       "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2");
   io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
   io::write_attribute(root, "stepping_seconds", std::vector<double>{sum.seconds});

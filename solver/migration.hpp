@@ -32,6 +32,7 @@ struct MigrationInput {
   long long data_samples = 0;
   long long muted_samples = 0; // samples zeroed by the mute (all traces)
   std::string data_filter;     // derivative | half_derivative | none, as applied
+  double f_max = 0;            // Hz, highest useful frequency of the data's wavelet
 };
 
 // What data_filter auto means for a receiver spread: derivative when the spread's smaller

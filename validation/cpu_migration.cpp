@@ -59,6 +59,8 @@ template class AdjointField<double>;
 CpuMigrator::CpuMigrator(const Problem& pb)
     : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
   if (!pb.config.migration) throw Error("CpuMigrator needs a migration config");
+  if (pb.config.migration->image_interval < 1)
+    throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   if (inner_.cells() == 0)
     throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
