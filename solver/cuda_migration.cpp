@@ -250,6 +250,80 @@ std::string CudaMigrator::name() const {
          query_gpu().name;
 }
 
+namespace {
+
+// Recording weights of a point set in the padded layout, for launch_record.
+struct Recording {
+  DeviceBuffer cells, coef, offset;
+  kernels::PointArgs args;
+};
+Recording make_recording(const PointSet& ps, long long nx, long long ny, long long nxp) {
+  std::vector<long long> cells;
+  for (long long c : ps.cell) cells.push_back((c / (nx * ny) * ny + (c / nx) % ny) * nxp + c % nx);
+  std::vector<int> offset(ps.offset.begin(), ps.offset.end());
+  Recording r;
+  r.cells = upload(cells);
+  r.coef = upload(ps.weight);
+  r.offset = upload(offset);
+  r.args = {r.cells.as<long long>(), r.coef.as<float>(), r.offset.as<int>(), 0, static_cast<int>(ps.size())};
+  return r;
+}
+
+}  // namespace
+
+std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::vector<float>& f) {
+  Impl& d = *impl_;
+  const long long nt = d.pb.steps, nrec = d.pb.receivers.size();
+  cudaStream_t st = d.stream.get();
+  for (auto* b : {&d.s[0], &d.s[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  DeviceBuffer series = upload(f), cells, offset, row, coef, traces(std::max<long long>(1, nrec * nt) * sizeof(float), MemoryKind::plain),
+               counter(sizeof(int), MemoryKind::plain);
+  kernels::SeriesInjection inj;
+  d.make_injection(src, 1.0 / d.pb.cell_volume(), cells, offset, row, coef, inj);
+  const Recording rec = make_recording(d.pb.receivers, d.nx, d.ny, d.nxp);
+  SEISRTM_CUDA(cudaMemsetAsync(counter.as<int>(), 0, sizeof(int), st));
+  int cs = 0;
+  for (long long n = 0; n < nt; ++n) {
+    d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
+    kernels::launch_inject_series(d.s[1 - cs].as<float>(), inj, series.as<float>(), nt, n, st);
+    kernels::launch_record(d.s[1 - cs].as<float>(), rec.args, traces.as<float>(), static_cast<int>(nt), counter.as<int>(), st);
+    kernels::launch_advance_step(counter.as<int>(), st);
+    cs = 1 - cs;
+  }
+  std::vector<float> rows(static_cast<size_t>(nrec * nt)), out(rows.size());
+  SEISRTM_CUDA(cudaMemcpyAsync(rows.data(), traces.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
+  SEISRTM_CUDA(cudaStreamSynchronize(st));
+  for (long long n = 0; n < nt; ++n)
+    for (long long r = 0; r < nrec; ++r) out[r * nt + n] = rows[n * nrec + r];  // [step][receiver] -> [receiver][step]
+  return out;
+}
+
+std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::vector<float>& r) {
+  Impl& d = *impl_;
+  const long long nt = d.pb.steps, npt = src.size();
+  cudaStream_t st = d.stream.get();
+  for (auto* b : {&d.r[0], &d.r[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  DeviceBuffer data = upload(r), samples(std::max<long long>(1, npt * nt) * sizeof(float), MemoryKind::plain),
+               counter(sizeof(int), MemoryKind::plain);
+  const Recording at_src = make_recording(src, d.nx, d.ny, d.nxp);
+  SEISRTM_CUDA(cudaMemsetAsync(counter.as<int>(), 0, sizeof(int), st));
+  // chi^n for n = N .. 1 (slot k = N - n), then (F^T r)^{n-1} = S chi^n / V.
+  int cr = 0;
+  for (long long n = nt; n >= 1; --n) {
+    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
+    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, data.as<float>(), nt, n - 1, st);
+    kernels::launch_record(d.r[1 - cr].as<float>(), at_src.args, samples.as<float>(), static_cast<int>(nt), counter.as<int>(), st);
+    kernels::launch_advance_step(counter.as<int>(), st);
+    cr = 1 - cr;
+  }
+  std::vector<float> rows(static_cast<size_t>(npt * nt)), out(rows.size());
+  SEISRTM_CUDA(cudaMemcpyAsync(rows.data(), samples.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
+  SEISRTM_CUDA(cudaStreamSynchronize(st));
+  for (long long k = 0; k < nt; ++k)
+    for (long long i = 0; i < npt; ++i) out[i * nt + (nt - k) - 1] = static_cast<float>(rows[k * npt + i] / d.pb.cell_volume());
+  return out;
+}
+
 std::vector<std::pair<std::string, double>> CudaMigrator::breakdown() const {
   std::vector<std::pair<std::string, double>> out;
   for (int k = 0; k < PhaseTimer::kCount; ++k)

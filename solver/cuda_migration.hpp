@@ -30,6 +30,12 @@ class CudaMigrator final : public Migrator {
   std::vector<std::string> notes() const { return notes_; }
   // Peak device memory of the run so far (cudaMemGetInfo) and one volume, bytes.
   Propagator::DeviceMemory device_memory() const;
+  // For the adjoint test: F and F^T with the migrator's kernels and steps. model_traces maps
+  // source functions f [point][step] injected at the points of `src` (with 1 / V, as a source)
+  // to traces [receiver][step]; adjoint_traces maps traces back (validation/cpu_migration.hpp
+  // has the formulas).
+  std::vector<float> model_traces(const PointSet& src, const std::vector<float>& f);
+  std::vector<float> adjoint_traces(const PointSet& src, const std::vector<float>& r);
   // Seconds of GPU time per phase, all shots so far (CUDA events around each kernel group).
   std::vector<std::pair<std::string, double>> breakdown() const;
   // For tests: p at time level n of the rebuilt source field (unpadded, whole grid; valid in
