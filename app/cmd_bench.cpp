@@ -253,8 +253,14 @@ int cmd_bench(const BenchOptions& b) {
   check_writable(b.plot, "--plot");
   const GpuInfo g = query_gpu();
   if (!g.present) throw Error("bench needs a CUDA GPU: " + g.reason);
-  const Axes a = resolve_axes(b, g);
-  const Config cfg = bench_config(b, a);
+  BenchOptions bb = b;
+  if (b.rtm && b.steps.empty()) bb.steps = "1000";
+  const Axes a = resolve_axes(bb, g);
+  const Config cfg = bench_config(bb, a);
+  if (b.rtm) {
+    if (a.steps.size() != 1) throw Error("bench --rtm takes one step count (--steps 1000)");
+    return bench_rtm(bb, cfg);
+  }
   const Problem p = build_problem(cfg);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
 

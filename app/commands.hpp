@@ -35,8 +35,11 @@ struct BenchOptions {
   std::string csv, json, plot;         // output files
   std::vector<std::string> compare;    // two JSON files from earlier runs: compare, measure nothing
   std::string command_line;            // as typed, printed beside the results
+  bool rtm = false;                    // one RTM shot against one forward run instead of the study
 };
 int cmd_bench(const BenchOptions& b);
+// bench --rtm on the bench's model and survey.
+int bench_rtm(const BenchOptions& b, const Config& base);
 
 int cmd_run(const std::string& config_path, const CommonOptions& o);
 int cmd_migrate(const std::string& config_path, const CommonOptions& o);

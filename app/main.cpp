@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
                                          "(default 100,1000,2000,5000; --quick 100,500,1000)");
   bench->add_option("--repeat", bo.repeat, "Timed runs per cell (default 3)");
   bench->add_flag("--quick", bo.quick, "A 512^3 study that finishes in about a minute");
+  bench->add_flag("--rtm", bo.rtm, "One RTM shot against one forward run (tma, z_block 32, --memory kinds, "
+                                   "fused and separate backward steps, --steps one count, default 1000)");
   bench->add_option("--csv", bo.csv, "Write every figure to this CSV file");
   bench->add_option("--json", bo.json, "Write every figure, the device and the configuration to this JSON file");
   bench->add_option("--plot", bo.plot, "Draw GCells/s against z_block to this PNG file");
@@ -63,7 +65,8 @@ int main(int argc, char** argv) {
   bench->footer("Examples:\n  seisrtm bench --quick --json quick.json\n"
                 "  seisrtm bench --json study.json --csv study.csv --plot study.png\n"
                 "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
-                "  seisrtm bench --compare quick1.json quick2.json");
+                "  seisrtm bench --compare quick1.json quick2.json\n"
+                "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
 
   try {

@@ -1,0 +1,107 @@
+// seisrtm bench --rtm: one RTM shot against one forward run of the same shot on the GPU
+// (issue 9's measurement). For each memory kind: a forward run timed with CUDA events (its
+// traces become the observed data), then one migration of that shot per backward path (fused
+// step and separate kernels), with image_interval auto. Reported: the wall time of each pass,
+// the GPU time by phase (CUDA events around each kernel group), and the ratios to the forward run.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "app/commands.hpp"
+#include "io/observed_data.hpp"
+#include "solver/cuda_migration.hpp"
+#include "solver/cuda_propagator.hpp"
+#include "solver/device_info.hpp"
+#include "solver/error.hpp"
+#include "solver/migration.hpp"
+
+namespace seisrtm::app {
+
+int bench_rtm(const BenchOptions& b, const Config& base) {
+  const GpuInfo g = query_gpu();
+  const std::vector<std::string> memories = b.memories.empty() ? std::vector<std::string>{"plain", "compressible"}
+                                                                : [&] {
+                                                                    std::vector<std::string> v;
+                                                                    std::stringstream ss(b.memories);
+                                                                    for (std::string t; std::getline(ss, t, ',');) v.push_back(t);
+                                                                    return v;
+                                                                  }();
+  std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(), g.name.c_str());
+  std::printf("%-12s %-9s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
+              "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
+  const std::string data_file = (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" +
+                                 std::to_string(::getpid()) + ".h5")).string();
+  for (const auto& mem : memories) {
+    if (mem != "plain" && mem != "compressible")
+      throw Error("bench --memory: '" + mem + "' is not a memory kind; valid: plain, compressible");
+    Config c = base;
+    c.solver.memory = mem;
+    c.solver.kernel = "tma";
+    const Problem fp = build_problem(c);
+    // The forward run: stepping time from CUDA events; its traces are the data.
+    double forward = 0;
+    {
+      CudaPropagator prop(fp, cuda_options(c));
+      prop.begin_shot(0);
+      prop.advance(0, fp.steps);
+      forward = prop.stepping_seconds();
+      io::ObservedData d;
+      d.dt = fp.dt;
+      d.shots = 1;
+      d.receivers = fp.receivers.size();
+      d.samples = fp.steps;
+      d.traces.resize(static_cast<size_t>(d.receivers * d.samples));
+      prop.traces(d.traces.data());
+      d.source_positions = {fp.shots[0].position[0]};
+      d.receiver_positions = fp.receivers.position;
+      d.wavelet = fp.wavelet;
+      io::write_observed(data_file, d);
+    }
+    for (bool fused : {true, false}) {
+      Config mc = c;
+      mc.sources.shots.clear();
+      mc.receivers.layout = "none";
+      MigrationConfig m;
+      m.data = data_file;
+      m.fused = fused;
+      mc.migration = m;
+      const MigrationInput in = prepare_migration(mc);
+      CudaMigrator mig(in.problem, cuda_options(mc));
+      std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+      using clock = std::chrono::steady_clock;
+      clock::time_point t0 = clock::now(), t_back = t0;
+      bool back = false;
+      mig.migrate_shot(0, in.traces.data(), image.data(), illum.data(), [&](const std::string& pass, long long) {
+        if (pass == "backward" && !back) {
+          back = true;
+          t_back = clock::now();
+        }
+      });
+      const clock::time_point t1 = clock::now();
+      const double fwd = std::chrono::duration<double>(t_back - t0).count();
+      const double bwd = std::chrono::duration<double>(t1 - t_back).count();
+      double gpu = 0;
+      std::string phases;
+      for (const auto& [name, sec] : mig.breakdown()) {
+        gpu += sec;
+        char s[96];
+        std::snprintf(s, sizeof s, "%s%s %.3f", phases.empty() ? "" : "; ", name.c_str(), sec);
+        phases += s;
+      }
+      std::printf("%-12s %-9s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps)\n",
+                  mig.name().find("compressible") != std::string::npos ? "compressible" : "plain",
+                  fused ? "fused" : "separate", forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward,
+                  phases.c_str(), in.problem.config.migration->image_interval);
+      std::fflush(stdout);
+    }
+    std::filesystem::remove(data_file);
+  }
+  std::printf("forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
+              "passes (bwd includes copying the shot's image back); rtm GPU: the sum of the GPU phases\n");
+  return 0;
+}
+
+}  // namespace seisrtm::app
