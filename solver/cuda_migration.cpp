@@ -95,6 +95,7 @@ struct CudaMigrator::Impl {
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
   CudaStream stream;
   bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
+  bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
   PhaseTimer timer;
@@ -324,6 +325,20 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   return out;
 }
 
+bool CudaMigrator::begin_stack() {
+  Impl& d = *impl_;
+  for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), d.stream.get()));
+  d.own_stack = true;
+  return true;
+}
+
+void CudaMigrator::take_stack(float* image, float* illumination) {
+  Impl& d = *impl_;
+  d.download(d.image, image);
+  d.download(d.illum, illumination);
+  d.own_stack = false;
+}
+
 std::vector<std::pair<std::string, double>> CudaMigrator::breakdown() const {
   std::vector<std::pair<std::string, double>> out;
   for (int k = 0; k < PhaseTimer::kCount; ++k)
@@ -341,8 +356,9 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   const Problem& pb = d.pb;
   const long long nt = pb.steps, every = pb.config.migration->image_interval;
   cudaStream_t st = d.stream.get();
-  for (auto* b : {&d.s[0], &d.s[1], &d.r[0], &d.r[1], &d.image, &d.illum})
-    SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  for (auto* b : {&d.s[0], &d.s[1], &d.r[0], &d.r[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  if (!d.own_stack)
+    for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
   SEISRTM_CUDA(cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float),
                                cudaMemcpyHostToDevice, st));
   d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
@@ -452,6 +468,10 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       source_level(n, d.s[cs]);
       report_backward(n);
     }
+  }
+  if (d.own_stack) {
+    d.sample_memory();
+    return;
   }
   // The shot's image and illumination come back to be added on the host (2 volumes a shot).
   float* h = d.pinned_volume();

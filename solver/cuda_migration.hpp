@@ -27,6 +27,9 @@ class CudaMigrator final : public Migrator {
   std::string name() const override;
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
+  // The stack stays in the device's image and illumination volumes until take_stack.
+  bool begin_stack() override;
+  void take_stack(float* image, float* illumination) override;
   std::vector<std::string> notes() const { return notes_; }
   // Peak device memory of the run so far (cudaMemGetInfo) and one volume, bytes.
   Propagator::DeviceMemory device_memory() const;

@@ -332,7 +332,15 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
   image.assign(static_cast<size_t>(g.cells()), 0.0f);
   illumination.assign(image.size(), 0.0f);
-  std::vector<float> shot_image(image.size()), shot_illumination(image.size());
+  // The backend's own stack (GPU), or each shot into zeroed volumes added here (CPU): then the
+  // stack is the same sum whichever shots run where and a shot's image is the same alone or
+  // stacked.
+  const bool own_stack = migrator.begin_stack();
+  std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
+  const long long cells = g.cells();
+  // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
+  // the band, for the k that image_interval auto picks): images do not depend on k.
+  const float k = static_cast<float>(pb.config.migration->image_interval);
   double seconds = 0;
   for (long long s = 0; s < nshots; ++s) {
     std::unique_ptr<Progress> progress;
@@ -349,22 +357,30 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       }
       progress->update(done);
     };
-    std::fill(shot_image.begin(), shot_image.end(), 0.0f);
-    std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
-    migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
-                          report);
-    // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
-    // the band, for the k that image_interval auto picks): images do not depend on k.
-    const long long cells = g.cells();
-    const float k = static_cast<float>(pb.config.migration->image_interval);
+    if (own_stack) {
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
+    } else {
+      std::fill(shot_image.begin(), shot_image.end(), 0.0f);
+      std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
+                            report);
 #pragma omp parallel for schedule(static)
-    for (long long i = 0; i < cells; ++i) {
-      image[i] += k * shot_image[i];
-      illumination[i] += k * shot_illumination[i];
+      for (long long i = 0; i < cells; ++i) {
+        image[i] += k * shot_image[i];
+        illumination[i] += k * shot_illumination[i];
+      }
     }
     if (progress) {
       progress->finish();
       seconds += progress->seconds();
+    }
+  }
+  if (own_stack) {
+    migrator.take_stack(image.data(), illumination.data());
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < cells; ++i) {
+      image[i] *= k;
+      illumination[i] *= k;
     }
   }
   return seconds;

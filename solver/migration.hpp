@@ -83,6 +83,11 @@ class Migrator {
   // inside interior_box only.
   virtual void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                             const Progress& progress) = 0;
+  // A backend that can keep the stack itself (the GPU: no copy of two volumes per shot)
+  // returns true; until take_stack, migrate_shot then adds to that stack and ignores its image
+  // and illumination arguments. take_stack writes the stack into image and illumination.
+  virtual bool begin_stack() { return false; }
+  virtual void take_stack(float* /*image*/, float* /*illumination*/) {}
 };
 
 // The three images of a stack: correlation (sum S R), normalised by the illumination
