@@ -20,6 +20,25 @@ namespace seisrtm::app {
 namespace {
 constexpr double kCpuSecondsLimit = 300;
 
+// Measures the CPU reference's rate on a few steps of `p` and refuses a validation whose CPU
+// side (`passes` propagations a shot) would take longer than the limit.
+void check_cpu_time(const Problem& p, double passes, double cpu_limit_s, const std::string& what) {
+  validation::CpuPropagator probe(p);
+  probe.begin_shot(0);
+  const long long k = std::min<long long>(3, p.steps);
+  const auto t0 = std::chrono::steady_clock::now();
+  probe.advance(0, k);
+  const double rate = k * double(p.grid.cells()) /
+                      std::max(1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const double estimate = passes * double(p.grid.cells()) * p.steps * p.shot_count() / rate;
+  if (estimate > cpu_limit_s)
+    throw Error("validate: the CPU " + what + " would need about " + std::to_string(int(estimate)) + " s (" +
+                std::to_string(p.grid.cells()) + " cells x " + std::to_string(p.steps) + " steps x " +
+                std::to_string(p.shot_count()) + " shots x " + std::to_string(int(passes)) + " propagations at " +
+                std::to_string(rate / 1e9) + " GCells/s); the limit is " + std::to_string(int(cpu_limit_s)) +
+                " s: shrink it, e.g. --set grid.shape=[128,128,128] --set time.steps=200");
+}
+
 // Migration: the CUDA migrator against the CPU migrator on every shot: the stacked correlation
 // image and illumination, and the rebuilt source field at three levels of the first shot.
 int validate_migration(const std::string& config_path, const Config& c, double cpu_limit_s) {
@@ -28,21 +47,8 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   const GpuInfo g = query_gpu();
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
-  {
-    validation::CpuPropagator probe(p);
-    probe.begin_shot(0);
-    const long long k = std::min<long long>(3, p.steps);
-    const auto t0 = std::chrono::steady_clock::now();
-    probe.advance(0, k);
-    const double rate = k * double(p.grid.cells()) /
-                        std::max(1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    // Three propagations per shot: forward, the receiver field and the rebuilt source field.
-    const double estimate = 3.0 * double(p.grid.cells()) * p.steps * p.shot_count() / rate;
-    if (estimate > cpu_limit_s)
-      throw Error("validate: the CPU migration would need about " + std::to_string(int(estimate)) +
-                  " s; the limit is " + std::to_string(int(cpu_limit_s)) +
-                  " s: shrink it, e.g. --set grid.shape=[...] or --set time.steps=...");
-  }
+  // Three propagations per shot: forward, the receiver field and the rebuilt source field.
+  check_cpu_time(p, 3, cpu_limit_s, "migration");
   validation::CpuMigrator cpu(p);
   CudaMigrator gpu(p, cuda_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
@@ -112,24 +118,8 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   const GpuInfo g = query_gpu();
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
-  if (cpu_limit_s <= 0) cpu_limit_s = kCpuSecondsLimit;
-
+  check_cpu_time(p, 1, cpu_limit_s, "reference");
   validation::CpuPropagator cpu(p);
-  // Measure the CPU's rate on a few steps, then refuse sizes that would keep it busy too long.
-  cpu.begin_shot(0);
-  const long long probe = std::min<long long>(3, p.steps);
-  const auto t0 = std::chrono::steady_clock::now();
-  cpu.advance(0, probe);
-  const double rate = probe * double(p.grid.cells()) /
-                      std::max(1e-6, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  const double estimate = double(p.grid.cells()) * p.steps * p.shot_count() / rate;
-  if (estimate > cpu_limit_s)
-    throw Error("validate: the CPU reference would need about " + std::to_string(int(estimate)) + " s (" +
-                std::to_string(p.grid.cells()) + " cells x " + std::to_string(p.steps) + " steps x " +
-                std::to_string(p.shot_count()) + " shots at " + std::to_string(rate / 1e9) +
-                " GCells/s); the limit is " + std::to_string(int(cpu_limit_s)) +
-                " s: shrink it, e.g. --set grid.shape=[128,128,128] --set time.steps=200");
-
   CudaPropagator gpu(p, cuda_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   // Tolerance: each step rounds ~ (6R + 4) float terms per cell; independent roundings grow like
