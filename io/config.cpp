@@ -61,8 +61,9 @@ std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) 
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
   m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter",
-                "fused"});
+                "fused", "store"});
   mc.fused = m.boolean("fused", mc.fused);
+  mc.store = m.choice("store", mc.store, {"auto", "device", "host"});
   mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
   mc.data = m.text("data", "");
   if (mc.data.empty())
@@ -479,6 +480,7 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
     e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
     e << YAML::Key << "fused" << YAML::Value << m.fused;
+    e << YAML::Key << "store" << YAML::Value << m.store;
     e << YAML::Key << "depth_slice" << YAML::Value;
     if (m.depth_slice) e << *m.depth_slice; else e << "auto";
     if (m.mute.enabled) {

@@ -137,6 +137,9 @@ struct MigrationConfig {
   // auto (k = 16) the fused step is the faster (6.43 against 6.50 s of GPU time for 1000
   // steps); with imaging every step the slower (14.2 against 11.6 s).
   bool fused = true;
+  // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
+  // in pinned host memory (copied through a ring of device slots while the passes run).
+  std::string store = "auto";  // auto | device | host
 };
 
 struct Config {

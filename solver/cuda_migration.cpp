@@ -17,6 +17,7 @@ namespace seisrtm {
 namespace {
 
 constexpr long long kRowAlign = 32;  // floats, as the forward backend
+constexpr int kStoreRing = 8;         // device slots of a boundary store kept in host memory
 
 std::string gib(std::size_t b) {
   char s[32];
@@ -81,6 +82,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) 
   const std::size_t small = (pb.grid.n[0] + pb.grid.n[1] + pb.grid.n[2] + pb.steps) * sizeof(float) +
                             (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_count(pb)) * 8;
   f.total = f.volumes + f.store + f.data + small + (16u << 20);
+  f.total_host_store = f.volumes + f.data + small + (16u << 20) + kStoreRing * f.store_per_step;
   return f;
 }
 
@@ -96,6 +98,46 @@ struct CudaMigrator::Impl {
   CudaStream stream;
   bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
+  // The boundary store in pinned host memory: levels pass through kStoreRing device slots;
+  // copies run on copy_stream, ordered by events (slot_ready: the slot holds its level; slot_free:
+  // the slot may be overwritten).
+  bool host_store = false;
+  float* host = nullptr;
+  CudaStream copy_stream;
+  std::vector<std::unique_ptr<CudaEvent>> slot_ready, slot_free;
+  float* slot(long long level) {
+    return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * ns;
+  }
+  // Forward: level L's shell into its slot, then (host store) down to host memory.
+  void save(long long level, const float* p) {
+    const int k = static_cast<int>((level - 1) % kStoreRing);
+    if (host_store && level - 1 >= kStoreRing) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_free[k]->get()));
+    kernels::launch_gather(p, shell.as<long long>(), ns, slot(level), stream.get());
+    if (!host_store) return;
+    SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), stream.get()));
+    SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_ready[k]->get()));
+    SEISRTM_CUDA(cudaMemcpyAsync(host + (level - 1) * ns, slot(level), ns * sizeof(float), cudaMemcpyDeviceToHost,
+                                 copy_stream.get()));
+    SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), copy_stream.get()));
+  }
+  // Backward (host store): level L up into its slot once the slot is free.
+  void load(long long level) {
+    if (!host_store || level < 1) return;
+    const int k = static_cast<int>((level - 1) % kStoreRing);
+    SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_free[k]->get()));
+    SEISRTM_CUDA(cudaMemcpyAsync(slot(level), host + (level - 1) * ns, ns * sizeof(float), cudaMemcpyHostToDevice,
+                                 copy_stream.get()));
+    SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), copy_stream.get()));
+  }
+  // Backward: level L's shell back into p (waiting for its upload), then the next upload.
+  void restore(long long level, float* p) {
+    const int k = static_cast<int>((level - 1) % kStoreRing);
+    if (host_store) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[k]->get()));
+    kernels::launch_scatter(p, shell.as<long long>(), ns, slot(level), stream.get());
+    if (!host_store) return;
+    SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
+    load(level - kStoreRing);
+  }
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
   PhaseTimer timer;
@@ -158,6 +200,7 @@ struct CudaMigrator::Impl {
   float* pinned = nullptr;
   ~Impl() {
     if (pinned) cudaFreeHost(pinned);
+    if (host) cudaFreeHost(host);
   }
   float* pinned_volume() {
     if (!pinned) SEISRTM_CUDA(cudaMallocHost(&pinned, static_cast<size_t>(nx * ny * nz) * sizeof(float)));
@@ -192,13 +235,22 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
   d.free_at_start = d.lowest_free = free_b;
   d.volume_bytes = fp.volume;
-  if (fp.total > free_b) {
+  const std::string& where = pb.config.migration->store;
+  const double host_free = available_host_memory();
+  // The host store needs the store pinned beside the host's own volumes (image, illumination,
+  // model and data: about 6 volumes).
+  const bool host_fits = host_free > 0 && double(fp.store) + 6.0 * fp.volume < 0.8 * host_free;
+  d.host_store = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
+  const std::size_t need = d.host_store ? fp.total_host_store : fp.total;
+  if (need > free_b || (d.host_store && !host_fits)) {
     const std::size_t spare = free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
     throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
                 ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
                 gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
-                "; the store would fit for about " + std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
-                " steps (time.steps), or use solver.backend: cpu (a host store is not implemented on the GPU yet)");
+                "; the store would fit the device for about " +
+                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) + " steps (time.steps); in host memory it needs " +
+                gib(fp.store) + " pinned of " + gib(host_free) + " available (migration.store: host), or use "
+                "solver.backend: cpu");
   }
   std::string warning;
   for (auto& b : d.s) b = DeviceBuffer(fp.volume, opt.memory, &warning);
@@ -225,7 +277,16 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
       }
   d.ns = static_cast<long long>(shell.size());
   d.shell = upload(shell);
-  d.store = DeviceBuffer(std::max<std::size_t>(fp.store, 4), MemoryKind::plain);
+  if (d.host_store) {
+    d.store = DeviceBuffer(std::max<std::size_t>(kStoreRing * fp.store_per_step, 4), MemoryKind::plain);
+    SEISRTM_CUDA(cudaMallocHost(&d.host, std::max<std::size_t>(fp.store, 4)));
+    for (int k = 0; k < kStoreRing; ++k) {
+      d.slot_ready.push_back(std::make_unique<CudaEvent>());
+      d.slot_free.push_back(std::make_unique<CudaEvent>());
+    }
+  } else {
+    d.store = DeviceBuffer(std::max<std::size_t>(fp.store, 4), MemoryKind::plain);
+  }
   d.data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
   d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj);
   if (opt.variant == kernels::Variant::tma) {
@@ -247,7 +308,8 @@ std::string CudaMigrator::name() const {
   const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
-         (d.fused ? "fused backward step" : "separate backward kernels") + ", boundary store on the device, on " +
+         (d.fused ? "fused backward step" : "separate backward kernels") + ", boundary store " +
+         (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
          query_gpu().name;
 }
 
@@ -375,7 +437,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     cs = 1 - cs;
     const long long level = n + 1;
     t.mark(PhaseTimer::store, st);
-    if (level <= nt - 2) kernels::launch_gather(d.s[cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (level - 1) * d.ns, st);
+    if (level <= nt - 2) d.save(level, d.s[cs].as<float>());
     if ((n + 1) % report == 0 || n + 1 == nt) {
       t.flush(st);
       progress("forward", n + 1);
@@ -405,6 +467,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     }
   };
   progress("backward", 0);
+  for (long long k = 0; k < kStoreRing; ++k) d.load(nt - 2 - k);  // the first levels the backward pass restores
   int cr = 0;
   // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
   auto receiver_step = [&](long long n) {
@@ -440,7 +503,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, st);
       kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
       kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
-      kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
+      d.restore(n, d.s[1 - cs].as<float>());
       cs = 1 - cs;
       cr = 1 - cr;
       source_level(n, d.s[cs]);
@@ -458,7 +521,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
         t.mark(PhaseTimer::source_step, st);
         d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
         kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
-        kernels::launch_scatter(d.s[1 - cs].as<float>(), d.shell.as<long long>(), d.ns, d.store.as<float>() + (n - 1) * d.ns, st);
+        d.restore(n, d.s[1 - cs].as<float>());
         cs = 1 - cs;
       }
       if (n % every == 0) {

@@ -17,6 +17,7 @@ namespace seisrtm {
 struct MigrationFootprint {
   std::size_t volume = 0, volumes = 0, store = 0, data = 0, total = 0;
   std::size_t store_per_step = 0;
+  std::size_t total_host_store = 0;  // device bytes with the store in host memory (a ring of slots)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o);
 
