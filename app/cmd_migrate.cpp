@@ -35,11 +35,11 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
         std::fprintf(stderr, "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
                      "data %.3f GiB: %.3f GiB of %.3f GiB free\n", fp.store / 1073741824.0, fp.volumes / 1073741824.0,
                      fp.data / 1073741824.0, fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
-      if (fp.total > gpu.free_memory)
-        throw Error("the migration needs " + std::to_string(fp.total / 1073741824.0) + " GiB of GPU memory (boundary store " +
-                    std::to_string(fp.store / 1073741824.0) + " GiB for " + std::to_string(p.steps) + " steps) but " +
-                    std::to_string(gpu.free_memory / 1073741824.0) + " GiB are free; lower time.steps or use "
-                    "solver.backend: cpu (a host store on the GPU path is not implemented yet)");
+      // Device store, or the host store where it does not fit; refused here, before the traces
+      // are read, when neither place holds it.
+      if (migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory) && !o.quiet)
+        std::fprintf(stderr, "seisrtm: the boundary store (%.3f GiB) goes to pinned host memory: %.3f GiB of the GPU "
+                     "needed\n", fp.store / 1073741824.0, fp.total_host_store / 1073741824.0);
     } else {
       const MigrationPlan plan = plan_migration(p, data_samples, available_host_memory());
       if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());

@@ -86,6 +86,27 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) 
   return f;
 }
 
+bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
+  const std::string& where = pb.config.migration->store;
+  const double host_free = available_host_memory();
+  // The host store needs the store pinned beside the host's own volumes (image, illumination,
+  // model and data: about 6 volumes).
+  const bool host_fits = host_free > 0 && double(fp.store) + 6.0 * fp.volume < 0.8 * host_free;
+  const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
+  const std::size_t need = host ? fp.total_host_store : fp.total;
+  if (need > free_b || (host && !host_fits)) {
+    const std::size_t spare = free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
+    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
+                ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
+                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
+                "; the store would fit the device for about " +
+                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) + " steps (time.steps); in host memory it needs " +
+                gib(fp.store) + " pinned plus about " + gib(6 * fp.volume) + " for the host's own volumes, within 80% of the " +
+                gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
+  }
+  return host;
+}
+
 struct CudaMigrator::Impl {
   const Problem& pb;
   CudaOptions opt;
@@ -235,23 +256,7 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
   d.free_at_start = d.lowest_free = free_b;
   d.volume_bytes = fp.volume;
-  const std::string& where = pb.config.migration->store;
-  const double host_free = available_host_memory();
-  // The host store needs the store pinned beside the host's own volumes (image, illumination,
-  // model and data: about 6 volumes).
-  const bool host_fits = host_free > 0 && double(fp.store) + 6.0 * fp.volume < 0.8 * host_free;
-  d.host_store = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
-  const std::size_t need = d.host_store ? fp.total_host_store : fp.total;
-  if (need > free_b || (d.host_store && !host_fits)) {
-    const std::size_t spare = free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
-    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
-                ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
-                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
-                "; the store would fit the device for about " +
-                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) + " steps (time.steps); in host memory it needs " +
-                gib(fp.store) + " pinned of " + gib(host_free) + " available (migration.store: host), or use "
-                "solver.backend: cpu");
-  }
+  d.host_store = migration_store_on_host(pb, fp, free_b, total_b);
   std::string warning;
   for (auto& b : d.s) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);

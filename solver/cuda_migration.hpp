@@ -20,6 +20,9 @@ struct MigrationFootprint {
   std::size_t total_host_store = 0;  // device bytes with the store in host memory (a ring of slots)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o);
+// Where the boundary store goes (true: pinned host memory) for the GPU's free and total bytes;
+// throws Error with the numbers and the step count that would fit when neither place does.
+bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b);
 
 class CudaMigrator final : public Migrator {
  public:
