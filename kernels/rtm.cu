@@ -18,12 +18,14 @@ __global__ void inject_series_kernel(float* pn, SeriesInjection inj, const float
   pn[inj.cells[c]] += v;
 }
 
-__global__ void gather_kernel(const float* p, const long long* cells, long long count, float* store) {
+template <class Index>
+__global__ void gather_kernel(const float* p, const Index* cells, long long count, float* store) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
     store[k] = p[cells[k]];
 }
 
-__global__ void scatter_kernel(float* p, const long long* cells, long long count, const float* store) {
+template <class Index>
+__global__ void scatter_kernel(float* p, const Index* cells, long long count, const float* store) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
     p[cells[k]] = store[k];
 }
@@ -52,16 +54,31 @@ void launch_inject_series(float* pn, const SeriesInjection& inj, const float* se
   SEISRTM_CUDA_LAUNCHED();
 }
 
-void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream) {
+template <class Index>
+void gather(const float* p, const Index* cells, long long count, float* store, cudaStream_t stream) {
   if (count == 0) return;
-  gather_kernel<<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
+  gather_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream) {
+template <class Index>
+void scatter(float* p, const Index* cells, long long count, const float* store, cudaStream_t stream) {
   if (count == 0) return;
-  scatter_kernel<<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
+  scatter_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
   SEISRTM_CUDA_LAUNCHED();
+}
+
+void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream) {
+  gather(p, cells, count, store, stream);
+}
+void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream) {
+  scatter(p, cells, count, store, stream);
+}
+void launch_gather(const float* p, const unsigned* cells, long long count, float* store, cudaStream_t stream) {
+  gather(p, cells, count, store, stream);
+}
+void launch_scatter(float* p, const unsigned* cells, long long count, const float* store, cudaStream_t stream) {
+  scatter(p, cells, count, store, stream);
 }
 
 void launch_image(const float* s, const float* r, float* image, float* illumination, const ImageBox& b,

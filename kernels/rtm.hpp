@@ -23,9 +23,12 @@ struct SeriesInjection {
 void launch_inject_series(float* pn, const SeriesInjection& inj, const float* series, long long stride,
                           long long sample, cudaStream_t stream);
 
-// store[k] = p[cells[k]] and p[cells[k]] = store[k], k < count.
+// store[k] = p[cells[k]] and p[cells[k]] = store[k], k < count. 32-bit indices (volumes under
+// 2^32 cells) move 12 bytes a shell cell instead of 16.
 void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream);
 void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream);
+void launch_gather(const float* p, const unsigned* cells, long long count, float* store, cudaStream_t stream);
+void launch_scatter(float* p, const unsigned* cells, long long count, const float* store, cudaStream_t stream);
 
 // image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
 // plane stride sz in floats).

@@ -123,6 +123,7 @@ struct CudaMigrator::Impl {
   // copies run on copy_stream, ordered by events (slot_ready: the slot holds its level; slot_free:
   // the slot may be overwritten).
   bool host_store = false;
+  bool shell32 = false;  // shell indices as 32-bit (padded volume under 2^32 cells)
   float* host = nullptr;
   CudaStream copy_stream;
   std::vector<std::unique_ptr<CudaEvent>> slot_ready, slot_free;
@@ -133,7 +134,10 @@ struct CudaMigrator::Impl {
   void save(long long level, const float* p) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
     if (host_store && level - 1 >= kStoreRing) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_free[k]->get()));
-    kernels::launch_gather(p, shell.as<long long>(), ns, slot(level), stream.get());
+    if (shell32)
+      kernels::launch_gather(p, shell.as<unsigned>(), ns, slot(level), stream.get());
+    else
+      kernels::launch_gather(p, shell.as<long long>(), ns, slot(level), stream.get());
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), stream.get()));
     SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_ready[k]->get()));
@@ -154,7 +158,10 @@ struct CudaMigrator::Impl {
   void restore(long long level, float* p) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
     if (host_store) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[k]->get()));
-    kernels::launch_scatter(p, shell.as<long long>(), ns, slot(level), stream.get());
+    if (shell32)
+      kernels::launch_scatter(p, shell.as<unsigned>(), ns, slot(level), stream.get());
+    else
+      kernels::launch_scatter(p, shell.as<long long>(), ns, slot(level), stream.get());
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
     load(level - kStoreRing);
@@ -281,7 +288,11 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
         if (!is_inner) shell.push_back((iz * d.ny + iy) * d.nxp + ix);
       }
   d.ns = static_cast<long long>(shell.size());
-  d.shell = upload(shell);
+  d.shell32 = d.nxp * d.ny * d.nz < (1LL << 32);
+  if (d.shell32)
+    d.shell = upload(std::vector<unsigned>(shell.begin(), shell.end()));
+  else
+    d.shell = upload(shell);
   if (d.host_store) {
     d.store = DeviceBuffer(std::max<std::size_t>(kStoreRing * fp.store_per_step, 4), MemoryKind::plain);
     SEISRTM_CUDA(cudaMallocHost(&d.host, std::max<std::size_t>(fp.store, 4)));
