@@ -150,7 +150,7 @@ void write_float_file(const std::string& file, const std::string& dataset,
   H5Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("cannot create HDF5 file '" + file + "'");
   write_dataset(f.get(), dataset, dims, data.data());
-  if (dt_attribute > 0) {
+  if (dt_attribute != 0) {  // 0: no attribute; anything else (NaN included) is written
     H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
     H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
     H5Handle a(H5Acreate2(d.get(), "dt", H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);

@@ -234,6 +234,9 @@ Problem build_problem(const Config& c) {
   } else {
     p.dt = c.time.safety * p.dt_max;
   }
+  if (!(std::isfinite(p.dt) && p.dt > 0))
+    throw Error("the time step is " + fmt(p.dt) + " s (from grid.spacing " + fmt3(g.h) + " m and v_max " + fmt(p.v_max) +
+                " m/s): it must be a finite positive number; check grid.spacing and the model's velocities");
 
   for (int a = 0; a < 3; ++a) {
     const auto cw = second_derivative_weights(p.radius);
@@ -255,7 +258,14 @@ Problem build_problem(const Config& c) {
   } else {
     double wdt = 0;
     const auto raw = io::read_float1(wc.file, wc.dataset, &wdt);
-    if (wdt <= 0) wdt = p.dt;  // no attribute: sampled at the simulation's dt
+    for (size_t i = 0; i < raw.size(); ++i)
+      if (!std::isfinite(raw[i]))
+        throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' has a NaN or infinite value at sample " +
+                    std::to_string(i) + " (sources.wavelet.file): every sample must be a finite number");
+    if (std::isnan(wdt) || std::isinf(wdt) || wdt < 0)
+      throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' has the attribute dt = " + fmt(wdt) +
+                  "; it must be a positive sample interval in s (or absent: sampled at the run's dt)");
+    if (wdt == 0) wdt = p.dt;  // no attribute: sampled at the simulation's dt
     for (long long n = 0; n < p.steps; ++n) {
       const double s = n * p.dt / wdt;  // linear resampling; zero past the end
       const auto i = static_cast<size_t>(s);

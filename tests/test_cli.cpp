@@ -186,6 +186,20 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
     expect_refused("model_" + name, small, "--set model.vp.type=file --set model.vp.file=" + f,
                    "velocities must be finite and > 0");
   }
+  // Wavelet files with a NaN sample or a NaN dt attribute (they gave all-NaN output and exit 0).
+  {
+    std::vector<float> w(50, 0.1f);
+    w[7] = NAN;
+    const std::string f = (md / "wavelet_nan.h5").string();
+    seisrtm::io::write_float_file(f, "wavelet", {50}, w);
+    expect_refused("wavelet_nan", small, "--set sources.wavelet.type=file --set sources.wavelet.file=" + f,
+                   "NaN or infinite value at sample 7");
+    w[7] = 0.1f;
+    const std::string g = (md / "wavelet_dt.h5").string();
+    seisrtm::io::write_float_file(g, "wavelet", {50}, w, NAN);
+    expect_refused("wavelet_dt_nan", small, "--set sources.wavelet.type=file --set sources.wavelet.file=" + g,
+                   "has the attribute dt = nan");
+  }
   // An output directory that cannot be created (a path through a regular file; root ignores modes).
   {
     const fs::path d = fresh_dir("unwritable");

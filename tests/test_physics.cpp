@@ -150,3 +150,16 @@ TEST_CASE("reciprocity: swapping source and receiver gives the same trace", "[cp
   CHECK(max_abs(ab.traces.data(), ab.traces.size()) > 0);
   CHECK(diff < 1e-4);
 }
+
+TEST_CASE("a CPU run that blows up stops with the step and a hint instead of writing NaN", "[cpu]") {
+  // dt above the stability limit on purpose (bypassing the config check): the field grows
+  // without bound and overflows to Inf, then NaN, within a few hundred steps.
+  Problem p = build_problem(parse_config(cube(31, 10) + "time: {steps: 600}\nmodel: {vp: 2000}\n"
+                                          "boundary: {damping_width: 5}\n"
+                                          "sources: {shots: [[150, 150, 150]]}\nreceivers: {list: [[100, 150, 150]]}\n"));
+  p.dt = 1.6 * p.dt_max;
+  CpuPropagator prop(p);
+  prop.begin_shot(0);
+  CHECK_THROWS_WITH(prop.advance(0, p.steps), Catch::Matchers::Contains("NaN or Inf by step") &&
+                                                  Catch::Matchers::Contains("time.dt"));
+}

@@ -3,7 +3,10 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+
+#include "solver/error.hpp"
 
 namespace seisrtm::validation {
 
@@ -21,10 +24,32 @@ void CpuPropagator::begin_shot(long long shot) {
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }
 
+namespace {
+
+// Whether every value of a field is finite (a NaN or Inf anywhere poisons the run).
+bool all_finite(const float* v, long long n) {
+  bool ok = true;
+#pragma omp parallel for reduction(&& : ok) schedule(static)
+  for (long long i = 0; i < n; ++i) ok = ok && std::isfinite(v[i]);
+  return ok;
+}
+
+}  // namespace
+
 void CpuPropagator::advance(long long first, long long count) {
   const PointSet& src = problem_.shots[shot_];
   const PointSet& rec = problem_.receivers;
+  // As the CUDA backend: the wavefield is checked for NaN or Inf every kCheckEvery steps and at
+  // the end of each call, so a run that blew up stops with a message instead of writing NaN.
+  constexpr long long kCheckEvery = 256;
+  auto check = [&](long long n) {
+    if (!all_finite(wave_.current(), problem_.grid.cells()))
+      throw Error("the wavefield became NaN or Inf by step " + std::to_string(n) +
+                  ": the run is unstable or an input holds NaN; check time.dt (largest stable: " +
+                  std::to_string(problem_.dt_max) + " s), the model's velocities and the wavelet");
+  };
   for (long long n = first; n < first + count; ++n) {
+    if (n > first && n % kCheckEvery == 0) check(n);
     // p^{n+1} = [2 p^n - (1 - s) p^{n-1} + m (L p^n + sum w f(n dt) / (hx hy hz))] / (1 + s)
     wave_.update();
     const double f = double(problem_.wavelet[n]) / problem_.cell_volume();
@@ -33,6 +58,7 @@ void CpuPropagator::advance(long long first, long long count) {
     for (long long r = 0; r < rec.size(); ++r)
       traces_[r * problem_.steps + n] = static_cast<float>(wave_.sample(rec, r));
   }
+  check(first + count);
 }
 
 void CpuPropagator::wavefield(float* out) {
