@@ -1,7 +1,9 @@
 #include "io/config.hpp"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "io/yaml_reader.hpp"
@@ -342,6 +344,28 @@ Config from_tree(const YAML::Node& root_node) {
 
 }  // namespace
 
+namespace {
+
+// yaml-cpp keeps both entries of a repeated key and lookups find the first: a second `time:`
+// section would be ignored without a word. Every mapping is checked for repeated keys.
+void check_unique_keys(const YAML::Node& n, const std::string& path, const std::string& origin) {
+  if (n.IsMap()) {
+    std::set<std::string> seen;
+    for (const auto& kv : n) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+      const std::string full = path.empty() ? key : path + "." + key;
+      if (!seen.insert(key).second)
+        throw Error(origin + ": config key '" + full + "' appears twice (line " + std::to_string(kv.first.Mark().line + 1) +
+                    "); give each key once");
+      check_unique_keys(kv.second, full, origin);
+    }
+  } else if (n.IsSequence()) {
+    for (size_t i = 0; i < n.size(); ++i) check_unique_keys(n[i], path + "[" + std::to_string(i) + "]", origin);
+  }
+}
+
+}  // namespace
+
 Config parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides,
                     const std::string& origin) {
   YAML::Node root;
@@ -353,6 +377,7 @@ Config parse_config(const std::string& yaml_text, const std::vector<std::string>
   }
   if (!root || root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
   if (!root.IsMap()) throw Error(origin + ": the top level must be a mapping of keys (grid, time, ...)");
+  check_unique_keys(root, "", origin);
   for (const auto& o : overrides) apply_override(root, o);
   try {
     Config c = from_tree(root);
@@ -364,6 +389,8 @@ Config parse_config(const std::string& yaml_text, const std::vector<std::string>
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (std::filesystem::is_directory(path))
+    throw Error("config file '" + path + "' is a directory; give a YAML file, e.g. configs/quickstart.yaml");
   std::ifstream in(path);
   if (!in) throw Error("config file '" + path + "' cannot be opened (missing or unreadable)");
   std::stringstream ss;

@@ -168,6 +168,14 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
   expect_refused("receiver_outside", small, "--set receivers.line.end=[250,150,-5]", "receivers.line");
   expect_refused("missing_model", small, "--set model.vp.type=file --set model.vp.file=/nonexistent/vp.h5",
                  "'/nonexistent/vp.h5' does not exist");
+  expect_refused("duplicate_key", small + "time: {steps: 4}\n", "", "config key 'time' appears twice");
+  expect_refused("duplicate_nested", "grid: {shape: [32, 30, 28], spacing: 10, spacing: 20}\n" + small.substr(small.find('\n') + 1),
+                 "", "config key 'grid.spacing' appears twice");
+  {
+    const Result r = run_cli("run " + fs::temp_directory_path().string());
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Contains("is a directory; give a YAML file"));
+  }
   {
     const Result r = run_cli("run /nonexistent/survey.yaml");
     CHECK(r.code != 0);
