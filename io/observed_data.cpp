@@ -12,7 +12,7 @@ namespace {
 
 struct Dataset {
   std::vector<hsize_t> dims;
-  std::vector<double> values;  // empty when only the shape was asked for
+  std::vector<double> values;
 };
 
 [[noreturn]] void fail(const std::string& file, const std::string& name, const std::string& what,

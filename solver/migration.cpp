@@ -312,13 +312,6 @@ Images finish_images(const Problem& pb, std::vector<float> correlation, std::vec
 
 namespace {
 
-std::vector<float> xz_slice(const Grid& g, const std::vector<float>& v, long long iy) {
-  std::vector<float> s(static_cast<size_t>(g.n[0] * g.n[2]));
-  for (long long iz = 0; iz < g.n[2]; ++iz)
-    for (long long ix = 0; ix < g.n[0]; ++ix) s[iz * g.n[0] + ix] = v[g.index(ix, iy, iz)];
-  return s;
-}
-
 std::vector<float> xy_slice(const Grid& g, const std::vector<float>& v, long long iz) {
   return {v.begin() + iz * g.n[0] * g.n[1], v.begin() + (iz + 1) * g.n[0] * g.n[1]};
 }
@@ -449,7 +442,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
 
   std::vector<std::unique_ptr<io::PartialFile>> pictures;
   const std::string stem = (fs::path(c.output.directory) / c.output.name).string();
-  const int scale = std::max<long long>(g.n[0], g.n[2]) >= 400 ? 1 : static_cast<int>(400 / std::max(g.n[0], g.n[2]));
+  const int scale = picture_scale(g);
   auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows, long long cols,
                      io::Colormap map, float clip) {
     if (!c.output.pictures) return;
@@ -457,13 +450,13 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
     io::write_png(pf->temp_path(), v, rows, cols, map, clip, scale);
     pictures.push_back(std::move(pf));
   };
-  const auto xz = xz_slice(g, im.laplacian, iy);
+  const auto xz = xz_slice(g, im.laplacian.data(), iy);
   picture("image_xz", xz, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xz, 0.99));
-  const auto xzn = xz_slice(g, im.normalized, iy);
+  const auto xzn = xz_slice(g, im.normalized.data(), iy);
   picture("image_normalized_xz", xzn, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xzn, 0.99));
   const auto xy = xy_slice(g, im.laplacian, iz);
   picture("image_depth", xy, g.n[1], g.n[0], io::Colormap::seismic, io::percentile_abs(xy, 0.99));
-  picture("model_vp", xz_slice(g, pb.vp, iy), g.n[2], g.n[0], io::Colormap::gray, 0);
+  picture("model_vp", xz_slice(g, pb.vp.data(), iy), g.n[2], g.n[0], io::Colormap::gray, 0);
 
   const std::string h5_name = out.file_name();
   sum.h5_path = out.path();

@@ -19,7 +19,8 @@ std::string shot_name(long long s) {
   return b;
 }
 
-// x-z slice of a volume at row iy: rows = z (depth down), cols = x.
+}  // namespace
+
 std::vector<float> xz_slice(const Grid& g, const float* v, long long iy) {
   std::vector<float> s(static_cast<size_t>(g.n[0] * g.n[2]));
   for (long long iz = 0; iz < g.n[2]; ++iz)
@@ -31,8 +32,6 @@ int picture_scale(const Grid& g) {
   const long long m = std::max(g.n[0], g.n[2]);
   return m >= 400 ? 1 : static_cast<int>(400 / m);
 }
-
-}  // namespace
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
   const Grid& g = pb.grid;

@@ -40,11 +40,7 @@ std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const s
   for (long long n = nt; n >= 1; --n) {
     chi.step(n, r.data());
     // (F^T r)^{n-1} = S chi^n / V
-    for (long long k = 0; k < src.size(); ++k) {
-      double v = 0;
-      for (long long e = src.offset[k]; e < src.offset[k + 1]; ++e) v += double(src.weight[e]) * chi.current()[src.cell[e]];
-      f[k * nt + n - 1] = static_cast<Real>(v / pb.cell_volume());
-    }
+    for (long long k = 0; k < src.size(); ++k) f[k * nt + n - 1] = static_cast<Real>(chi.sample(src, k) / pb.cell_volume());
   }
   return f;
 }

@@ -35,6 +35,8 @@ class AdjointField {
   // Makes chi^n from chi^{n+1}, chi^{n+2} and r^{n-1} (data sample n - 1, at t = n dt).
   void step(long long n, const Real* data);
   const Real* current() const { return wave_.current(); }
+  // Weighted sum of the current level at a point.
+  double sample(const PointSet& ps, long long point) const { return wave_.sample(ps, point); }
 
  private:
   const Problem& pb_;

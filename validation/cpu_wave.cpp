@@ -39,14 +39,6 @@ double CpuWave<Real>::scale(long long i) const {
 }
 
 template <class Real>
-void CpuWave<Real>::inject(const PointSet& ps, long long point, double value) {
-  for (long long e = ps.offset[point]; e < ps.offset[point + 1]; ++e) {
-    const long long i = ps.cell[e];
-    pp_[i] += static_cast<Real>(scale(i) * ps.weight[e] * value);
-  }
-}
-
-template <class Real>
 void CpuWave<Real>::inject(const PointSet& ps, long long point, double value, const Box& box) {
   const auto& n = pb_.grid.n;
   for (long long e = ps.offset[point]; e < ps.offset[point + 1]; ++e) {

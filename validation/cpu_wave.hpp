@@ -24,7 +24,7 @@ class CpuWave {
   void update() { update(stencil_.whole()); }
   // prev[cells of point] += m w value / (1 + s): the injection of the step being made
   // (call between update and finish). Only cells inside `box` when given.
-  void inject(const PointSet& ps, long long point, double value);
+  void inject(const PointSet& ps, long long point, double value) { inject(ps, point, value, stencil_.whole()); }
   void inject(const PointSet& ps, long long point, double value, const Box& box);
   // Free-surface zeroing of plane z = 0 of the new level, then the new level becomes current.
   void finish();
