@@ -30,7 +30,7 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
                                                                     return v;
                                                                   }();
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(), g.name.c_str());
-  std::printf("%-12s %-9s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
+  std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
               "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file = (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" +
                                  std::to_string(::getpid()) + ".h5")).string();
@@ -95,10 +95,14 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
         std::snprintf(s, sizeof s, "%s%s %.3f", phases.empty() ? "" : "; ", name.c_str(), sec);
         phases += s;
       }
-      std::printf("%-12s %-9s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; the "
+      std::string backward = fused ? "fused" : "separate";
+      const std::string n = mig.name(), tag = "fused backward step (";
+      if (const auto at = n.find(tag); fused && at != std::string::npos)
+        backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
+      std::printf("%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; the "
                   "stack's copy-back, once a survey: %.3f s)\n",
                   mig.name().find("compressible") != std::string::npos ? "compressible" : "plain",
-                  fused ? "fused" : "separate", forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward,
+                  backward.c_str(), forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward,
                   phases.c_str(), in.problem.config.migration->image_interval, copy_back);
       std::fflush(stdout);
     }

@@ -26,29 +26,40 @@ namespace {
 
 constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
 
-template <int Radius>
-struct FusedShape {
+// Launch shapes (an A/B axis, kernels/rtm.hpp): `wide` is the forward kernel's tile (rows of
+// BX + HX + R rounded up to 8 floats, 3 planes of lookahead, one block per SM: 172 KB at R = 4);
+// `compact` trims the rows to the 16-byte multiple the copy engine needs (40 floats at R <= 4),
+// keeps 2 planes of lookahead and 2 field stages, so two 512-thread blocks share an SM (112 KB
+// each at R = 4, at most 64 registers a thread); `compact1` keeps 1 plane of lookahead.
+template <int Radius, FusedShape Kind>
+struct FusedShapeOf {
   static constexpr int BX = TmaPolicy::kBlockX, BY = TmaPolicy::kBlockY, RY = TmaPolicy::kRows;
-  static constexpr int TW = tma_tile_width(Radius);
+  static constexpr int TW = fused_tile_width(Radius, Kind);
   static constexpr int TH = tma_tile_height(Radius);
   static constexpr int HX = tma_halo_x(Radius);
-  static constexpr int kStages = Radius + 1 + TmaPolicy::kLookahead;
+  static constexpr int kLookahead = Kind == FusedShape::wide ? TmaPolicy::kLookahead : Kind == FusedShape::compact ? 2 : 1;
+  static constexpr int kStages = Radius + 1 + kLookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 32);
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
-  static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
+  static constexpr int kFieldStages = Kind == FusedShape::wide ? kLookahead + 1 : 2;
   static constexpr int kFieldFloats = BX * BY * RY;
   static constexpr unsigned kFieldBytes = 3 * kFieldFloats * sizeof(float);  // S prev, chi prev, m
   static constexpr size_t kSharedBytes =
       2 * size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = BX * BY;
+  static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
+  // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
+  static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + 1024) <= 233472,
+                "two fused blocks do not fit an SM's shared memory");
+  static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
 };
 
-template <int Radius>
-__global__ void __launch_bounds__(FusedShape<Radius>::kThreads, 1)
+template <int Radius, FusedShape Kind>
+__global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
     fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
                  const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
                  const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block) {
-  using Shape = FusedShape<Radius>;
+  using Shape = FusedShapeOf<Radius, Kind>;
   constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
@@ -213,12 +224,17 @@ __global__ void __launch_bounds__(FusedShape<Radius>::kThreads, 1)
 
 bool fused_backward_supported(int radius) { return radius <= 4; }
 
-void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, cudaStream_t stream) {
-  auto launch = [&]<int R>() {
-    using Shape = FusedShape<R>;
+std::array<int, 3> fused_box(int radius, FusedShape shape) {
+  return {fused_tile_width(radius, shape), tma_tile_height(radius), 1};
+}
+
+void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
+                           cudaStream_t stream) {
+  auto launch = [&]<int R, FusedShape K>() {
+    using Shape = FusedShapeOf<R, K>;
     static bool configured = false;
     if (!configured) {
-      SEISRTM_CUDA(cudaFuncSetAttribute(fused_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      SEISRTM_CUDA(cudaFuncSetAttribute(fused_kernel<R, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(Shape::kSharedBytes)));
       configured = true;
     }
@@ -226,16 +242,23 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     const dim3 block(Shape::BX, Shape::BY, 1);
     const dim3 grid((f.s.nx + Shape::BX - 1) / Shape::BX, (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
                     (f.s.nz + zb - 1) / zb);
-    fused_kernel<R><<<grid, block, Shape::kSharedBytes, stream>>>(
+    fused_kernel<R, K><<<grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
         *static_cast<const CUtensorMap*>(maps.m), f, zb);
     SEISRTM_CUDA_LAUNCHED();
   };
+  auto by_shape = [&]<int R>() {
+    switch (shape) {
+      case FusedShape::wide: return launch.template operator()<R, FusedShape::wide>();
+      case FusedShape::compact: return launch.template operator()<R, FusedShape::compact>();
+      case FusedShape::compact1: return launch.template operator()<R, FusedShape::compact1>();
+    }
+  };
   switch (radius) {
-    case 1: return launch.template operator()<1>();
-    case 2: return launch.template operator()<2>();
-    case 4: return launch.template operator()<4>();
+    case 1: return by_shape.template operator()<1>();
+    case 2: return by_shape.template operator()<2>();
+    case 4: return by_shape.template operator()<4>();
     default: throw Error("fused backward step: radius " + std::to_string(radius) + " is not supported (<= 4)");
   }
 }

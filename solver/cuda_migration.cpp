@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <array>
 #include <map>
 #include <memory>
@@ -18,6 +19,20 @@ namespace {
 
 constexpr long long kRowAlign = 32;  // floats, as the forward backend
 constexpr int kStoreRing = 8;         // device slots of a boundary store kept in host memory
+
+const char* fused_shape_name(kernels::FusedShape s) {
+  return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
+}
+
+// The fused step's launch shape: the measured default, or SEISRTM_FUSED_SHAPE (wide, compact,
+// compact1) for an A/B in `seisrtm bench --rtm` (docs/BENCHMARKS.md).
+kernels::FusedShape fused_shape_from_env() {
+  const char* e = std::getenv("SEISRTM_FUSED_SHAPE");
+  if (e == nullptr || *e == 0) return kernels::FusedShape::compact;
+  for (auto s : {kernels::FusedShape::wide, kernels::FusedShape::compact, kernels::FusedShape::compact1})
+    if (std::string(e) == fused_shape_name(s)) return s;
+  throw Error(std::string("environment variable SEISRTM_FUSED_SHAPE is '") + e + "'; valid: wide, compact, compact1");
+}
 
 std::string gib(std::size_t b) {
   char s[32];
@@ -116,6 +131,8 @@ struct CudaMigrator::Impl {
   DeviceBuffer src_cells, src_offset, src_row, src_coef, rec_cells, rec_offset, rec_row, rec_coef;
   kernels::SeriesInjection src_inj, rec_inj;
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
+  CUtensorMap tmap_s_fused[2]{}, tmap_r_fused[2]{};  // halo boxes of the fused step's shape
+  kernels::FusedShape fused_shape = kernels::FusedShape::compact;
   CudaStream stream;
   bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
@@ -252,6 +269,7 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
                 "store); use migration.mode: boundary or solver.backend: cpu");
   d.fused = opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
             pb.config.migration->fused;
+  d.fused_shape = fused_shape_from_env();
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
   d.nz = pb.grid.n[2];
@@ -311,6 +329,11 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
       encode_volume_map(&d.tmap_s_center[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
       encode_volume_map(&d.tmap_r[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
       encode_volume_map(&d.tmap_r_center[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+      if (d.fused) {
+        const auto box = kernels::fused_box(pb.radius, d.fused_shape);
+        encode_volume_map(&d.tmap_s_fused[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, box);
+        encode_volume_map(&d.tmap_r_fused[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, box);
+      }
     }
     encode_volume_map(&d.tmap_m, d.m.as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
   }
@@ -324,7 +347,8 @@ std::string CudaMigrator::name() const {
   const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
-         (d.fused ? "fused backward step" : "separate backward kernels") + ", boundary store " +
+         (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
+                 : std::string("separate backward kernels")) + ", boundary store " +
          (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
          query_gpu().name;
 }
@@ -513,10 +537,10 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       fa.illumination = d.illum.as<float>();
       fa.image_level = (n + 1) % every == 0;
       for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
-      const kernels::FusedMaps maps{&d.tmap_s[cs], &d.tmap_r[cr], &d.tmap_s_center[1 - cs], &d.tmap_r_center[1 - cr],
-                                    &d.tmap_m};
+      const kernels::FusedMaps maps{&d.tmap_s_fused[cs], &d.tmap_r_fused[cr], &d.tmap_s_center[1 - cs],
+                                    &d.tmap_r_center[1 - cr], &d.tmap_m};
       t.mark(PhaseTimer::fused_step, st);
-      kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, st);
+      kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
       kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
       kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
       d.restore(n, d.s[1 - cs].as<float>());

@@ -1,6 +1,6 @@
 // [integration] The seisrtm binary end to end: every file in configs/ runs, and each kind of bad
 // input gets one clear message, a non-zero exit and no output file left behind.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <hdf5.h>
 

@@ -1,7 +1,7 @@
 // [integration] seisrtm migrate end to end: a tiny survey is modelled with seisrtm run, migrated
 // (boundary and snapshots modes), and every kind of bad migration input (config keys and data
 // files) gets one clear message naming the key or dataset, exit code 1 and no output left behind.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <hdf5.h>
 

@@ -1,5 +1,5 @@
 // [unit] The config schema: defaults, overrides, and one clear message for each kind of bad input.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include "io/config.hpp"
 #include "solver/error.hpp"

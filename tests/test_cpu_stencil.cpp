@@ -1,7 +1,7 @@
 // [unit] The CPU reference step (validation/cpu_stencil) against a per-cell transcription of its
 // formula: every radius, with and without a free surface, damping on some cells, boxes that
 // cover the grid, sit inside it, touch one edge or are empty, on small odd grids.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <omp.h>
 

@@ -1,5 +1,5 @@
 // [gpu] Every CUDA variant against the CPU reference, on a grid that is no multiple of the block.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,5 +1,5 @@
 // [gpu] The first device kernel against the host formula.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <vector>
 

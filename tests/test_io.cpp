@@ -1,5 +1,5 @@
 // [unit] HDF5 readers and the picture encoder.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <cstdio>
 #include <filesystem>

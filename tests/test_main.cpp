@@ -1,7 +1,7 @@
 // Catch2 main for every test tier. Where no usable GPU exists the GPU tier says so in a line that
 // CTest reads as "skipped" (tests/CMakeLists.txt) and exits with 77.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <cstdio>
 

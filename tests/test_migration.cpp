@@ -2,7 +2,7 @@
 // against its adjoint (double and float), the reconstruction of the source field by boundary
 // saving, boundary saving against snapshots, a flat reflector and a point diffractor imaged at
 // their positions, linear stacking, and the data preparation (resampling, mute).
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // 1/v^2 over its cell, so the discrete interface sits at the configured depth.
 // [unit] node values against hand-computed cell means; [cpu] the reflection from a plane
 // interface against the exact solution, for an interface on a node and between nodes.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // [unit] Finite-difference weights, stability limit, wavelets and interpolation weights.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <cmath>
 #include <numeric>

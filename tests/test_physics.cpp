@@ -1,6 +1,6 @@
 // [cpu] The reference propagator against mathematics: the analytic point-source solution,
 // convergence with order and spacing, the damping zone's reflections and reciprocity.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <cmath>
 #include <cstdio>
