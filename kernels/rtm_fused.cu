@@ -54,7 +54,7 @@ struct FusedShapeOf {
   static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
 };
 
-template <int Radius, FusedShape Kind>
+template <int Radius, FusedShape Kind, bool Imaging>
 __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
     fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
                  const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
@@ -141,9 +141,34 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   uint32_t parity = 0, f_parity = 0;
   for (int j = 0; j < Radius; ++j) wait(&bar[j], 0);
 
+  // Imaging levels: image and illumination of plane j + 1 are loaded while plane j is computed,
+  // so their latency is not paid in the march (loaded at the point of use, they doubled the
+  // step's time on imaging levels).
+  bool image_xy[RY];
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+    image_xy[r] = Imaging && active[r] && image_x && iy0 + r >= f.box_lo[1] && iy0 + r < f.box_hi[1];
+  auto images_plane = [&](int iz) { return Imaging && iz < z1 && iz >= f.box_lo[2] && iz < f.box_hi[2]; };
+  float img[RY], ill[RY];
+  auto load_images = [&](int iz, long long off) {
+    const bool z_in = images_plane(iz);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      img[r] = ill[r] = 0.0f;
+      if (z_in && image_xy[r]) {
+        img[r] = f.image[off + column[r]];
+        ill[r] = f.illumination[off + column[r]];
+      }
+    }
+  };
   long long offset = (long long)z0 * a.sz;
+  load_images(z0, offset);
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
+    float img_j[RY], ill_j[RY];
+#pragma unroll
+    for (int r = 0; r < RY; ++r) img_j[r] = img[r], ill_j[r] = ill[r];
+    load_images(iz + 1, offset + a.sz);
     float prev_s[RY], prev_r[RY], mj[RY];
     wait(&field_bar[f_cur], f_parity);
     const float* fp = fields + 3 * f_cur * FF + field0;
@@ -155,7 +180,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     }
     wait(&bar[s_wait], parity);
     const float dz = a.damp_z[iz];
-    const bool image_z = f.image_level && iz >= f.box_lo[2] && iz < f.box_hi[2];
+    const bool image_z = images_plane(iz);
     // The two fields one after the other: the same stencil on each ring.
     float cur_s[RY], cur_r[RY], next_s[RY], next_r[RY];
 #pragma unroll
@@ -196,10 +221,9 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
       const long long i = offset + column[r];
       f.s.pn[i] = next_s[r];
       f.r.pn[i] = next_r[r];
-      const int iy = iy0 + r;
-      if (image_z && image_x && iy >= f.box_lo[1] && iy < f.box_hi[1]) {
-        f.image[i] += cur_s[r] * cur_r[r];
-        f.illumination[i] += cur_s[r] * cur_s[r];
+      if (image_z && image_xy[r]) {
+        f.image[i] = img_j[r] + cur_s[r] * cur_r[r];
+        f.illumination[i] = ill_j[r] + cur_s[r] * cur_s[r];
       }
     }
     offset += a.sz;
@@ -234,15 +258,17 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     using Shape = FusedShapeOf<R, K>;
     static bool configured = false;
     if (!configured) {
-      SEISRTM_CUDA(cudaFuncSetAttribute(fused_kernel<R, K>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(Shape::kSharedBytes)));
+      for (auto* k : {fused_kernel<R, K, false>, fused_kernel<R, K, true>})
+        SEISRTM_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(Shape::kSharedBytes)));
       configured = true;
     }
     const int zb = z_block > 0 ? z_block : f.s.nz;
     const dim3 block(Shape::BX, Shape::BY, 1);
     const dim3 grid((f.s.nx + Shape::BX - 1) / Shape::BX, (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
                     (f.s.nz + zb - 1) / zb);
-    fused_kernel<R, K><<<grid, block, Shape::kSharedBytes, stream>>>(
+    auto* kernel = f.image_level ? fused_kernel<R, K, true> : fused_kernel<R, K, false>;
+    kernel<<<grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
         *static_cast<const CUtensorMap*>(maps.m), f, zb);

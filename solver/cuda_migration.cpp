@@ -24,11 +24,13 @@ const char* fused_shape_name(kernels::FusedShape s) {
   return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
 }
 
-// The fused step's launch shape: the measured default, or SEISRTM_FUSED_SHAPE (wide, compact,
-// compact1) for an A/B in `seisrtm bench --rtm` (docs/BENCHMARKS.md).
-kernels::FusedShape fused_shape_from_env() {
+// The fused step's launch shape: the measured choice for the memory kind (H100, 800^3,
+// 2026-11-22, docs/BENCHMARKS.md: with plain memory `wide` took 6.40 s for the backward pass
+// against 6.56 for `compact`; with compressible memory `compact` 5.00 s against 5.75), or
+// SEISRTM_FUSED_SHAPE (wide, compact, compact1) for an A/B in `seisrtm bench --rtm`.
+kernels::FusedShape fused_shape_for(bool compressible) {
   const char* e = std::getenv("SEISRTM_FUSED_SHAPE");
-  if (e == nullptr || *e == 0) return kernels::FusedShape::compact;
+  if (e == nullptr || *e == 0) return compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide;
   for (auto s : {kernels::FusedShape::wide, kernels::FusedShape::compact, kernels::FusedShape::compact1})
     if (std::string(e) == fused_shape_name(s)) return s;
   throw Error(std::string("environment variable SEISRTM_FUSED_SHAPE is '") + e + "'; valid: wide, compact, compact1");
@@ -269,7 +271,6 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
                 "store); use migration.mode: boundary or solver.backend: cpu");
   d.fused = opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
             pb.config.migration->fused;
-  d.fused_shape = fused_shape_from_env();
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
   d.nz = pb.grid.n[2];
@@ -286,6 +287,7 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(st
   for (auto& b : d.s) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   d.m = DeviceBuffer(fp.volume, opt.memory, &warning);
+  d.fused_shape = fused_shape_for(d.s[0].compressible());
   d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
