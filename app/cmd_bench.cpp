@@ -184,7 +184,8 @@ void write_text(const std::string& path, const std::string& text) {
     std::ofstream f(out.temp_path());
     if (!f) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
     f << text;
-    if (!f.flush()) throw Error("writing '" + path + "' failed");
+    f.close();  // flushes: a full disk shows here
+    if (!f) throw Error("writing '" + path + "' failed" + io::write_failure_reason());
   }
   out.commit();
 }

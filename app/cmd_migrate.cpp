@@ -23,7 +23,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
-    if (c.solver.kernel != "naive" && c.solver.kernel != "smem" && !gpu.tma)
+    if (c.solver.kernel == "tma" && !gpu.tma)  // auto falls back to smem (cuda_options)
       throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); use naive or smem");
   }
   const CudaOptions co = cuda_options(c);

@@ -13,8 +13,11 @@ namespace seisrtm::app {
 Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   std::vector<std::string> sets = o.overrides;
   if (!o.backend.empty()) sets.push_back("solver.backend=" + o.backend);
-  if (!o.output.empty()) sets.push_back("output.directory=\"" + o.output + "\"");
-  return load_config(path, sets);
+  Config c = load_config(path, sets);
+  // Set on the loaded config, not pasted into YAML: a path is taken as it is, quotes and
+  // backslashes included; whether it is usable is checked where the output is created.
+  if (!o.output.empty()) c.output.directory = o.output;
+  return c;
 }
 
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
@@ -27,7 +30,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
   if (!g.present)
     throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
-  if (p.config.solver.kernel != "naive" && p.config.solver.kernel != "smem" && !g.tma)
+  if (p.config.solver.kernel == "tma" && !g.tma)  // auto falls back to smem (cuda_options)
     throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); this one is " +
                 std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive or smem");
   return std::make_unique<CudaPropagator>(p, cuda_options(p.config));

@@ -1,14 +1,44 @@
 // seisrtm: 3D acoustic modelling and RTM on Hopper GPUs, with a CPU reference backend.
 #include <CLI/CLI.hpp>
+#include <hdf5.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
 #include "app/commands.hpp"
+#include "io/interrupt.hpp"
 #include "solver/error.hpp"
+
+namespace {
+
+// Async-signal-safe: only records the signal; the time loops see it (io::check_interrupt).
+extern "C" void record_signal(int s) { seisrtm::io::interrupt_signal = s; }
+
+// SIGINT and SIGTERM stop run and migrate at the next check, cleanly. SA_RESETHAND: a second
+// signal ends the process at once. SA_RESTART: a write under way is not cut short (EINTR), so a
+// signal can never look like a failed write.
+void stop_on_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = record_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Usage errors exit with this code (README), whatever CLI11's own code for the kind of error.
+constexpr int kUsageError = 2;
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace seisrtm;
+  // Before any other HDF5 call. HDF5 (1.10) would close at exit a file whose H5Fclose failed
+  // (a full disk) a second time and crash there; every file we open is closed by its owner,
+  // and the temporary of a failed one is removed, so there is nothing left for it to do.
+  H5dont_atexit();
   CLI::App cli{"seisrtm: 3D seismic modelling and reverse time migration on NVIDIA Hopper GPUs"};
   cli.footer(
       "Example:\n"
@@ -17,6 +47,7 @@ int main(int argc, char** argv) {
       "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
       "  seisrtm info");
   cli.require_subcommand(1);
+  cli.set_version_flag("--version", std::string("seisrtm ") + SEISRTM_VERSION, "Print the version and exit");
   app::CommonOptions opt;
   std::string config;
 
@@ -72,9 +103,29 @@ int main(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return cli.exit(e);
+    // The first word that is not an option names the subcommand (the top level has no option
+    // that takes a value): say so when it is not one, rather than "a subcommand is required".
+    for (int i = 1; i < argc; ++i) {
+      if (argv[i][0] == '-') continue;
+      bool known = false;
+      std::string names;
+      for (const auto* sub : cli.get_subcommands({})) {
+        known = known || sub->get_name() == argv[i];
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      }
+      if (known) break;
+      std::fprintf(stderr, "seisrtm: error: unknown subcommand '%s'; valid subcommands: %s (seisrtm --help)\n",
+                   argv[i], names.c_str());
+      return kUsageError;
+    }
+    if (e.get_exit_code() == 0) return cli.exit(e);  // --help and --version
+    std::fprintf(stderr, "seisrtm: error: %s (seisrtm --help)\n", e.what());
+    return kUsageError;
   }
+  // HDF5's own error stack would print beside our one-line messages; every call is checked.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
+    if (run->parsed() || migrate->parsed()) stop_on_signals();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
     if (bench->parsed()) {
@@ -83,6 +134,15 @@ int main(int argc, char** argv) {
     }
     if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
     return app::cmd_info();
+  } catch (const io::Interrupted& e) {
+    // Every temporary of the run was removed on the way here (RAII); nothing was committed.
+    std::fprintf(stderr,
+                 "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
+                 "temporaries removed\n",
+                 isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
+                 e.signal() == SIGINT ? "SIGINT" : "SIGTERM", run->parsed() ? "run" : "migrate", config.c_str(),
+                 e.where().c_str(), e.directory().c_str());
+    return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
   } catch (const Error& e) {
     std::fprintf(stderr, "seisrtm: error: %s\n", e.what());
     return 1;

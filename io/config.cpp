@@ -3,8 +3,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "io/yaml_reader.hpp"
 #include "solver/error.hpp"
@@ -53,6 +55,18 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
   for (size_t i = 0; i < n.size(); ++i)
     out.push_back(io::YamlReader::as_triple(n[i], key + "[" + std::to_string(i) + "]"));
   return out;
+}
+
+// The largest grid: 2^50 cells (1.1e15, 4.5 PB a float volume), far beyond any host, so that
+// byte counts of a few volumes (16 B a cell and more) and cell indices stay exact in 64 bits
+// and in double. What fits the memory is checked later (solver/memory_estimate).
+constexpr long long kMaxCells = 1LL << 50;
+
+// solver.threads: at most 4 threads per hardware thread of this machine, and at least 256 so
+// that a config written for a large machine still runs on a small one. More only oversubscribe
+// the cores, and OpenMP aborts the program when it cannot create them.
+long long max_threads() {
+  return std::max(256LL, 4LL * static_cast<long long>(std::thread::hardware_concurrency()));
 }
 
 std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) {
@@ -126,6 +140,15 @@ Config from_tree(const YAML::Node& root_node) {
                   std::to_string(c.grid.shape[a]));
     check_positive(c.grid.spacing[a], "grid.spacing", "a positive spacing in m");
   }
+  {
+    long long cells = 1;
+    for (int a = 0; a < 3; ++a)
+      if (__builtin_mul_overflow(cells, c.grid.shape[a], &cells) || cells > kMaxCells)
+        throw Error("config key 'grid.shape' = [" + std::to_string(c.grid.shape[0]) + ", " +
+                    std::to_string(c.grid.shape[1]) + ", " + std::to_string(c.grid.shape[2]) +
+                    "] has too many cells: nx ny nz must be at most 2^50 = " + std::to_string(kMaxCells) +
+                    " (and fit the memory)");
+  }
 
   auto time = root.child("time");
   time.allow_only({"steps", "dt", "safety"});
@@ -150,11 +173,10 @@ Config from_tree(const YAML::Node& root_node) {
   auto physics = root.child("physics");
   physics.allow_only({"equation", "space_order"});
   c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic"});
-  c.physics.space_order = static_cast<int>(physics.integer("space_order", c.physics.space_order));
-  if (c.physics.space_order != 2 && c.physics.space_order != 4 && c.physics.space_order != 8 &&
-      c.physics.space_order != 16)
-    throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " +
-                std::to_string(c.physics.space_order));
+  const long long order = physics.integer("space_order", c.physics.space_order);
+  if (order != 2 && order != 4 && order != 8 && order != 16)
+    throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " + std::to_string(order));
+  c.physics.space_order = static_cast<int>(order);
 
   auto model = root.child("model");
   model.allow_only({"vp"});
@@ -228,10 +250,11 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto boundary = root.child("boundary");
   boundary.allow_only({"damping_width", "reflection", "free_surface"});
-  c.boundary.damping_width = static_cast<int>(boundary.integer("damping_width", c.boundary.damping_width));
-  if (c.boundary.damping_width < 0)
-    throw Error("config key 'boundary.damping_width' must be >= 0 cells, got " +
-                std::to_string(c.boundary.damping_width));
+  // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
+  // when the problem is built; here the value must fit the int that holds it.
+  c.boundary.damping_width = static_cast<int>(boundary.integer_in(
+      "damping_width", c.boundary.damping_width, 0, std::numeric_limits<int>::max(),
+      "cells (and at most (grid.shape - 1) / 2 on every axis)"));
   c.boundary.reflection = boundary.number("reflection", c.boundary.reflection);
   if (!(c.boundary.reflection > 0 && c.boundary.reflection < 1))
     throw Error("config key 'boundary.reflection' must be in (0, 1), got " +
@@ -289,7 +312,8 @@ Config from_tree(const YAML::Node& root_node) {
     c.receivers.line.end = line.triple("end", {}, false);
     c.receivers.line.count = line.integer("count", 0);
     if (c.receivers.line.count <= 0)
-      throw Error("config key 'receivers.line.count' must be a positive integer");
+      throw Error("config key 'receivers.line.count' must be a positive integer, got " +
+                  std::to_string(c.receivers.line.count));
   } else if (receivers.has("grid")) {
     c.receivers.layout = "grid";
     auto g = receivers.child("grid");
@@ -304,9 +328,10 @@ Config from_tree(const YAML::Node& root_node) {
       throw Error("config key 'receivers.grid.count' must be [nx, ny]");
     for (int i = 0; i < 2; ++i) {
       c.receivers.grid.spacing[i] = io::YamlReader::as_number(sp[i], "receivers.grid.spacing");
-      c.receivers.grid.count[i] = static_cast<long long>(io::YamlReader::as_number(cn[i], "receivers.grid.count"));
-      if (c.receivers.grid.count[i] <= 0 || c.receivers.grid.count[i] != cn[i].as<double>())
-        throw Error("config key 'receivers.grid.count' must hold positive integers");
+      c.receivers.grid.count[i] = io::YamlReader::as_integer(cn[i], "receivers.grid.count[" + std::to_string(i) + "]");
+      if (c.receivers.grid.count[i] <= 0)
+        throw Error("config key 'receivers.grid.count' must hold positive integers, got " +
+                    std::to_string(c.receivers.grid.count[i]));
       if (c.receivers.grid.count[i] > 1) check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
     }
   } else if (receivers.has("list")) {
@@ -330,14 +355,15 @@ Config from_tree(const YAML::Node& root_node) {
   auto solver = root.child("solver");
   solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
-  c.solver.z_block = static_cast<int>(solver.integer("z_block", c.solver.z_block));
-  if (c.solver.z_block < 0)
-    throw Error("config key 'solver.z_block' must be >= 0 planes (0 = the whole column)");
+  c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0,
+                                                        std::numeric_limits<int>::max(),
+                                                        "planes (0 = the whole column)"));
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
   c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
-  c.solver.threads = static_cast<int>(solver.integer("threads", c.solver.threads));
-  if (c.solver.threads < 0) throw Error("config key 'solver.threads' must be >= 0 (0 = all cores)");
+  c.solver.threads = static_cast<int>(solver.integer_in(
+      "threads", c.solver.threads, 0, max_threads(),
+      "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   if (migration) c.migration = parse_migration(root.child("migration"));
   return c;
 }

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "io/output_file.hpp"
 #include "solver/error.hpp"
 
 namespace seisrtm::io {
@@ -89,13 +90,29 @@ std::vector<float> read_float1(const std::string& file, const std::string& datas
 }
 
 namespace {
+
+// " to '<file>' failed" for messages about writes at `loc` (the final name for a run's
+// temporary), with the reason of the failed system call when there is one (": File too large").
+std::string failed_at(hid_t loc) {
+  const std::string why = write_failure_reason();
+  std::string where;
+  const ssize_t n = H5Fget_name(loc, nullptr, 0);
+  if (n > 0) {
+    std::string name(static_cast<size_t>(n) + 1, '\0');
+    H5Fget_name(loc, name.data(), name.size());
+    name.resize(static_cast<size_t>(n));
+    where = " to '" + shown_name(name) + "'";
+  }
+  return where + " failed" + why;
+}
+
 void write_any(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem,
                hid_t file_type, const void* data) {
   H5Handle s(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
   H5Handle d(H5Dcreate2(loc, name.c_str(), file_type, s.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
              H5Dclose);
   if (!d.valid() || H5Dwrite(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw Error("writing HDF5 dataset '" + name + "' failed");
+    throw Error("writing HDF5 dataset '" + name + "'" + failed_at(loc));
 }
 }  // namespace
 
@@ -115,7 +132,7 @@ void write_attribute(hid_t loc, const std::string& name, const std::string& valu
   H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
   H5Handle a(H5Acreate2(loc, name.c_str(), t.get(), s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), t.get(), value.c_str()) < 0)
-    throw Error("writing HDF5 attribute '" + name + "' failed");
+    throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
 void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value) {
@@ -124,7 +141,7 @@ void write_attribute(hid_t loc, const std::string& name, const std::vector<doubl
   H5Handle a(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
              H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()) < 0)
-    throw Error("writing HDF5 attribute '" + name + "' failed");
+    throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
 void write_attribute(hid_t loc, const std::string& name, long long value) {
@@ -132,7 +149,7 @@ void write_attribute(hid_t loc, const std::string& name, long long value) {
   H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
              H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, &value) < 0)
-    throw Error("writing HDF5 attribute '" + name + "' failed");
+    throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
 void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value) {
@@ -141,7 +158,7 @@ void write_attribute(hid_t loc, const std::string& name, const std::vector<long 
   H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
              H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()) < 0)
-    throw Error("writing HDF5 attribute '" + name + "' failed");
+    throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
 void write_float_file(const std::string& file, const std::string& dataset,

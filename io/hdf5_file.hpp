@@ -22,6 +22,12 @@ class H5Handle {
   ~H5Handle();
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
+  // Gives up ownership, for a close whose result the caller checks (H5Fclose of an output).
+  hid_t release() {
+    const hid_t id = id_;
+    id_ = -1;
+    return id;
+  }
 
  private:
   hid_t id_ = -1;

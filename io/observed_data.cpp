@@ -1,6 +1,8 @@
 #include "io/observed_data.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "io/hdf5_file.hpp"
@@ -55,13 +57,10 @@ void read_values(hid_t d, const std::string& file, const std::string& name, cons
     if (!std::isfinite(v)) fail(file, name, what, "dataset '" + name + "' holds a NaN or infinite value");
 }
 
-Dataset read_numbers(hid_t f, const std::string& file, const std::string& name, int rank, const std::string& what) {
-  Dataset ds;
-  H5Handle d = open_numbers(f, file, name, rank, what, ds.dims);
-  size_t n = 1;
-  for (auto v : ds.dims) n *= v;
-  read_values(d.get(), file, name, what, ds.values, n);
-  return ds;
+std::string gib(double bytes) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
+  return b;
 }
 
 std::string dims_text(const std::vector<hsize_t>& d) {
@@ -72,7 +71,7 @@ std::string dims_text(const std::vector<hsize_t>& d) {
 
 }  // namespace
 
-ObservedData read_observed(const std::string& file, bool with_traces) {
+ObservedData read_observed(const std::string& file, bool with_traces, double max_bytes) {
   H5QuietErrors quiet;
   if (!std::filesystem::exists(file))
     throw Error("data file '" + file + "' (migration.data) does not exist");
@@ -98,11 +97,36 @@ ObservedData read_observed(const std::string& file, bool with_traces) {
   o.receivers = static_cast<long long>(tdims[1]);
   o.samples = static_cast<long long>(tdims[2]);
 
+  // Every shape is compared with the others and the bytes to be read with max_bytes before any
+  // value is read: a small file can declare huge datasets (chunked, never written: no disk).
+  const std::string wavelet_what = "[time] source time function";
+  std::vector<hsize_t> wdims;
+  H5Handle wavelet = open_numbers(f.get(), file, "/sources/wavelet", 1, wavelet_what, wdims);
+  // The wavelet is resampled over the record and its spectrum taken: longer than 4 times the
+  // record (or 2^20 samples, whichever is more) is a mis-declared dataset.
+  const double wavelet_limit = std::max(4.0 * double(o.samples), double(1 << 20));
+  if (double(wdims[0]) > wavelet_limit)
+    throw Error("data file '" + file + "': dataset '/sources/wavelet' declares shape " + dims_text(wdims) +
+                "; /traces " + dims_text(tdims) + " has " + std::to_string(o.samples) + " samples a trace, and at most [" +
+                std::to_string(static_cast<long long>(wavelet_limit)) + "] is accepted; nothing was read");
+  // Bytes held while reading: positions as doubles twice (read, then [x, y, z]), the wavelet as
+  // double and float, the traces as float. In double: the declared products may overflow.
+  const double bytes = 48.0 * (double(o.shots) + double(o.receivers)) + 12.0 * double(wdims[0]) +
+                       (with_traces ? 4.0 * double(o.shots) * double(o.receivers) * double(o.samples) : 0.0);
+  if (max_bytes > 0 && bytes > max_bytes)
+    throw Error("data file '" + file + "': /traces declares shape " + dims_text(tdims) + " (" + std::to_string(o.shots) +
+                " shots, " + std::to_string(o.receivers) + " receivers, " + std::to_string(o.samples) +
+                " samples); reading it needs " + gib(bytes) + " of host memory but at most " + gib(max_bytes) +
+                " may be used; nothing was read");
+
   auto positions = [&](const std::string& name, long long count, const std::string& what) {
-    const Dataset p = read_numbers(f.get(), file, name, 2, "[" + what + ", 3] positions [x, y, z] in m");
+    const std::string expect = "[" + what + ", 3] positions [x, y, z] in m";
+    Dataset p;
+    H5Handle d = open_numbers(f.get(), file, name, 2, expect, p.dims);
     if (static_cast<long long>(p.dims[0]) != count || p.dims[1] != 3)
       throw Error("data file '" + file + "': dataset '" + name + "' has shape " + dims_text(p.dims) +
-                  "; /traces " + dims_text(tdims) + " needs [" + std::to_string(count) + ", 3]");
+                  "; /traces " + dims_text(tdims) + " needs [" + std::to_string(count) + ", 3]; nothing was read");
+    read_values(d.get(), file, name, expect, p.values, static_cast<size_t>(count) * 3);
     std::vector<std::array<double, 3>> out(static_cast<size_t>(count));
     for (long long i = 0; i < count; ++i)
       for (int a = 0; a < 3; ++a) out[i][a] = p.values[i * 3 + a];
@@ -111,8 +135,9 @@ ObservedData read_observed(const std::string& file, bool with_traces) {
   o.source_positions = positions("/sources/positions", o.shots, "shot");
   o.receiver_positions = positions("/receivers/positions", o.receivers, "receiver");
 
-  const Dataset w = read_numbers(f.get(), file, "/sources/wavelet", 1, "[time] source time function");
-  o.wavelet.assign(w.values.begin(), w.values.end());
+  std::vector<double> w;
+  read_values(wavelet.get(), file, "/sources/wavelet", wavelet_what, w, static_cast<size_t>(wdims[0]));
+  o.wavelet.assign(w.begin(), w.end());
   if (with_traces)
     read_values(traces.get(), file, "/traces", traces_what, o.traces, static_cast<size_t>(o.shots * o.receivers * o.samples));
   return o;

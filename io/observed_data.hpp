@@ -21,8 +21,10 @@ struct ObservedData {
 // Reads /traces [shot, receiver, time], /sources/positions [shot, 3],
 // /receivers/positions [receiver, 3], /sources/wavelet [time] and the root attribute dt (s).
 // Without `with_traces` everything but the traces' values (their shape is read): what a
-// memory plan needs before the bulk is read.
-ObservedData read_observed(const std::string& file, bool with_traces = true);
+// memory plan needs before the bulk is read. Shapes are checked against each other before any
+// value is read; with `max_bytes` > 0, a file whose declared shapes need more bytes than that
+// to read is refused first (naming the shapes and the bytes).
+ObservedData read_observed(const std::string& file, bool with_traces = true, double max_bytes = 0);
 
 // Writes those datasets and the attribute (a minimal data file; `run` writes a fuller one).
 void write_observed(const std::string& file, const ObservedData& d);

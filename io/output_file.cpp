@@ -1,8 +1,16 @@
 #include "io/output_file.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <set>
 #include <system_error>
 
 #include "solver/error.hpp"
@@ -11,14 +19,56 @@ namespace seisrtm::io {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// `.<pid>.<32 random bits>.partial`: unique to this process (the pid) and to this file among
+// files of the same name on other hosts sharing the directory (the random part).
+std::string temp_suffix() {
+  static std::mt19937 bits{std::random_device{}()};
+  char b[48];
+  std::snprintf(b, sizeof b, ".%ld.%08x.partial", static_cast<long>(::getpid()),
+                static_cast<unsigned>(bits()));
+  return b;
+}
+
+std::string reason() { return write_failure_reason(); }
+
+}  // namespace
+
+std::string write_failure_reason() {
+  const int e = errno;
+  return e == EFBIG || e == ENOSPC || e == EDQUOT || e == EIO || e == EROFS || e == EACCES
+             ? std::string(": ") + std::strerror(e)
+             : std::string();
+}
+
+std::string shown_name(const std::string& path) {
+  // <final>.<pid>.<hex>.partial -> <final>
+  const std::string ext = ".partial";
+  if (path.size() <= ext.size() || path.compare(path.size() - ext.size(), ext.size(), ext) != 0) return path;
+  std::string p = path.substr(0, path.size() - ext.size());
+  for (int i = 0; i < 2; ++i) {
+    const auto dot = p.rfind('.');
+    if (dot == std::string::npos) return path;
+    p.resize(dot);
+  }
+  return p;
+}
+
 PartialFile::PartialFile(std::string final_path)
-    : final_(std::move(final_path)), temp_(final_ + ".partial") {}
+    : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {}
 
 PartialFile::~PartialFile() {
   if (!committed_) {
     std::error_code ec;
     fs::remove(temp_, ec);
   }
+}
+
+void PartialFile::check_replaceable() const {
+  std::error_code ec;
+  if (fs::is_directory(fs::symlink_status(final_, ec)))
+    throw Error("cannot replace '" + final_ + "': it is a directory (remove it or set output.name)");
 }
 
 void PartialFile::commit() {
@@ -44,7 +94,7 @@ OutputFile::OutputFile(const std::string& directory, const std::string& name)
   file_ = H5Handle(H5Fcreate(partial_.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
                    H5Fclose);
   if (!file_.valid())
-    throw Error("cannot create '" + partial_.temp_path() + "' in output directory '" + directory +
+    throw Error("cannot create '" + path() + "' in output directory '" + directory +
                 "' (is it writable? set output.directory or --output)");
 }
 
@@ -52,7 +102,7 @@ std::string OutputFile::file_name() const { return fs::path(path()).filename().s
 
 void OutputFile::create_group(const std::string& name) {
   H5Handle g(H5Gcreate2(file_.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-  if (!g.valid()) throw Error("cannot create HDF5 group '" + name + "' in '" + partial_.temp_path() + "'");
+  if (!g.valid()) throw Error("cannot create HDF5 group '" + name + "' in '" + path() + "'");
 }
 
 void OutputFile::create_chunked(const std::string& name, const std::vector<hsize_t>& dims) {
@@ -71,7 +121,7 @@ void OutputFile::create_chunked(const std::string& name, const std::vector<hsize
   H5Handle d(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
                         plist.get(), H5P_DEFAULT),
              H5Dclose);
-  if (!d.valid()) throw Error("cannot create HDF5 dataset '" + name + "'");
+  if (!d.valid()) throw Error("cannot create HDF5 dataset '" + name + "' in '" + path() + "'" + reason());
 }
 
 void OutputFile::write_slab(const std::string& name, hsize_t index, const float* data) {
@@ -86,20 +136,89 @@ void OutputFile::write_slab(const std::string& name, hsize_t index, const float*
   H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
   H5Handle mspace(H5Screate_simple(rank, count.data(), nullptr), H5Sclose);
   if (H5Dwrite(d.get(), H5T_NATIVE_FLOAT, mspace.get(), fspace.get(), H5P_DEFAULT, data) < 0)
-    throw Error("writing slab " + std::to_string(index) + " of '" + name + "' failed (disk full?)");
+    throw Error("writing slab " + std::to_string(index) + " of '" + name + "' to '" + path() + "' failed" + reason());
+}
+
+void OutputFile::close() {
+  if (!file_.valid()) return;
+  H5QuietErrors quiet;
+  const bool flushed = H5Fflush(file_.get(), H5F_SCOPE_LOCAL) >= 0;
+  const std::string why = reason();
+  const bool closed = H5Fclose(file_.release()) >= 0;
+  if (!flushed || !closed) throw Error("writing '" + path() + "' failed" + (why.empty() ? reason() : why));
 }
 
 void OutputFile::commit() {
-  file_ = H5Handle();  // close before the rename
+  close();
   partial_.commit();
+}
+
+bool in_output_set(const std::string& name, const std::string& f) {
+  if (f == name + ".h5" || f == name + ".xmf") return true;
+  const std::string pre = name + "_", ext = ".png";
+  if (f.size() <= pre.size() + ext.size() || f.compare(0, pre.size(), pre) != 0 ||
+      f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
+    return false;
+  const std::string kind = f.substr(pre.size(), f.size() - pre.size() - ext.size());
+  for (const char* k : {"model_vp", "image_xz", "image_normalized_xz", "image_depth"})
+    if (kind == k) return true;
+  for (const std::string k : {"gather_shot_", "wavefield_shot_"})
+    if (kind.size() > k.size() && kind.compare(0, k.size(), k) == 0 &&
+        kind.find_first_not_of("0123456789", k.size()) == std::string::npos)
+      return true;
+  return false;
+}
+
+OutputSet::OutputSet(const std::string& directory, const std::string& name)
+    : directory_(directory), name_(name), h5_(directory, name) {}
+
+const std::string& OutputSet::add(const std::string& suffix) {
+  others_.push_back(std::make_unique<PartialFile>((fs::path(directory_) / (name_ + suffix)).string()));
+  return others_.back()->temp_path();
+}
+
+std::vector<std::string> OutputSet::others() const {
+  std::vector<std::string> v;
+  for (const auto& m : others_) v.push_back(m->final_path());
+  return v;
+}
+
+void OutputSet::commit() {
+  // Everything that can fail before a file of the previous set is touched.
+  h5_.close();
+  h5_.partial().check_replaceable();
+  for (const auto& m : others_) m->check_replaceable();
+  // Runs committing sets into one directory take turns (where the file system has flock;
+  // elsewhere they still never mix bytes: each file is renamed whole).
+  const int dir_fd = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) ::flock(dir_fd, LOCK_EX);
+  struct Unlock {
+    int fd;
+    ~Unlock() {
+      if (fd >= 0) ::close(fd);  // releases the lock
+    }
+  } unlock{dir_fd};
+  std::set<std::string> mine{fs::path(h5_.path()).filename().string()};
+  for (const auto& m : others_) mine.insert(fs::path(m->final_path()).filename().string());
+  std::vector<fs::path> stale;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(directory_, ec)) {
+    const std::string f = e.path().filename().string();
+    if (in_output_set(name_, f) && !mine.count(f) && !e.is_directory(ec)) stale.push_back(e.path());
+  }
+  // The renames and removals: the HDF5 file last, so a new HDF5 file means a complete set.
+  for (auto& m : others_) m->commit();
+  for (const auto& p : stale)
+    if (!fs::remove(p, ec) && ec)
+      throw Error("cannot remove '" + p.string() + "' of the previous result set: " + ec.message());
+  h5_.partial().commit();
 }
 
 void write_xdmf(const std::string& path, const std::string& h5, const std::array<long long, 3>& n,
                 const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes) {
-  PartialFile pf(path);
   {
-    std::ofstream x(pf.temp_path());
-    if (!x) throw Error("cannot write '" + pf.temp_path() + "'");
+    std::ofstream x(path);
+    if (!x) throw Error("cannot write '" + shown_name(path) + "'" + reason());
     // 3DCoRectMesh lists dimensions and spacing slowest axis first: z y x.
     const std::string dims = std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
     auto topo = [&] {
@@ -133,9 +252,9 @@ void write_xdmf(const std::string& path, const std::string& h5, const std::array
       x << "</Grid>\n";
     }
     x << "</Domain>\n</Xdmf>\n";
-    if (!x) throw Error("writing '" + pf.temp_path() + "' failed");
+    x.close();  // flushes: a full disk shows here
+    if (!x) throw Error("writing '" + shown_name(path) + "' failed" + reason());
   }
-  pf.commit();
 }
 
 }  // namespace seisrtm::io

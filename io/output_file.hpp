@@ -1,8 +1,13 @@
 #pragma once
-// Output files are written under a temporary name and renamed when complete, so a run that
-// fails or is interrupted never leaves a file that looks finished.
+// A run's outputs (the HDF5 file, its XDMF sidecar and the pictures) are one set: every member
+// is written under a temporary name unique to the run, all are flushed, closed and checked,
+// and only then do they replace the previous set of the same name together (docs/RELIABILITY.md).
+// A run that fails or is interrupted before that leaves the previous set as it was and removes
+// its own temporaries, and only its own: two runs into one directory never touch each other's.
 #include <hdf5.h>
 
+#include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,8 +15,8 @@
 
 namespace seisrtm::io {
 
-// A file written as `<final>.partial` and renamed to `<final>` by commit(); removed by the
-// destructor when not committed.
+// A file written as `<final>.<pid>.<random>.partial` and renamed to `<final>` by commit();
+// removed by the destructor when not committed.
 class PartialFile {
  public:
   explicit PartialFile(std::string final_path);
@@ -20,12 +25,21 @@ class PartialFile {
   ~PartialFile();
   const std::string& temp_path() const { return temp_; }
   const std::string& final_path() const { return final_; }
+  // Throws an Error naming the file when the rename could not replace `<final>` (a directory there).
+  void check_replaceable() const;
   void commit();
 
  private:
   std::string final_, temp_;
   bool committed_ = false;
 };
+
+// `<final>` for a temporary path `<final>.<pid>.<random>.partial` (for messages); other paths as given.
+std::string shown_name(const std::string& path);
+
+// ": File too large" (disk full, quota, file size limit, I/O error, read-only or forbidden) from
+// errno after a failed write, for messages; "" for any other errno, which may be stale.
+std::string write_failure_reason();
 
 // Creates `directory` (and parents) or throws an Error naming it and saying why.
 void ensure_directory(const std::string& directory);
@@ -43,11 +57,41 @@ class OutputFile {
   // Writes slab `index` of a dataset made by create_chunked (all but the first axis).
   void write_slab(const std::string& name, hsize_t index, const float* data);
   void create_group(const std::string& name);
-  void commit();
+  // H5Fflush and H5Fclose, both checked: a full disk often shows only here.
+  void close();
+  void commit();  // close() and rename
+  PartialFile& partial() { return partial_; }
 
  private:
   PartialFile partial_;
   H5Handle file_;
+};
+
+// The files of one result set `<directory>/<name>`: `<name>.h5`, `<name>.xmf` and the pictures
+// `<name>_<kind>.png` of the kinds run and migrate draw (gather_shot_NNNN, wavefield_shot_NNNN,
+// model_vp, image_xz, image_normalized_xz, image_depth). Nothing else in the directory is ever
+// taken for part of a set.
+bool in_output_set(const std::string& name, const std::string& file_name);
+
+class OutputSet {
+ public:
+  // Creates the directory and the HDF5 member now, so an unwritable directory fails first.
+  OutputSet(const std::string& directory, const std::string& name);
+  OutputFile& h5() { return h5_; }
+  // A further member `<directory>/<name><suffix>` (".xmf", "_model_vp.png"); returns the
+  // temporary path to write it at. The writer closes it and checks the close.
+  const std::string& add(const std::string& suffix);
+  // Closes the HDF5 file, checks that every member can replace its file, removes the files of
+  // the previous set that this one does not have, renames the other members and the HDF5 file
+  // last. Nothing of the previous set is touched when anything fails before the first rename.
+  void commit();
+  // Final paths of the members other than the HDF5 file, in the order they were added.
+  std::vector<std::string> others() const;
+
+ private:
+  std::string directory_, name_;
+  OutputFile h5_;
+  std::vector<std::unique_ptr<PartialFile>> others_;
 };
 
 // XDMF sidecar so ParaView opens the model and the snapshots of each shot (temporal grids).
@@ -57,6 +101,7 @@ struct XdmfVolume {
   long long time_steps = 0;  // 0: a static 3D dataset; else [time][z][y][x]
   std::vector<double> times;  // s, one per time step
 };
+// Writes the sidecar at `path` (a member's temporary path); checks the close.
 void write_xdmf(const std::string& path, const std::string& h5_file_name,
                 const std::array<long long, 3>& n, const std::array<double, 3>& h,
                 const std::vector<XdmfVolume>& volumes);

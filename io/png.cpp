@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 
+#include "io/output_file.hpp"
 #include "solver/error.hpp"
 
 namespace seisrtm::io {
@@ -44,7 +45,7 @@ void chunk(std::ofstream& out, const char* type, const std::vector<uint8_t>& dat
 void write_png_rgb(const std::string& path, const std::vector<uint8_t>& rgb, long long rows,
                    long long cols) {
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error("cannot write picture '" + path + "'");
+  if (!out) throw Error("cannot write picture '" + shown_name(path) + "'" + write_failure_reason());
   const uint8_t sig[8] = {137, 80, 78, 71, 13, 10, 26, 10};
   out.write(reinterpret_cast<const char*>(sig), 8);
   std::vector<uint8_t> ihdr;
@@ -80,7 +81,8 @@ void write_png_rgb(const std::string& path, const std::vector<uint8_t>& rgb, lon
   put32(z, (b << 16) | a);
   chunk(out, "IDAT", z);
   chunk(out, "IEND", {});
-  if (!out) throw Error("writing picture '" + path + "' failed");
+  out.close();  // flushes: a full disk shows here
+  if (!out) throw Error("writing picture '" + shown_name(path) + "' failed" + write_failure_reason());
 }
 
 std::vector<float> resample_nearest(const std::vector<float>& v, long long rows, long long cols,

@@ -1,5 +1,6 @@
 #include "io/yaml_reader.hpp"
 
+#include <charconv>
 #include <cmath>
 
 #include "solver/error.hpp"
@@ -65,16 +66,40 @@ std::array<double, 3> YamlReader::as_triple(const YAML::Node& n, const std::stri
   return out;
 }
 
+long long YamlReader::as_integer(const YAML::Node& n, const std::string& path) {
+  const std::string s = n.IsScalar() ? n.Scalar() : "";
+  const size_t sign = !s.empty() && (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  if (!n.IsScalar() || s.size() == sign || s.find_first_not_of("0123456789", sign) != std::string::npos)
+    throw Error("config key '" + path + "' must be an integer, got " + describe(n));
+  if (s.size() > sign + 1 && s[sign] == '0') {
+    const size_t nz = s.find_first_not_of('0', sign);
+    throw Error("config key '" + path + "' = " + s + " has a leading zero; write " + s.substr(0, sign) +
+                (nz == std::string::npos ? "0" : s.substr(nz)) +
+                " (YAML reads leading-zero integers as octal, so they are refused)");
+  }
+  long long v = 0;
+  const char* first = s.data() + (s[0] == '+' ? 1 : 0);
+  const auto [end, ec] = std::from_chars(first, s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size())
+    throw Error("config key '" + path + "' = " + s + " is out of range: integers must lie within " +
+                "+-9223372036854775807 (64 bits), and each key has its own valid range");
+  return v;
+}
+
 double YamlReader::number(const std::string& key, double fallback) {
   return has(key) ? as_number(node_[key], key_path(key)) : fallback;
 }
 
 long long YamlReader::integer(const std::string& key, long long fallback) {
-  if (!has(key)) return fallback;
-  long long v = 0;
-  const YAML::Node n = node_[key];
-  if (!n.IsScalar() || !YAML::convert<long long>::decode(n, v))
-    throw Error("config key '" + key_path(key) + "' must be an integer, got " + describe(n));
+  return has(key) ? as_integer(node_[key], key_path(key)) : fallback;
+}
+
+long long YamlReader::integer_in(const std::string& key, long long fallback, long long lo, long long hi,
+                                 const std::string& meaning) {
+  const long long v = integer(key, fallback);
+  if (v < lo || v > hi)
+    throw Error("config key '" + key_path(key) + "' must be an integer in [" + std::to_string(lo) + ", " +
+                std::to_string(hi) + "] " + meaning + ", got " + std::to_string(v));
   return v;
 }
 
@@ -124,11 +149,7 @@ std::array<long long, 3> YamlReader::int_triple(const std::string& key,
     throw Error("config key '" + key_path(key) + "' must be a list of 3 integers [nx, ny, nz], got " +
                 describe(n));
   std::array<long long, 3> out{};
-  for (int i = 0; i < 3; ++i) {
-    if (!n[i].IsScalar() || !YAML::convert<long long>::decode(n[i], out[i]))
-      throw Error("config key '" + key_path(key) + "[" + std::to_string(i) +
-                  "]' must be an integer, got " + describe(n[i]));
-  }
+  for (int i = 0; i < 3; ++i) out[i] = as_integer(n[i], key_path(key) + "[" + std::to_string(i) + "]");
   return out;
 }
 

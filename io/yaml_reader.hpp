@@ -26,7 +26,11 @@ class YamlReader {
   std::string key_path(const std::string& key) const;
 
   double number(const std::string& key, double fallback);
+  // A decimal 64-bit integer (as_integer); integer_in also checks lo <= value <= hi and names
+  // `meaning` (units, special values) in its message.
   long long integer(const std::string& key, long long fallback);
+  long long integer_in(const std::string& key, long long fallback, long long lo, long long hi,
+                       const std::string& meaning);
   bool boolean(const std::string& key, bool fallback);
   std::string text(const std::string& key, const std::string& fallback);
   // A string restricted to one of `choices`.
@@ -40,6 +44,11 @@ class YamlReader {
   // Element parsers for values that are not under a key (list entries).
   static std::array<double, 3> as_triple(const YAML::Node& n, const std::string& path);
   static double as_number(const YAML::Node& n, const std::string& path);
+  // Integers are decimal and 64-bit: [+-]digits without a leading zero. yaml-cpp alone would
+  // read 010 as octal 8 and 0x10 as 16, and a value beyond the target type would be truncated
+  // by the caller's cast; here a leading zero, any other form and anything beyond 64 bits is
+  // refused with the key's path.
+  static long long as_integer(const YAML::Node& n, const std::string& path);
 
  private:
   YAML::Node node_;

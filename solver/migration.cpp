@@ -10,10 +10,12 @@
 #include <numbers>
 #include <sstream>
 
+#include "io/interrupt.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/png.hpp"
 #include "solver/error.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"
 
@@ -86,7 +88,12 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
-  io::ObservedData d = io::read_observed(mc.data, false);
+  // What the file declares is checked against the host memory before it is read.
+  const double host_limit = kHostMemoryMargin * available_host_memory();
+  io::ObservedData d = io::read_observed(mc.data, false, host_limit);
+  if (std::all_of(d.wavelet.begin(), d.wavelet.end(), [](float v) { return v == 0.0f; }))
+    throw Error("data file '" + mc.data + "': dataset '/sources/wavelet' is zero at every sample: the source field "
+                "and the image would be zero; the data file needs the source time function of its traces");
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
@@ -139,7 +146,26 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
   if (check_memory) check_memory(p, d.samples);
-  d = io::read_observed(mc.data, true);
+  d = io::read_observed(mc.data, true, host_limit);
+  // Traces that are zero everywhere image nothing: a whole survey of them gives a zero image,
+  // a shot of them is dead. Both are said (single dead traces are common and not).
+  {
+    std::vector<long long> dead;
+    const long long per_shot = d.receivers * d.samples;
+    for (long long s = 0; s < d.shots; ++s) {
+      const float* v = d.traces.data() + s * per_shot;
+      if (std::all_of(v, v + per_shot, [](float x) { return x == 0.0f; })) dead.push_back(s);
+    }
+    if (static_cast<long long>(dead.size()) == d.shots)
+      p.warnings.push_back("data file '" + mc.data + "': every trace of /traces is zero: the image will be zero");
+    else if (!dead.empty()) {
+      std::string list;
+      for (size_t i = 0; i < dead.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(dead[i]);
+      p.warnings.push_back("data file '" + mc.data + "': " + std::to_string(dead.size()) + " of " +
+                           std::to_string(d.shots) + " shots have all-zero traces (shot " + list +
+                           (dead.size() > 10 ? ", ..." : "") + "): they add nothing to the image");
+    }
+  }
 
   // The data's own source time function, at the migration's dt (f sampled from t = 0).
   p.wavelet = resample(d.wavelet.data(), static_cast<long long>(d.wavelet.size()), d.dt, 0.0, p.steps, p.dt, 0.0);
@@ -225,16 +251,6 @@ std::string resolve_data_filter(const std::string& key, const std::vector<std::a
   const double big = mean + dev, small = std::max(0.0, mean - dev);
   if (big <= 0) return "none";
   return std::sqrt(small / big) >= 0.5 ? "derivative" : "half_derivative";
-}
-
-double available_host_memory() {
-  std::ifstream f("/proc/meminfo");
-  std::string key;
-  double kb = 0;
-  std::string unit;
-  while (f >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  return 0;
 }
 
 std::string MigrationPlan::describe() const {
@@ -349,6 +365,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), quiet);
       }
       progress->update(done);
+      io::check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
+                          pb.config.output.directory);
     };
     if (own_stack) {
       migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
@@ -385,9 +403,12 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   const Config& c = pb.config;
   const MigrationConfig& mc = *c.migration;
   const Grid& g = pb.grid;
-  const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
+  const long long nrec = pb.receivers.size(), nshots = pb.shot_count();
 
-  io::OutputFile out(c.output.directory, c.output.name);  // an unwritable directory fails now
+  // Every file of the migration is a member of this set, replaced together (io/output_file.hpp);
+  // created first, so an unwritable directory fails now.
+  io::OutputSet set(c.output.directory, c.output.name);
+  io::OutputFile& out = set.h5();
   std::vector<float> image, illumination;
   MigrationSummary sum;
   sum.seconds = stack_shots(in, migrator, opt.quiet, image, illumination);
@@ -440,15 +461,10 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   sum.depth_slice = iz * g.h[2];
   io::write_attribute(root, "depth_slice", std::vector<double>{sum.depth_slice});
 
-  std::vector<std::unique_ptr<io::PartialFile>> pictures;
-  const std::string stem = (fs::path(c.output.directory) / c.output.name).string();
   const int scale = picture_scale(g);
   auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows, long long cols,
                      io::Colormap map, float clip) {
-    if (!c.output.pictures) return;
-    auto pf = std::make_unique<io::PartialFile>(stem + "_" + suffix + ".png");
-    io::write_png(pf->temp_path(), v, rows, cols, map, clip, scale);
-    pictures.push_back(std::move(pf));
+    if (c.output.pictures) io::write_png(set.add("_" + suffix + ".png"), v, rows, cols, map, clip, scale);
   };
   const auto xz = xz_slice(g, im.laplacian.data(), iy);
   picture("image_xz", xz, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xz, 0.99));
@@ -458,19 +474,20 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   picture("image_depth", xy, g.n[1], g.n[0], io::Colormap::seismic, io::percentile_abs(xy, 0.99));
   picture("model_vp", xz_slice(g, pb.vp.data(), iy), g.n[2], g.n[0], io::Colormap::gray, 0);
 
-  const std::string h5_name = out.file_name();
-  sum.h5_path = out.path();
-  out.commit();
-  sum.xdmf_path = stem + ".xmf";
-  io::write_xdmf(sum.xdmf_path, h5_name, g.n, g.h,
+  io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h,
                  {{"/image/laplacian", "image_laplacian", 0, {}},
                   {"/image/normalized", "image_normalized", 0, {}},
                   {"/image/correlation", "image_correlation", 0, {}},
                   {"/image/illumination", "illumination", 0, {}},
                   {"/model/vp", "vp", 0, {}}});
-  for (auto& pf : pictures) {
-    pf->commit();
-    sum.pictures.push_back(pf->final_path());
+  io::check_interrupt("writing the image", c.output.directory);
+  set.commit();
+  sum.h5_path = out.path();
+  for (const auto& f : set.others()) {
+    if (fs::path(f).extension() == ".xmf")
+      sum.xdmf_path = f;
+    else
+      sum.pictures.push_back(f);
   }
   return sum;
 }

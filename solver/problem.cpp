@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <numbers>
 #include <sstream>
 
 #include "io/hdf5_file.hpp"
+#include "solver/device_info.hpp"
 #include "solver/error.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/model_smoothing.hpp"
 #include "solver/numerics.hpp"
 
@@ -24,7 +27,9 @@ std::string fmt(double v) {
 }
 
 std::string fmt3(const std::array<double, 3>& p) {
-  return "[" + fmt(p[0]) + ", " + fmt(p[1]) + ", " + fmt(p[2]) + "]";
+  std::string s = "[";  // appended: "[" + a temporary makes GCC 12 warn (-Wrestrict) falsely
+  s += fmt(p[0]) + ", " + fmt(p[1]) + ", " + fmt(p[2]) + "]";
+  return s;
 }
 
 void check_inside(const Grid& g, const std::array<double, 3>& p, const std::string& key) {
@@ -34,6 +39,40 @@ void check_inside(const Grid& g, const std::array<double, 3>& p, const std::stri
                   fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " +
                   fmt(g.extent(2)) + "] m");
   }
+}
+
+std::string dims_text(const std::vector<hsize_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// What a dataset declares, from the file's metadata only: its shape (empty when it cannot be
+// read: the reader then says why) and its attribute dt (0 when absent). A small file can
+// declare a huge dataset (a chunked one that was never written costs no disk), so shapes are
+// compared before any value is read.
+struct Declared {
+  std::vector<hsize_t> dims;
+  double dt = 0;
+};
+Declared declared(const std::string& file, const std::string& dataset) {
+  io::H5QuietErrors quiet;
+  Declared out;
+  if (!std::filesystem::exists(file)) return out;
+  io::H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid() || H5Lexists(f.get(), dataset.c_str(), H5P_DEFAULT) <= 0) return out;
+  io::H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) return out;
+  io::H5Handle sp(H5Dget_space(d.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(sp.get());
+  std::vector<hsize_t> dims(rank > 0 ? rank : 0);
+  if (rank <= 0 || H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr) != rank) return out;
+  out.dims = dims;
+  if (H5Aexists(d.get(), "dt") > 0) {
+    io::H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
+    if (a.valid() && H5Aread(a.get(), H5T_NATIVE_DOUBLE, &out.dt) < 0) out.dt = 0;
+  }
+  return out;
 }
 
 bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, bool free_surface) {
@@ -117,10 +156,14 @@ void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
 
 std::vector<float> build_velocity(const Config& c, const Grid& g) {
   const auto& m = c.model;
-  std::vector<float> vp(static_cast<size_t>(g.cells()));
   if (m.type == "file") {
-    const io::Array3 a = io::read_float3(m.file, m.dataset);
     const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
+    const std::vector<hsize_t> dims = declared(m.file, m.dataset).dims;
+    if (!dims.empty() && dims != std::vector<hsize_t>{hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])})
+      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' declares shape " + dims_text(dims) +
+                  "; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) +
+                  ", " + std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz]); nothing was read");
+    const io::Array3 a = io::read_float3(m.file, m.dataset);
     if (a.shape != want)
       throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" +
                   std::to_string(a.shape[0]) + ", " + std::to_string(a.shape[1]) + ", " +
@@ -138,6 +181,7 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
     }
     return a.data;
   }
+  std::vector<float> vp(static_cast<size_t>(g.cells()));
   if (m.type == "constant" && !(m.vp > 0))
     throw Error("config key 'model.vp' gives vp = " + fmt(m.vp) + " m/s; velocities must be > 0");
   const double hz = g.h[2], z_max = g.extent(2);
@@ -218,6 +262,11 @@ Problem build_problem(const Config& c) {
                   std::to_string(std::max(need, 2LL * p.radius + 1)));
   }
 
+  // The host memory of the whole run, before anything large is allocated; the backend that
+  // solver.backend auto will choose (the GPU where there is one, as make_propagator does).
+  const std::string backend = c.solver.backend != "auto" ? c.solver.backend : gpu_available() ? "cuda" : "cpu";
+  check_host_memory(estimate_host_memory(c, backend), c, available_host_memory());
+
   p.vp = build_velocity(c, g);
   smooth_slowness(g, c.model.smoothing, p.vp);
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
@@ -256,6 +305,21 @@ Problem build_problem(const Config& c) {
       p.wavelet[n] = static_cast<float>(ricker(n * p.dt, wc.peak_frequency, delay));
     f_max = 2.5 * wc.peak_frequency;
   } else {
+    // The file is read in full (and its spectrum taken): a length far beyond what the run uses
+    // is a mis-declared dataset. Allowed: up to 4 times the samples the run uses, and any
+    // length up to 2^20 samples (4 MiB; its spectrum, an FFT of 2^21 points, takes well under
+    // a second), so a long wavelet file still serves short runs.
+    const Declared decl = declared(wc.file, wc.dataset);
+    if (decl.dims.size() == 1) {
+      const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : p.dt;
+      const double used = std::ceil(double(p.steps) * p.dt / fdt) + 1;
+      const double limit = std::max(4 * used, double(1 << 20));
+      if (double(decl.dims[0]) > limit)
+        throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' declares shape " +
+                    dims_text(decl.dims) + "; the run uses [" + std::to_string(static_cast<long long>(used)) +
+                    "] samples (time.steps x dt / the file's dt " + fmt(fdt) + " s) and accepts at most [" +
+                    std::to_string(static_cast<long long>(limit)) + "] (sources.wavelet.file); nothing was read");
+    }
     double wdt = 0;
     const auto raw = io::read_float1(wc.file, wc.dataset, &wdt);
     for (size_t i = 0; i < raw.size(); ++i)
@@ -276,6 +340,14 @@ Problem build_problem(const Config& c) {
     // 0.033 of the peak is where a Ricker's spectrum stands at 2.5 f_peak.
     f_max = highest_useful_frequency(std::vector<float>(raw.begin(), raw.end()), wdt, 0.033);
   }
+  // A zero source gives an all-zero result: refused rather than run (a forward run has nothing
+  // else to show). A migration replaces this wavelet with its data's (prepare_migration).
+  if (!c.migration && std::all_of(p.wavelet.begin(), p.wavelet.end(), [](float v) { return v == 0.0f; }))
+    throw Error("the source wavelet is zero at every one of the " + std::to_string(p.steps) + " time steps (" +
+                (wc.type == "file" ? "wavelet file '" + wc.file + "' dataset '" + wc.dataset + "'"
+                                   : "sources.wavelet.delay " + fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s") +
+                "): every trace and snapshot would be zero; give a wavelet that is non-zero within time.steps x dt = " +
+                fmt(p.steps * p.dt) + " s");
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);
@@ -291,6 +363,13 @@ Problem build_problem(const Config& c) {
     check_inside(g, c.sources.shots[s], key);
     if (in_damping_zone(g, c.sources.shots[s], w, p.free_surface))
       p.warnings.push_back(key + " = " + fmt3(c.sources.shots[s]) + " m lies in the damping zone");
+    // p = 0 is enforced on the plane z = 0: a source there injects into a value that is then
+    // zeroed (all-zero output at z = 0 with nearest or trilinear interpolation), and within the
+    // first cell part of its injection is lost.
+    if (p.free_surface && c.sources.shots[s][2] < g.h[2])
+      p.warnings.push_back(key + " = " + fmt3(c.sources.shots[s]) + " m lies less than one cell below the free surface, "
+                           "where p = 0 is enforced: its injection is partly or (at z = 0) wholly zeroed and the output "
+                           "is weak or all zero; put it at least one cell deep, z >= " + fmt(g.h[2]) + " m");
     PointSet ps;
     ps.add(g, c.sources.shots[s], c.sources.interpolation);
     p.shots.push_back(std::move(ps));
@@ -313,11 +392,24 @@ Problem build_problem(const Config& c) {
   } else if (rc.layout == "list") {
     rec = rc.list;
   }
+  long long damped = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
-    const std::string key = "receivers." + rc.layout + (rc.layout == "list" ? "[" + std::to_string(r) + "]"
-                                                          : " (receiver " + std::to_string(r) + ")");
+    const std::string key = "receivers." + rc.layout + (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
+                                                          : std::string(" (receiver ") + std::to_string(r) + ")");
     check_inside(g, rec[r], key);
     p.receivers.add(g, rec[r], rc.interpolation);
+  }
+  for (const auto& q : rec) damped += in_damping_zone(g, q, w, p.free_surface);
+  if (damped > 0 && w > 0) {
+    std::string interior;
+    for (int a = 0; a < 3; ++a) {
+      const double lo = a == 2 && p.free_surface ? 0.0 : w * g.h[a];
+      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(lo) + ", " + fmt((g.n[a] - 1 - w) * g.h[a]) + "]";
+    }
+    p.warnings.push_back(std::to_string(damped) + " of " + std::to_string(rec.size()) +
+                         " receivers lie in the damping zone (boundary.damping_width " + std::to_string(w) +
+                         " cells), where the field is attenuated: their traces are damped; the undamped interior is " +
+                         interior + " m (receivers." + rc.layout + ")");
   }
   if (c.output.snapshot_interval > p.steps)
     p.warnings.push_back("output.snapshot_interval " + std::to_string(c.output.snapshot_interval) +

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 
+#include "io/interrupt.hpp"
 #include "io/output_file.hpp"
 #include "io/png.hpp"
 #include "solver/progress.hpp"
@@ -53,8 +53,11 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const long long interval = c.output.snapshot_interval;
   const long long nsnap = interval > 0 ? nt / interval : 0;
 
-  // Created first: an unwritable output directory fails before any time stepping.
-  io::OutputFile out(c.output.directory, c.output.name);
+  // Created first: an unwritable output directory fails before any time stepping. Every file
+  // of the run is a member of this set, written under a temporary name; the set replaces the
+  // previous one of this name only when everything has been written (io/output_file.hpp).
+  io::OutputSet set(c.output.directory, c.output.name);
+  io::OutputFile& out = set.h5();
   const hid_t root = out.root();
   write_run_attributes(root, pb, opt.producer, prop.name());
   io::write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
@@ -89,13 +92,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
 
   std::vector<float> field(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
   std::vector<float> shot_traces(static_cast<size_t>(nrec * nt));
-  std::vector<std::unique_ptr<io::PartialFile>> pictures;
-  const std::string stem = (fs::path(c.output.directory) / c.output.name).string();
   auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows,
                      long long cols, io::Colormap map, float clip, int scale) {
-    auto pf = std::make_unique<io::PartialFile>(stem + "_" + suffix + ".png");
-    io::write_png(pf->temp_path(), v, rows, cols, map, clip, scale);
-    pictures.push_back(std::move(pf));
+    io::write_png(set.add("_" + suffix + ".png"), v, rows, cols, map, clip, scale);
   };
 
   RunSummary sum;
@@ -120,6 +119,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
         pending = n / interval - 1;
       }
       progress.update(n);
+      io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
     }
     if (pending >= 0) {
       prop.receive_wavefield(field.data());
@@ -158,16 +158,15 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   if (c.output.model) vols.push_back({"/model/vp", "vp", 0, {}});
   for (long long s = 0; s < nshots && nsnap > 0; ++s)
     vols.push_back({"/snapshots/" + shot_name(s), "p_" + shot_name(s), nsnap, snap_times});
-  const std::string h5_name = out.file_name();
+  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h, vols);
+  io::check_interrupt("the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots), c.output.directory);
+  set.commit();
   sum.h5_path = out.path();
-  out.commit();
-  if (!vols.empty()) {
-    sum.xdmf_path = stem + ".xmf";
-    io::write_xdmf(sum.xdmf_path, h5_name, g.n, g.h, vols);
-  }
-  for (auto& pf : pictures) {
-    pf->commit();
-    sum.pictures.push_back(pf->final_path());
+  for (const auto& f : set.others()) {
+    if (fs::path(f).extension() == ".xmf")
+      sum.xdmf_path = f;
+    else
+      sum.pictures.push_back(f);
   }
   return sum;
 }

@@ -3,13 +3,19 @@
 // run it and capture what it prints and its exit code, make scratch directories, write files.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace seisrtm::test {
 
@@ -45,6 +51,72 @@ inline std::filesystem::path fresh_dir(const std::string& prefix, const std::str
 inline std::string write_text(const std::filesystem::path& file, const std::string& text) {
   std::ofstream(file) << text;
   return file.string();
+}
+
+// A seisrtm process started in the background (test_faults): its pid and what it prints
+// (stdout and stderr), read line by line.
+struct Child {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+};
+
+struct SpawnOptions {
+  // Bytes; >= 0: RLIMIT_FSIZE with SIGXFSZ ignored, so a write past it fails with EFBIG (a
+  // full disk, without root).
+  long long file_size_limit = -1;
+  std::vector<std::pair<std::string, std::string>> env;  // set in the child only
+};
+
+// Starts SEISRTM_BINARY with `args`, each one argument as given (no shell).
+inline Child spawn_cli(const std::vector<std::string>& args, const SpawnOptions& o = {}) {
+  int fd[2];
+  REQUIRE(pipe(fd) == 0);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    dup2(fd[1], 2);
+    close(fd[0]);
+    close(fd[1]);
+    if (o.file_size_limit >= 0) {
+      signal(SIGXFSZ, SIG_IGN);  // an ignored disposition survives exec
+      const rlimit r{rlim_t(o.file_size_limit), rlim_t(o.file_size_limit)};
+      setrlimit(RLIMIT_FSIZE, &r);
+    }
+    for (const auto& [k, v] : o.env) setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>(SEISRTM_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(SEISRTM_BINARY, argv.data());
+    _exit(127);
+  }
+  close(fd[1]);
+  return {pid, fdopen(fd[0], "r")};
+}
+
+// Reads lines of `c` until one contains `needle` (true) or the output ends (false); the lines
+// read are appended to `seen`.
+inline bool read_until(Child& c, const std::string& needle, std::string& seen) {
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), c.out)) {
+    seen += buf.data();
+    if (std::string(buf.data()).find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Reads the rest of what `c` prints and waits for it; -1 as the code when it did not exit
+// normally (killed by a signal).
+inline Result wait_cli(Child& c, std::string seen = {}) {
+  Result r;
+  r.output = std::move(seen);
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), c.out)) r.output += buf.data();
+  fclose(c.out);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
 }
 
 }  // namespace seisrtm::test

@@ -258,3 +258,85 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("does not exist"));
 }
+
+TEST_CASE("integers: leading zeros, values beyond int and huge thread counts are refused", "[integration]") {
+  // Before: steps 010 ran as octal 8, space_order 4294967304 as 8, damping_width 4294967297 as 1,
+  // threads 1000000000 aborted in the OpenMP runtime, a shape of 2^32 cells a side wrapped to 0 cells and crashed.
+  const std::string small = kSmall;
+  std::string octal = small;
+  octal.replace(octal.find("steps: 40"), 9, "steps: 010");
+  expect_refused("octal_file", octal, "", "config key 'time.steps' = 010 has a leading zero; write 10");
+  expect_refused("octal_set", small, "--set output.snapshot_interval=020", "'output.snapshot_interval' = 020 has a leading zero");
+  expect_refused("space_order_wide", small, "--set physics.space_order=4294967304",
+                 "'physics.space_order' must be 2, 4, 8 or 16, got 4294967304");
+  expect_refused("damping_wide", small, "--set boundary.damping_width=4294967297",
+                 "'boundary.damping_width' must be an integer in [0, 2147483647]");
+  expect_refused("threads_huge", small, "--set solver.threads=1000000000", "'solver.threads' must be an integer in [0, ");
+  expect_refused("steps_64bit", small, "--set time.steps=99999999999999999999", "'time.steps' = 99999999999999999999 is out of range");
+  expect_refused("shape_overflow", small, "--set grid.shape=[4294967296,4294967296,4294967296]",
+                 "'grid.shape' = [4294967296, 4294967296, 4294967296] has too many cells");
+}
+
+TEST_CASE("host memory: a run that cannot fit is refused with the numbers and the key", "[integration]") {
+  // Before: std::bad_alloc ("internal error") or the kernel's OOM killer. Each case needs
+  // terabytes, beyond any host, so the refusal does not depend on the machine.
+  const std::string small = kSmall;
+  expect_refused("mem_grid", small, "--set grid.shape=[20000,20000,20000]", "shrink grid.shape (8000000000000 cells)");
+  expect_refused("mem_steps", small, "--set time.steps=100000000000", "lower time.steps (100000000000)");
+  expect_refused("mem_receivers", small, "--set receivers.line.count=100000000000",
+                 "lower time.steps (40) or receivers.line.count (100000000000 receivers): traces take 4 B");
+}
+
+namespace {
+// A file of a few KiB whose float dataset declares `dims` (chunked, never written: no disk).
+std::string write_declared(const fs::path& file, const std::string& name, const std::vector<hsize_t>& dims) {
+  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  const std::vector<hsize_t> chunk(dims.size(), 1);
+  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  H5Dclose(d);
+  H5Pclose(p);
+  H5Sclose(s);
+  H5Fclose(f);
+  REQUIRE(fs::file_size(file) < 64 * 1024);
+  return file.string();
+}
+}  // namespace
+
+TEST_CASE("input files that declare huge datasets are refused quickly, naming the file and both shapes", "[integration]") {
+  // Before: the model was read in full before its shape was compared (here std::bad_alloc);
+  // the wavelet was read and went through a DFT of 512 x 5e7 terms (minutes).
+  const fs::path d = fresh_dir("declared");
+  const std::string model = write_declared(d / "model.h5", "vp", {10000, 10000, 10000});
+  const std::string wavelet = write_declared(d / "wavelet.h5", "wavelet", {50000000});
+  expect_refused("declared_model", kSmall, "--set model.vp.type=file --set model.vp.file=" + model,
+                 "declares shape [10000, 10000, 10000]; the grid needs [nz, ny, nx] = [28, 30, 32]");
+  expect_refused("declared_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + wavelet,
+                 "dataset 'wavelet' declares shape [50000000]; the run uses [41] samples");
+}
+
+TEST_CASE("nothing silently zero: a source on the free surface and receivers in the damping zone warn, a zero wavelet is refused",
+          "[integration]") {
+  const fs::path d = fresh_dir("silent");
+  const std::string cfg = write_config(d, kSmall);
+  // p = 0 on z = 0: a source there gave all-zero traces without a word.
+  Result r = run_cli("run " + cfg + " --quiet --output " + (d / "fs").string() +
+                     " --set boundary.free_surface=true --set sources.shots=[[150,150,0]]");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("seisrtm: warning: sources.shots[0] = [150, 150, 0] m lies less than one cell below "
+                                "the free surface") && Contains("z >= 10 m"));
+  // Receivers from x = 20 m: those at 20 and 52.9 m lie in the 6-cell (60 m) zone.
+  r = run_cli("run " + cfg + " --quiet --output " + (d / "zone").string() + " --set receivers.line.start=[20,150,60]");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("seisrtm: warning: 2 of 8 receivers lie in the damping zone (boundary.damping_width 6 cells)") &&
+                           Contains("x in [60, 250], y in [60, 230], z in [60, 210] m"));
+  // A wavelet of zeros gave an all-zero result and exit 0.
+  const std::string zero = (d / "zero.h5").string();
+  seisrtm::io::write_float_file(zero, "wavelet", {50}, std::vector<float>(50, 0.0f));
+  expect_refused("zero_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + zero,
+                 "the source wavelet is zero at every one of the 40 time steps (wavelet file '" + zero + "'");
+}

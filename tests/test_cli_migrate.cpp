@@ -5,6 +5,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -345,5 +346,47 @@ TEST_CASE("migrate: broken data files are refused with the dataset named", "[int
     DataFile g = load_good();
     g.dt = 0;
     refused("dt0", write_data(d / "dt0.h5", g), {"'dt' must be one positive number"});
+  }
+}
+
+TEST_CASE("migrate: zero data warn or are refused, and huge declared data are refused before reading", "[integration]") {
+  const fs::path d = fresh_dir("zero");
+  SECTION("all-zero traces warn that the image will be zero") {
+    DataFile g = load_good();
+    std::fill(g.traces.values.begin(), g.traces.values.end(), 0.0);
+    const std::string f = write_data(d / "zero_traces.h5", g);
+    const Result r = run_cli("migrate " + write_text(d / "zt.yaml", migration_config(f)) + " --quiet --backend cpu --output " +
+                             (d / "zt_out").string() + " --set output.pictures=false");
+    INFO(r.output);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Contains("seisrtm: warning: data file '" + f + "': every trace of /traces is zero"));
+  }
+  SECTION("an all-zero wavelet is refused") {
+    DataFile g = load_good();
+    std::fill(g.wavelet.values.begin(), g.wavelet.values.end(), 0.0);
+    expect_refused("zero_wavelet", migration_config(write_data(d / "zero_wavelet.h5", g)), "",
+                   {"'/sources/wavelet' is zero at every sample"});
+  }
+  SECTION("10^11 declared shots are refused from the metadata") {
+    // Before: the 10^11 source positions were read (std::bad_alloc, "internal error").
+    DataFile g = load_good();
+    g.with_traces = false;
+    const std::string f = write_data(d / "huge.h5", g);
+    const hid_t h = H5Fopen(f.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(h >= 0);
+    REQUIRE(H5Ldelete(h, "sources/positions", H5P_DEFAULT) >= 0);
+    auto chunked = [&](const char* name, std::vector<hsize_t> dims) {
+      const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+      const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+      const std::vector<hsize_t> chunk(dims.size(), 1);
+      H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+      REQUIRE(H5Dclose(H5Dcreate2(h, name, H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT)) >= 0);
+      H5Pclose(p);
+      H5Sclose(s);
+    };
+    chunked("traces", {100000000000ULL, 12, 200});
+    chunked("sources/positions", {100000000000ULL, 3});
+    H5Fclose(h);
+    expect_refused("huge", migration_config(f), "", {"/traces declares shape [100000000000, 12, 200]", "nothing was read"});
   }
 }

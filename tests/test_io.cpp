@@ -1,12 +1,15 @@
 // [unit] HDF5 readers and the picture encoder.
 #include "tests/catch.hpp"
 
+#include <hdf5.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
+#include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/png.hpp"
@@ -138,4 +141,76 @@ TEST_CASE("wavelet from HDF5 is resampled from its dt attribute", "[unit]") {
   CHECK(p.wavelet[1] == Approx(0.5));
   CHECK(p.wavelet[8] == Approx(4.0));
   CHECK(p.wavelet[11] == 0.0f);  // past the end of the file: zero
+}
+
+namespace {
+// A file of a few KiB whose float dataset `name` declares `dims`: chunked and never written, so
+// the extent costs no disk and reading it would produce fill values (zeros) for all of it.
+void write_declared(const std::string& file, const std::string& name, const std::vector<hsize_t>& dims) {
+  const hid_t f = H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  const std::vector<hsize_t> chunk(dims.size(), 1);
+  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+  const std::string parent = name.find('/') == std::string::npos ? "" : name.substr(0, name.find('/'));
+  if (!parent.empty() && H5Lexists(f, parent.c_str(), H5P_DEFAULT) <= 0)
+    H5Gclose(H5Gcreate2(f, parent.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  H5Dclose(d);
+  H5Pclose(p);
+  H5Sclose(s);
+  H5Fclose(f);
+  REQUIRE(fs::file_size(file) < 64 * 1024);
+}
+}  // namespace
+
+TEST_CASE("files that declare huge datasets are refused from their metadata, before any value is read", "[unit]") {
+  // Before: the model was read in full (10^12 values: std::bad_alloc) before its shape was
+  // compared; a 5e7-sample wavelet was read and went through a DFT of 512 x 5e7 terms (minutes).
+  const fs::path d = temp_dir("declared");
+  const std::string model = (d / "model.h5").string(), wavelet = (d / "wavelet.h5").string();
+  write_declared(model, "vp", {10000, 10000, 10000});
+  write_declared(wavelet, "wavelet", {50000000});
+  const std::string base = "grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 20}\nboundary: {damping_width: 0}\n"
+                           "physics: {space_order: 2}\n";
+  Config c = parse_config(base + "sources: {shots: [[20, 10, 10]]}\nmodel: {vp: {type: file, file: '" + model + "'}}\n");
+  Grid g;
+  g.n = {5, 3, 4};
+  g.h = {10, 10, 10};
+  CHECK_THROWS_WITH(build_velocity(c, g), Contains("model file '" + model + "'") &&
+                                              Contains("declares shape [10000, 10000, 10000]") &&
+                                              Contains("needs [nz, ny, nx] = [4, 3, 5]"));
+  c = parse_config(base + "sources: {wavelet: {type: file, file: '" + wavelet + "'}, shots: [[20, 10, 10]]}\n");
+  CHECK_THROWS_WITH(build_problem(c), Contains("wavelet file '" + wavelet + "'") && Contains("declares shape [50000000]") &&
+                                          Contains("the run uses [21] samples") && Contains("at most [1048576]"));
+  // Observed data: /traces declares 10^11 shots of one sample, and the positions agree with it.
+  const std::string data = (d / "data.h5").string();
+  write_declared(data, "traces", {100000000000ULL, 1, 1});
+  {
+    const hid_t f = H5Fopen(data.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    io::write_attribute(f, "dt", std::vector<double>{0.001});
+    H5Fclose(f);
+  }
+  // (write_declared opens its own file; add the other datasets to the same one by hand.)
+  {
+    const hid_t f = H5Fopen(data.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    for (const char* grp : {"sources", "receivers"}) H5Gclose(H5Gcreate2(f, grp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    const hsize_t big[2] = {100000000000ULL, 3}, one[2] = {1, 3}, chunk[2] = {1, 3}, wn = 10;
+    const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(p, 2, chunk);
+    const hid_t sb = H5Screate_simple(2, big, nullptr);
+    H5Dclose(H5Dcreate2(f, "sources/positions", H5T_IEEE_F64LE, sb, H5P_DEFAULT, p, H5P_DEFAULT));
+    H5Sclose(sb);
+    H5Pclose(p);
+    const std::vector<double> r{10, 10, 10};
+    io::write_dataset(f, "receivers/positions", {one[0], one[1]}, r.data());
+    const std::vector<float> w(wn, 1.0f);
+    io::write_dataset(f, "sources/wavelet", {wn}, w.data());
+    H5Fclose(f);
+  }
+  CHECK_THROWS_WITH(io::read_observed(data, false, 1e9),
+                    Contains("data file '" + data + "'") && Contains("/traces declares shape [100000000000, 1, 1]") &&
+                        Contains("of host memory but at most 0.931 GiB may be used"));
 }

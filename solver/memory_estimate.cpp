@@ -1,0 +1,108 @@
+#include "solver/memory_estimate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "solver/error.hpp"
+#include "solver/geometry.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+std::string gib(double bytes) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
+  return b;
+}
+
+double receiver_count(const ReceiverConfig& r) {
+  if (r.layout == "line") return double(r.line.count);
+  if (r.layout == "grid") return double(r.grid.count[0]) * double(r.grid.count[1]);
+  if (r.layout == "list") return double(r.list.size());
+  return 0;
+}
+
+// Cells a point touches (PointSet::add): 1, 2^3, or the Hicks window of 2 kHicksRadius a side.
+double points_per_receiver(const std::string& method) {
+  if (method == "nearest") return 1;
+  if (method == "trilinear") return 8;
+  const double side = 2.0 * kHicksRadius;
+  return side * side * side;
+}
+
+}  // namespace
+
+HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& backend) {
+  // Everything in double: the products of a bad config may not fit 64-bit integers.
+  HostMemoryEstimate e;
+  e.backend = backend;
+  const bool cuda = backend == "cuda";
+  e.cells = double(c.grid.shape[0]) * double(c.grid.shape[1]) * double(c.grid.shape[2]);
+  e.receivers = receiver_count(c.receivers);
+  e.steps = double(c.time.steps);
+  const double volume = 4 * e.cells;  // one float volume
+  e.model = volume;
+  if (c.model.smoothing > 0) e.smoothing = 2 * volume;
+  // PointSet: a cell index (8 B) and a weight (4 B) per touched cell, copied once more for the
+  // upload (cuda); its position, offset and the list it was made from: 64 B a receiver.
+  e.geometry = e.receivers * (64 + points_per_receiver(c.receivers.interpolation) * 12 * (cuda ? 2 : 1));
+  e.geometry += 12 * e.steps;  // the wavelet (float) and the survey's time axis (double)
+  if (!c.migration) {
+    e.wavefields = cuda ? volume : 3 * volume;
+    const bool snapshots = c.output.snapshot_interval > 0;
+    e.volumes = (snapshots || c.output.pictures ? volume : 0) + (cuda && snapshots ? volume : 0);
+    const double copies = 2 + (c.output.pictures && e.receivers > 0 ? 1 : 0);
+    e.traces = copies * 4 * e.receivers * e.steps;
+  }
+  const double build = e.model + e.smoothing + e.geometry;
+  const double run = e.model + e.wavefields + e.volumes + e.traces + e.geometry;
+  e.total = std::max(build, run);
+  return e;
+}
+
+std::string HostMemoryEstimate::describe() const {
+  std::string s = gib(total) + " of host memory (" + backend + " backend: model " + gib(model);
+  if (smoothing > 0) s += ", smoothing " + gib(smoothing);
+  if (wavefields > 0) s += ", wavefields " + gib(wavefields);
+  if (volumes > 0) s += ", picture and snapshot copies " + gib(volumes);
+  if (traces > 0) s += ", traces " + gib(traces);
+  return s + ", geometry and wavelet " + gib(geometry) + ")";
+}
+
+void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available) {
+  if (available <= 0 || e.total <= kHostMemoryMargin * available) return;
+  // The key to change: the one behind the largest part.
+  const double grid_part = e.model + e.smoothing + e.wavefields + e.volumes;
+  const std::string rec_key = c.receivers.layout == "none" ? "the receiver count"
+                              : c.receivers.layout == "list" ? "receivers.list"
+                                                             : "receivers." + c.receivers.layout + ".count";
+  std::string fix;
+  if (grid_part >= e.traces && grid_part >= e.geometry)
+    fix = "shrink grid.shape (" + std::to_string(static_cast<long long>(e.cells)) + " cells)";
+  else if (e.traces >= e.geometry)
+    fix = "lower time.steps (" + std::to_string(static_cast<long long>(e.steps)) + ") or " + rec_key + " (" +
+          std::to_string(static_cast<long long>(e.receivers)) + " receivers): traces take 4 B a receiver a step" +
+          (c.output.pictures ? ", held three times (output.pictures: false saves one)" : ", held twice");
+  else
+    fix = "lower " + rec_key + " (" + std::to_string(static_cast<long long>(e.receivers)) + " receivers, " +
+          c.receivers.interpolation + " interpolation) or time.steps (" +
+          std::to_string(static_cast<long long>(e.steps)) + ")";
+  throw Error("the run needs " + e.describe() + " but " + gib(available) + " is available (MemAvailable; a run may " +
+              "use " + std::to_string(static_cast<int>(kHostMemoryMargin * 100)) + "% of it): " + fix);
+}
+
+double available_host_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key, unit;
+  double kb = 0;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+}
+
+}  // namespace seisrtm

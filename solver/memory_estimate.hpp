@@ -1,0 +1,38 @@
+#pragma once
+// The host memory of a run, estimated from the config before anything large is allocated, so
+// that a run that cannot fit is refused with the numbers and the key to change instead of being
+// killed by the kernel or ending in std::bad_alloc. The device side has its own check
+// (cuda_propagator, cuda_migration); the host of a migration is planned by plan_migration.
+#include <string>
+
+#include "io/config.hpp"
+
+namespace seisrtm {
+
+// Bytes, for the backend named (cpu | cuda); what each part counts is in memory_estimate.cpp.
+struct HostMemoryEstimate {
+  std::string backend;
+  double cells = 0, receivers = 0, steps = 0;
+  double model = 0;       // vp
+  double smoothing = 0;   // model.vp.smoothing: the slowness in double while it is smoothed
+  double wavefields = 0;  // cpu: m, p^n, p^{n-1}; cuda: the padded model staged for the upload
+  double volumes = 0;     // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
+  double traces = 0;      // one shot's gather: the backend's, the survey's and the picture's copy
+  double geometry = 0;    // receivers' interpolation cells and weights, the wavelet, the time axis
+  double total = 0;       // the peak: building the model, or running
+  std::string describe() const;
+};
+
+// A forward run of `c` (a migration config: only what building its problem holds).
+HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& backend);
+// Fraction of the available memory a run may plan to use; the rest is left to the system, the
+// HDF5 library and what the estimate does not count (a few MiB of buffers).
+inline constexpr double kHostMemoryMargin = 0.9;
+// Throws Error naming the figures, the available memory and the key to change when
+// e.total > kHostMemoryMargin * available_bytes; available_bytes <= 0 (unknown) checks nothing.
+void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available_bytes);
+// MemAvailable of /proc/meminfo in bytes; where there is none, the free physical pages
+// (sysconf); 0 when neither is known.
+double available_host_memory();
+
+}  // namespace seisrtm

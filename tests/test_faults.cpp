@@ -1,0 +1,276 @@
+// [integration] Results are never lost or corrupted: a write that fails (a file size limit
+// standing in for a full disk), two runs into one directory, a member that cannot replace its
+// file, a rerun with fewer outputs, SIGINT and SIGTERM mid-run; and the command line's usage
+// errors. Each case runs the seisrtm binary over an earlier good result set and checks that set
+// afterwards. docs/RELIABILITY.md lists the guarantees and these tests.
+#include "tests/catch.hpp"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "io/hdf5_file.hpp"
+#include "tests/cli_util.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using seisrtm::test::Result;
+using seisrtm::test::SpawnOptions;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) { return seisrtm::test::fresh_dir("seisrtm_test_faults_", name); }
+
+// A small survey whose result set has every kind of member: HDF5, XDMF (snapshots), pictures.
+const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
+time: {steps: 40}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100]]}
+receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
+output: {name: small, snapshot_interval: 20}
+solver: {backend: cpu}
+)";
+
+Result run_args(const std::vector<std::string>& args, const SpawnOptions& o = {}) {
+  auto c = seisrtm::test::spawn_cli(args, o);
+  return seisrtm::test::wait_cli(c);
+}
+
+// The regular files of `dir` by name: inode (a rename over the name changes it) and bytes.
+std::map<std::string, std::pair<ino_t, std::string>> files_of(const fs::path& dir) {
+  std::map<std::string, std::pair<ino_t, std::string>> m;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    struct stat st {};
+    stat(e.path().c_str(), &st);
+    std::ifstream f(e.path(), std::ios::binary);
+    m[e.path().filename().string()] = {st.st_ino, std::string(std::istreambuf_iterator<char>(f), {})};
+  }
+  return m;
+}
+
+std::vector<std::string> names_of(const fs::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& [name, file] : files_of(dir)) v.push_back(name);
+  return v;
+}
+
+// Temporaries of any run: <final>.<pid>.<random>.partial.
+std::vector<std::string> temporaries(const fs::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".partial") != std::string::npos) v.push_back(e.path().filename());
+  return v;
+}
+
+long lines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
+
+int lines_with(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+// The earlier good result set the failing runs must leave as it is.
+fs::path good_set(const fs::path& d, const std::string& cfg) {
+  const fs::path out = d / "out";
+  const Result r = run_args({"run", cfg, "--quiet", "--output", out.string()});
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(names_of(out) == std::vector<std::string>{"small.h5", "small.xmf", "small_gather_shot_0000.png",
+                                                    "small_model_vp.png", "small_wavefield_shot_0000.png"});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a write that fails (file size limit as a full disk) keeps the earlier set and no temporary",
+          "[integration]") {
+  const fs::path d = fresh_dir("disk_full");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  const fs::path out = good_set(d, cfg);
+  const auto before = files_of(out);
+  // The rerun draws no pictures, so the HDF5 file (size S, the same as the earlier one: same
+  // config) is its largest member and the limit fails it: at S/10 while the datasets are
+  // written, at S - 1 only when the last bytes are flushed at the close, in between where the
+  // chunk cache and the metadata go out.
+  const auto size = static_cast<long long>(fs::file_size(out / "small.h5"));
+  for (const long long limit : {size / 10, size / 2, size * 9 / 10, size - 1}) {
+    SpawnOptions o;
+    o.file_size_limit = limit;
+    const Result r = run_args({"run", cfg, "--quiet", "--output", out.string(), "--set", "output.pictures=false"}, o);
+    INFO("limit " << limit << " of " << size << " bytes: " << r.output);
+    CHECK(r.code == 1);
+    CHECK(lines_with(r.output, "seisrtm: error:") == 1);
+    CHECK_THAT(r.output, Contains("small.h5") && Contains("File too large"));
+    CHECK(lines(r.output) == 1);  // nothing but that line (no HDF5 error stack, no crash)
+    CHECK(files_of(out) == before);
+    CHECK(temporaries(out).empty());
+    CHECK(seisrtm::io::read_float3((out / "small.h5").string(), "traces").data.size() == 8 * 40);
+  }
+}
+
+TEST_CASE("two runs into one directory at once, HDF5 file locking off: both succeed, one whole result",
+          "[integration]") {
+  const fs::path d = fresh_dir("concurrent");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  // Long enough (steps) that the two runs are writing their files at the same time.
+  const std::vector<std::string> steps{"--set", "time.steps=200"};
+  auto args = [&](const fs::path& out) {
+    std::vector<std::string> a{"run", cfg, "--quiet", "--output", out.string()};
+    a.insert(a.end(), steps.begin(), steps.end());
+    return a;
+  };
+  const Result ref = run_args(args(d / "ref"));
+  REQUIRE(ref.code == 0);
+  SpawnOptions o;
+  o.env = {{"HDF5_USE_FILE_LOCKING", "FALSE"}};
+  auto a = seisrtm::test::spawn_cli(args(d / "out"), o);
+  auto b = seisrtm::test::spawn_cli(args(d / "out"), o);
+  const Result ra = seisrtm::test::wait_cli(a), rb = seisrtm::test::wait_cli(b);
+  INFO(ra.output << rb.output);
+  CHECK(ra.code == 0);
+  CHECK(rb.code == 0);
+  CHECK(temporaries(d / "out").empty());
+  CHECK(names_of(d / "out") == names_of(d / "ref"));
+  // The same arithmetic on the same backend: the traces bit for bit.
+  const auto want = seisrtm::io::read_float3((d / "ref" / "small.h5").string(), "traces");
+  const auto got = seisrtm::io::read_float3((d / "out" / "small.h5").string(), "traces");
+  CHECK(got.shape == want.shape);
+  CHECK(got.data == want.data);
+}
+
+TEST_CASE("a member that cannot replace its file fails the run before the HDF5 file is replaced",
+          "[integration]") {
+  // Before the set transaction the HDF5 file was renamed first and the XDMF file and the
+  // pictures after it, so such a failure left the new HDF5 file beside the old members.
+  const std::string member = GENERATE(std::string("small.xmf"), std::string("small_model_vp.png"));
+  const fs::path d = fresh_dir("blocked_" + member);
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  const fs::path out = good_set(d, cfg);
+  fs::remove(out / member);
+  fs::create_directories(out / member / "keep");  // a directory where the member goes
+  const auto before = files_of(out);
+  const Result r = run_args({"run", cfg, "--quiet", "--output", out.string()});
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(lines_with(r.output, "seisrtm: error:") == 1);
+  CHECK_THAT(r.output, Contains(member));
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
+
+TEST_CASE("a rerun with fewer outputs leaves none of the earlier set's members", "[integration]") {
+  const fs::path d = fresh_dir("fewer");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  const fs::path out = d / "out";
+  fs::create_directories(out);
+  // Files that only look related stay: they are not members of the set 'small'.
+  for (const char* other : {"small_notes.png", "small.h5.backup", "other.h5", "small_gather_shot_x.png"})
+    seisrtm::test::write_text(out / other, "keep");
+  const std::vector<std::string> others{"other.h5", "small.h5.backup", "small_gather_shot_x.png",
+                                        "small_notes.png"};
+  auto run = [&](const std::vector<std::string>& sets) {
+    std::vector<std::string> a{"run", cfg, "--quiet", "--output", out.string()};
+    for (const auto& s : sets) a.insert(a.end(), {"--set", s});
+    const Result r = run_args(a);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    std::vector<std::string> set;
+    for (const auto& n : names_of(out))
+      if (std::find(others.begin(), others.end(), n) == others.end()) set.push_back(n);
+    CHECK(temporaries(out).empty());
+    return set;
+  };
+  CHECK(run({"sources.shots=[[150,150,100],[160,150,100]]"}) ==
+        std::vector<std::string>{"small.h5", "small.xmf", "small_gather_shot_0000.png", "small_gather_shot_0001.png",
+                                 "small_model_vp.png", "small_wavefield_shot_0000.png"});
+  // One shot, neither snapshots nor the model in the file: no second gather, no XDMF file.
+  CHECK(run({"output.snapshot_interval=0", "output.model=false"}) ==
+        std::vector<std::string>{"small.h5", "small_gather_shot_0000.png", "small_model_vp.png",
+                                 "small_wavefield_shot_0000.png"});
+  CHECK(run({"output.snapshot_interval=0", "output.model=false", "output.pictures=false"}) ==
+        std::vector<std::string>{"small.h5"});
+  for (const auto& o : others) CHECK(fs::exists(out / o));
+}
+
+TEST_CASE("SIGTERM and SIGINT stop a run cleanly: exit 128 + signal, one message, earlier set kept",
+          "[integration]") {
+  const int sig = GENERATE(SIGTERM, SIGINT);
+  const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+  const fs::path d = fresh_dir("signal_" + name);
+  // About a minute of stepping on 2 cores unless stopped; the signal comes once the time loop
+  // has reported its first progress line, so the handlers are in place and files are open.
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
+time: {steps: 40}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
+receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
+output: {name: small, snapshot_interval: 20}
+solver: {backend: cpu}
+)");
+  const fs::path out = good_set(d, cfg);
+  const auto before = files_of(out);
+  auto c = seisrtm::test::spawn_cli({"run", cfg, "--output", out.string(), "--set", "time.steps=20000"});
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
+  kill(c.pid, sig);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
+  CHECK(r.code == 128 + sig);
+  CHECK(lines_with(r.output, "seisrtm: interrupted by " + name + " during run of " + cfg + " at shot 1/1") == 1);
+  CHECK_THAT(r.output, Contains("earlier results in " + out.string() + " are unchanged"));
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
+
+TEST_CASE("--output is a path, taken as it is: quotes and backslashes included", "[integration]") {
+  const fs::path d = fresh_dir("output_path");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  const fs::path out = d / "a \"quoted\" \\dir\\";
+  const Result r = run_args({"run", cfg, "--quiet", "--output", out.string()});
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(out / "small.h5"));
+  // Nothing anywhere else in the scratch directory: the config and the one output directory.
+  std::vector<std::string> top;
+  for (const auto& e : fs::directory_iterator(d)) top.push_back(e.path().filename().string());
+  std::sort(top.begin(), top.end());
+  CHECK(top == std::vector<std::string>{out.filename().string(), "survey.yaml"});
+}
+
+TEST_CASE("usage: --version, an unknown subcommand, usage errors exit 2, --help exits 0", "[integration]") {
+  const Result v = run_args({"--version"});
+  CHECK(v.code == 0);
+  // The version `info` prints on its first line.
+  const Result info = run_args({"info"});
+  CHECK(v.output == info.output.substr(0, info.output.find('\n') + 1));
+  CHECK_THAT(v.output, Contains("seisrtm 0.") || Contains("seisrtm 1."));
+
+  const Result u = run_args({"frobnicate"});
+  INFO(u.output);
+  CHECK(u.code == 2);
+  CHECK_THAT(u.output, Contains("unknown subcommand 'frobnicate'") && Contains("run") && Contains("migrate") &&
+                           Contains("validate") && Contains("bench") && Contains("info"));
+  CHECK(lines(u.output) == 1);
+
+  for (const std::vector<std::string>& bad :
+       {std::vector<std::string>{}, {"run"}, {"run", "x.yaml", "--bogus"}, {"run", "x.yaml", "--backend", "gpu"},
+        {"--bogus"}, {"bench", "--repeat", "three"}}) {
+    const Result r = run_args(bad);
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(lines_with(r.output, "seisrtm: error:") == 1);
+  }
+  CHECK(run_args({"--help"}).code == 0);
+  CHECK(run_args({"run", "--help"}).code == 0);
+}
