@@ -29,6 +29,8 @@ int cmd_info() {
   std::printf("driver CUDA %d.%d; TMA (bulk tensor copies): %s; VMM: %s; compressible memory: %s\n",
               g.driver_version / 1000, g.driver_version % 1000 / 10, g.tma ? "yes" : "no",
               g.vmm ? "yes" : "no", g.compression ? "yes" : "no");
+  std::printf("kernel variants on this GPU: naive, smem%s; solver.kernel auto runs %s\n",
+              g.tma ? ", tma" : " (tma needs compute capability 9.0: it is built for sm_90a)", g.tma ? "tma" : "smem");
   return 0;
 }
 

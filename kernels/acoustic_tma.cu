@@ -17,6 +17,9 @@
 #include "kernels/acoustic_variants.cuh"
 #include "kernels/cuda_check.hpp"
 
+// The sm_80/89 pass compiles the kernel to a trap, leaving the shape constants unused there.
+#pragma nv_diag_suppress 177
+
 namespace seisrtm::kernels {
 
 namespace {
@@ -45,6 +48,11 @@ template <int Radius>
 __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 2)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
                const __grid_constant__ CUtensorMap tmap_m, const AcousticArgs a, int z_block) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+  // Built for older GPUs too (naive and smem run there); the host never launches this kernel
+  // below compute capability 9.0 (no bulk tensor copies).
+  __trap();
+#else
   using Shape = TmaShape<Radius>;
   constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
@@ -183,6 +191,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
       f_parity ^= 1;
     }
   }
+#endif
 }
 
 }  // namespace
@@ -190,12 +199,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
 template <int Radius>
 void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
   using Shape = TmaShape<Radius>;
-  static bool configured = false;  // the attribute is per function: set once
-  if (!configured) {
-    SEISRTM_CUDA(cudaFuncSetAttribute(tma_kernel<Radius>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      static_cast<int>(Shape::kSharedBytes)));
-    configured = true;
-  }
+  set_shared_limit_once(reinterpret_cast<const void*>(tma_kernel<Radius>), static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.nz;
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,

@@ -13,3 +13,12 @@
 
 // After a kernel launch: reports launch-configuration errors at the launch site.
 #define SEISRTM_CUDA_LAUNCHED() SEISRTM_CUDA(cudaGetLastError())
+
+namespace seisrtm::kernels {
+
+// Sets a kernel's dynamic shared-memory limit once per device (the attribute belongs to the
+// function in the current device's context; a process-wide flag would leave a second device
+// unconfigured).
+void set_shared_limit_once(const void* kernel, int bytes);
+
+}  // namespace seisrtm::kernels

@@ -261,7 +261,9 @@ struct CudaMigrator::Impl {
   }
 };
 
-CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt) : impl_(std::make_unique<Impl>(pb, opt)) {
+// The device is made current first: the streams and events of Impl belong to it.
+CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
+    : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
   Impl& d = *impl_;
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
@@ -352,7 +354,7 @@ std::string CudaMigrator::name() const {
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
                  : std::string("separate backward kernels")) + ", boundary store " +
          (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
-         query_gpu().name;
+         query_gpu(d.opt.device).name;
 }
 
 namespace {

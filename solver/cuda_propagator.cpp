@@ -27,11 +27,21 @@ CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
+  if (k == "auto" && !query_gpu(o.device).tma) o.variant = kernels::Variant::smem;
   o.z_block = c.solver.z_block;
   o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
   o.snapshots = c.output.snapshot_interval > 0 && c.output.snapshot_interval <= c.time.steps;
   return o;
+}
+
+void select_device(const CudaOptions& o) {
+  const GpuInfo g = query_gpu(o.device);
+  if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
+  if (o.variant == kernels::Variant::tma && !g.tma)
+    throw Error("solver.kernel tma needs compute capability 9.0 (Hopper; built for sm_90a); " + g.name + " is " +
+                std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use auto, smem or naive");
+  SEISRTM_CUDA(cudaSetDevice(o.device));
 }
 
 kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
@@ -171,7 +181,9 @@ struct CudaPropagator::Impl {
   }
 };
 
-CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt) : impl_(std::make_unique<Impl>(pb, opt)) {
+// The device is made current first: the streams and events of Impl belong to it.
+CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
+    : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
   Impl& d = *impl_;
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
@@ -238,7 +250,7 @@ CudaPropagator::~CudaPropagator() {
 std::string CudaPropagator::name() const {
   const Impl& d = *impl_;
   const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
-  const GpuInfo g = query_gpu();
+  const GpuInfo g = query_gpu(d.opt.device);
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.buf[0].compressible() ? "compressible" : "plain") + " memory, graphs " + (d.opt.graphs ? "on" : "off") +
          " on " + g.name;

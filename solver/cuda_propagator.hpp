@@ -18,9 +18,14 @@ struct CudaOptions {
   MemoryKind memory = MemoryKind::plain;
   bool graphs = true;
   bool snapshots = false;  // reserve the spare volume for asynchronous snapshot copies
+  int device = 0;          // the CUDA device this propagator runs on (made current by it)
 };
 
+// From the config: solver.kernel auto is tma where the device has it (compute capability 9.0),
+// else smem.
 CudaOptions cuda_options(const Config& c);
+// Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
+void select_device(const CudaOptions& o);
 
 // The step arguments of a padded volume pair (rows of nxp floats): p = level n, pn = level
 // n - 1 on entry, n + 1 on exit; the problem's weights, damping (device arrays) and surface.

@@ -40,9 +40,16 @@ GpuInfo query_gpu(int device) {
   g.shared_per_block_optin = p.sharedMemPerBlockOptin;
   cudaDriverGetVersion(&g.driver_version);
   cudaRuntimeGetVersion(&g.runtime_version);
-  cudaSetDevice(device);
-  cudaMemGetInfo(&g.free_memory, &g.total_memory);
-  g.tma = p.major >= 9;
+  // Free memory is a property of the device's context: make it current for the query only,
+  // so asking about a device never changes which one the process runs on.
+  int previous = 0;
+  cudaGetDevice(&previous);
+  if (cudaSetDevice(device) == cudaSuccess) cudaMemGetInfo(&g.free_memory, &g.total_memory);
+  cudaSetDevice(previous);
+  cudaGetLastError();
+  // The tma kernels are built for sm_90a only (architecture-specific code runs on 9.0 alone);
+  // elsewhere the naive and smem variants run.
+  g.tma = p.major == 9 && p.minor == 0;
   using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
   if (auto get = reinterpret_cast<GetAttr>(driver_entry_point("cuDeviceGetAttribute"))) {
     int v = 0;

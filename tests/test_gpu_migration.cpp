@@ -13,6 +13,7 @@
 
 #include "io/config.hpp"
 #include "solver/cuda_migration.hpp"
+#include "solver/device_info.hpp"
 #include "solver/error.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
@@ -105,6 +106,8 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
             o.z_block = zb;
             o.memory = mem;
             CudaMigrator gpu(p, o);
+            if (mem == MemoryKind::compressible && query_gpu().compression)
+              REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
             const Result r = migrate(gpu, p, data);
             const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
             const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
