@@ -17,9 +17,8 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
     throw Error("config file '" + config_path + "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
-  std::string backend = c.solver.backend;
-  const GpuInfo gpu = query_gpu();
-  if (backend == "auto") backend = gpu.present ? "cuda" : "cpu";
+  GpuInfo gpu;
+  const std::string backend = resolve_backend(c, &gpu);
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");

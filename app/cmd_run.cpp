@@ -13,6 +13,7 @@ namespace seisrtm::app {
 Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   std::vector<std::string> sets = o.overrides;
   if (!o.backend.empty()) sets.push_back("solver.backend=" + o.backend);
+  if (o.device >= 0) sets.push_back("solver.device=" + std::to_string(o.device));
   Config c = load_config(path, sets);
   // Set on the loaded config, not pasted into YAML: a path is taken as it is, quotes and
   // backslashes included; whether it is usable is checked where the output is created.
@@ -20,12 +21,21 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   return c;
 }
 
+std::string resolve_backend(const Config& c, GpuInfo* g) {
+  *g = query_gpu(c.solver.device);
+  if (c.solver.backend != "auto") return c.solver.backend;
+  if (!g->present && c.solver.device != 0)
+    throw Error("config key 'solver.device' = " + std::to_string(c.solver.device) + ": " + g->reason);
+  return g->present ? "cuda" : "cpu";
+}
+
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
                                             std::string* chosen) {
   if (p.config.solver.threads > 0) omp_set_num_threads(p.config.solver.threads);
-  std::string b = backend;
-  const GpuInfo g = query_gpu();
-  if (b == "auto") b = g.present ? "cuda" : "cpu";
+  Config c = p.config;
+  c.solver.backend = backend;
+  GpuInfo g;
+  const std::string b = resolve_backend(c, &g);
   if (chosen) *chosen = b;
   if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
   if (!g.present)

@@ -45,7 +45,7 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   const MigrationInput in = prepare_migration(c);
   const Problem& p = in.problem;
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  const GpuInfo g = query_gpu();
+  const GpuInfo g = query_gpu(c.solver.device);
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
   // Three propagations per shot: forward, the receiver field and the rebuilt source field.
   check_cpu_time(p, 3, cpu_limit_s, "migration");
@@ -116,7 +116,7 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   if (c.migration) return validate_migration(config_path, c, cpu_limit_s);
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  const GpuInfo g = query_gpu();
+  const GpuInfo g = query_gpu(c.solver.device);
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
   check_cpu_time(p, 1, cpu_limit_s, "reference");
   validation::CpuPropagator cpu(p);

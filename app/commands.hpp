@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "io/config.hpp"
+#include "solver/device_info.hpp"
 #include "solver/propagator.hpp"
 
 namespace seisrtm::app {
@@ -14,10 +15,14 @@ struct CommonOptions {
   std::string backend;                 // --backend (empty: the config's solver.backend)
   std::string output;                  // --output (empty: the config's output.directory)
   bool quiet = false;
+  int device = -1;                     // --device (-1: the config's solver.device)
 };
 
 // Loads the config with every command-line override applied.
 Config load_with_overrides(const std::string& path, const CommonOptions& o);
+// solver.backend resolved (auto: cuda where solver.device is usable, else cpu; a device other
+// than 0 that is not there is an error, not a silent CPU run); `g` receives that device's info.
+std::string resolve_backend(const Config& c, GpuInfo* g);
 // The propagator for a backend name (auto | cpu | cuda); `chosen` receives the resolved name.
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
                                             std::string* chosen);

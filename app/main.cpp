@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
   run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  run->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
+      ->check(CLI::Range(0, 1023));
   run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
   auto* migrate = cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
   migrate->add_option("config", config, "YAML migration config file")->required();
@@ -64,11 +66,15 @@ int main(int argc, char** argv) {
   migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  migrate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
+      ->check(CLI::Range(0, 1023));
   migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
   auto* validate = cli.add_subcommand("validate", "Run the CUDA and CPU backends on a config and compare every output");
   double cpu_limit = 300;
   validate->add_option("config", config, "YAML config file")->required();
   validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
+  validate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
+      ->check(CLI::Range(0, 1023));
   validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")->capture_default_str();
   auto* bench = cli.add_subcommand(
       "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");

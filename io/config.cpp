@@ -353,13 +353,15 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.pictures = output.boolean("pictures", c.output.pictures);
 
   auto solver = root.child("solver");
-  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs"});
+  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
   c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0,
                                                         std::numeric_limits<int>::max(),
                                                         "planes (0 = the whole column)"));
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
+  c.solver.device = static_cast<int>(solver.integer_in("device", c.solver.device, 0, 1023,
+                                                       "a CUDA device index (seisrtm info lists them)"));
   c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
   c.solver.threads = static_cast<int>(solver.integer_in(
       "threads", c.solver.threads, 0, max_threads(),
@@ -522,7 +524,8 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "kernel" << YAML::Value << c.solver.kernel;
   e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
   e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
-  e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs << YAML::EndMap;
+  e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
+  e << YAML::Key << "device" << YAML::Value << c.solver.device << YAML::EndMap;
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;

@@ -107,6 +107,7 @@ struct SolverConfig {
   int z_block = 32;              // cuda: planes per block along z; 0 = the whole column
   std::string memory = "plain";  // cuda: plain | compressible
   bool graphs = true;            // cuda: time loop as CUDA graphs
+  int device = 0;                // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)
 };
 
 // Direct-arrival mute of the observed data: zero above t = offset / velocity + t0 - taper, a

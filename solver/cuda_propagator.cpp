@@ -25,6 +25,7 @@ std::string gib(std::size_t b) {
 
 CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
+  o.device = c.solver.device;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
   if (k == "auto" && !query_gpu(o.device).tma) o.variant = kernels::Variant::smem;

@@ -22,7 +22,10 @@ GpuInfo query_gpu(int device) {
     g.reason = e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
                    ? std::string("no CUDA driver or device on this machine (") + cudaGetErrorName(e) + ")"
                : e != cudaSuccess ? std::string(cudaGetErrorString(e))
-                                  : "no CUDA device found";
+               : count == 0       ? "no CUDA device found"
+                                  : "device " + std::to_string(device) + " does not exist: this process sees " +
+                                        std::to_string(count) + " CUDA device(s), 0 to " + std::to_string(count - 1) +
+                                        " (solver.device, --device)";
     cudaGetLastError();
     return g;
   }

@@ -340,3 +340,19 @@ TEST_CASE("nothing silently zero: a source on the free surface and receivers in 
   expect_refused("zero_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + zero,
                  "the source wavelet is zero at every one of the 40 time steps (wavelet file '" + zero + "'");
 }
+
+TEST_CASE("GPUs users have: the build carries Ampere and Ada code beside Hopper's; the device is explicit",
+          "[integration]") {
+  // naive and smem must run on an A100 (sm_80) or an L40S (sm_89): the binary carries their code.
+  const Result info = run_cli("info");
+  INFO(info.output);
+  CHECK_THAT(info.output, Contains("80-real") && Contains("89-real") && Contains("90a-real"));
+  // A device that is not there is refused by name (with auto as well: no silent CPU run), and a
+  // device index out of range is a usage error or a config error naming the key.
+  const std::string small = kSmall;
+  expect_refused("device_missing", small, "--device 1000", "'solver.device' = 1000");
+  expect_refused("device_key_range", small, "--set solver.device=5000", "'solver.device'");
+  const Result neg = run_cli("run configs/quickstart.yaml --device -1");
+  CHECK(neg.code == 2);
+  CHECK_THAT(neg.output, Contains("--device"));
+}
