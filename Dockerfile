@@ -1,5 +1,10 @@
-# seisrtm on NVIDIA's CUDA 13 development image. Not built in CI here (no Docker engine there).
+# seisrtm on NVIDIA's CUDA 13 development image. Not built in CI here (no Docker engine there);
+# .ci/check-dockerfile checks in CI that its packages are .ci/install-deps's and its cmake commands
+# .ci/build's, and runs its configure step.
 FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
+# Unpinned like .ci/install-deps: the image takes the base release's versions (Catch2 3.4.0 on
+# Ubuntu 24.04; tests/catch.hpp bridges Catch2 v2 and v3).
+# hadolint ignore=DL3008
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake ninja-build g++ libhdf5-dev libyaml-cpp-dev libcli11-dev catch2 \
     && rm -rf /var/lib/apt/lists/*

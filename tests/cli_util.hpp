@@ -1,7 +1,7 @@
 #pragma once
 // Helpers of the [integration] tests that run the seisrtm binary (test_cli, test_cli_migrate):
 // run it and capture what it prints and its exit code, make scratch directories, write files.
-#include <catch2/catch.hpp>
+#include "tests/catch.hpp"
 
 #include <signal.h>
 #include <sys/resource.h>
