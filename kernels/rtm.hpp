@@ -43,18 +43,12 @@ void launch_image(const float* s, const float* r, float* image, float* illuminat
 // the source and receiver fields' step arguments (p = level n + 1, pn = level n + 2 on entry,
 // level n on exit; the same model, damping and weights); with image_level set, image and
 // illumination accumulate the level n + 1 products over the box [box_lo, box_hi).
-// With `shell` set, the step also restores the boundary store: cells of the box outside the
-// inner box [inner_lo, inner_hi) take level n from shell[k], k their rank in the store's order
-// (z, then y, then x over the box, inner cells skipped), instead of the stencil's value: the
-// scatter folded into the step (no extra pass over compressible memory).
 struct FusedArgs {
   AcousticArgs s, r;
   float* image = nullptr;
   float* illumination = nullptr;
   int image_level = 0;
   int box_lo[3] = {0, 0, 0}, box_hi[3] = {0, 0, 0};
-  const float* shell = nullptr;
-  int inner_lo[3] = {0, 0, 0}, inner_hi[3] = {0, 0, 0};
 };
 struct FusedMaps {
   const void* s = nullptr;       // halo boxes of S^{n+1}

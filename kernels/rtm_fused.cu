@@ -9,9 +9,7 @@
 // The level imaged is the one both stencils already hold in registers (the tiles' centres), so
 // imaging reads no field again. Memory movement per cell: S^{n+1}, S^{n+2}, chi^{n+1},
 // chi^{n+2}, m read (20 B), S^n and chi^n written (8 B), image and illumination read and
-// written on imaging levels (16 B): 28 or 44 B against the forward step's 16. On the shell (the
-// box's cells within R of the damping zone, 2.7% of the cells at 800^3) S^n is read from the
-// boundary store instead of computed: the scatter pass folded in, 4 B a shell cell.
+// written on imaging levels (16 B): 28 or 44 B against the forward step's 16.
 // The march is the tma variant's (kernels/acoustic_tma.cu): two halo rings of plane tiles, one
 // per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m.
 #include <cuda.h>
@@ -58,24 +56,6 @@ struct FusedShapeOf {
                 "two fused blocks do not fit an SM's shared memory");
   static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
 };
-
-// The rank of cell (ix, iy, iz) of the box [box_lo, box_hi), outside the inner box, in the
-// boundary store's order: planes above and below the inner box are whole box planes, the planes
-// beside it rings (whole rows in front and behind, the left and right strips between).
-__device__ __forceinline__ long long shell_rank(const FusedArgs& f, int ix, int iy, int iz) {
-  const long long W = f.box_hi[0] - f.box_lo[0], H = f.box_hi[1] - f.box_lo[1];
-  const long long Wi = f.inner_hi[0] - f.inner_lo[0], Hi = f.inner_hi[1] - f.inner_lo[1];
-  const long long plane = W * H, ring = plane - Wi * Hi, side = W - Wi;
-  const long long above = f.inner_lo[2] - f.box_lo[2], xx = ix - f.box_lo[0], yy = iy - f.box_lo[1];
-  if (iz < f.inner_lo[2]) return (iz - f.box_lo[2]) * plane + yy * W + xx;
-  if (iz >= f.inner_hi[2])
-    return above * plane + (f.inner_hi[2] - f.inner_lo[2]) * ring + (iz - f.inner_hi[2]) * plane + yy * W + xx;
-  const long long base = above * plane + (iz - f.inner_lo[2]) * ring, front = f.inner_lo[1] - f.box_lo[1];
-  if (iy < f.inner_lo[1]) return base + yy * W + xx;
-  if (iy >= f.inner_hi[1]) return base + front * W + Hi * side + (iy - f.inner_hi[1]) * W + xx;
-  return base + front * W + (iy - f.inner_lo[1]) * side +
-         (ix < f.inner_lo[0] ? xx : (f.inner_lo[0] - f.box_lo[0]) + (ix - f.inner_hi[0]));
-}
 
 template <int Radius, FusedShape Kind, bool Imaging>
 __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
@@ -172,17 +152,10 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   // Imaging levels: image and illumination of plane j + 1 are loaded while plane j is computed,
   // so their latency is not paid in the march (loaded at the point of use, they doubled the
   // step's time on imaging levels).
-  // Bit r: row r's column lies in the box (imaged, and the shell's if outside the inner box)
-  // and in the inner box, in x and y; a bit mask keeps the flags in one register.
-  unsigned xy_box = 0, xy_inner = 0;
-  const bool inner_x = ix >= f.inner_lo[0] && ix < f.inner_hi[0];
+  bool image_xy[RY];
 #pragma unroll
-  for (int r = 0; r < RY; ++r) {
-    const int iy = iy0 + r;
-    if (active[r] && image_x && iy >= f.box_lo[1] && iy < f.box_hi[1]) xy_box |= 1u << r;
-    if (inner_x && iy >= f.inner_lo[1] && iy < f.inner_hi[1]) xy_inner |= 1u << r;
-  }
-  auto image_xy = [&](int r) { return Imaging && (xy_box >> r & 1u); };
+  for (int r = 0; r < RY; ++r)
+    image_xy[r] = Imaging && active[r] && image_x && iy0 + r >= f.box_lo[1] && iy0 + r < f.box_hi[1];
   auto images_plane = [&](int iz) { return Imaging && iz < z1 && iz >= f.box_lo[2] && iz < f.box_hi[2]; };
   float img[RY], ill[RY];
   auto load_images = [&](int iz, long long off) {
@@ -190,7 +163,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       img[r] = ill[r] = 0.0f;
-      if (z_in && image_xy(r)) {
+      if (z_in && image_xy[r]) {
         img[r] = f.image[off + column[r]];
         ill[r] = f.illumination[off + column[r]];
       }
@@ -254,13 +227,9 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     for (int r = 0; r < RY; ++r) {
       if (!active[r]) continue;
       const long long i = offset + column[r];
-      // The boundary store's level replaces the stencil's on the shell.
-      const bool in_box = (xy_box >> r & 1u) && iz >= f.box_lo[2] && iz < f.box_hi[2];
-      const bool inner = (xy_inner >> r & 1u) && iz >= f.inner_lo[2] && iz < f.inner_hi[2];
-      if (f.shell != nullptr && in_box && !inner) next_s[r] = f.shell[shell_rank(f, ix, iy0 + r, iz)];
       f.s.pn[i] = next_s[r];
       f.r.pn[i] = next_r[r];
-      if (image_z && image_xy(r)) {
+      if (image_z && image_xy[r]) {
         f.image[i] = img_j[r] + cur_s[r] * cur_r[r];
         f.illumination[i] = ill_j[r] + cur_s[r] * cur_s[r];
       }

@@ -131,9 +131,7 @@ struct CudaMigrator::Impl {
   long long ns = 0;  // shell cells
   DeviceBuffer s[2], r[2], m, image, illum, damp[3], store, shell, data, wavelet;
   DeviceBuffer src_cells, src_offset, src_row, src_coef, rec_cells, rec_offset, rec_row, rec_coef;
-  // The backward pass's source injection leaves out the shell, whose levels come from the store.
-  DeviceBuffer back_cells, back_offset, back_row, back_coef;
-  kernels::SeriesInjection src_inj, rec_inj, src_inj_back;
+  kernels::SeriesInjection src_inj, rec_inj;
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
   CUtensorMap tmap_s_fused[2]{}, tmap_r_fused[2]{};  // halo boxes of the fused step's shape
   kernels::FusedShape fused_shape = kernels::FusedShape::compact;
@@ -175,26 +173,17 @@ struct CudaMigrator::Impl {
                                  copy_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), copy_stream.get()));
   }
-  // Backward: level L's slot once its upload is done (the stream waits for it), read by the
-  // scatter or the fused step; then restored() frees the slot for the next upload.
-  const float* restoring(long long level) {
-    if (host_store)
-      SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[(level - 1) % kStoreRing]->get()));
-    return slot(level);
-  }
-  void restored(long long level) {
-    if (!host_store) return;
-    SEISRTM_CUDA(cudaEventRecord(slot_free[(level - 1) % kStoreRing]->get(), stream.get()));
-    load(level - kStoreRing);
-  }
-  // Level L's shell back into p.
+  // Backward: level L's shell back into p (waiting for its upload), then the next upload.
   void restore(long long level, float* p) {
-    const float* from = restoring(level);
+    const int k = static_cast<int>((level - 1) % kStoreRing);
+    if (host_store) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[k]->get()));
     if (shell32)
-      kernels::launch_scatter(p, shell.as<unsigned>(), ns, from, stream.get());
+      kernels::launch_scatter(p, shell.as<unsigned>(), ns, slot(level), stream.get());
     else
-      kernels::launch_scatter(p, shell.as<long long>(), ns, from, stream.get());
-    restored(level);
+      kernels::launch_scatter(p, shell.as<long long>(), ns, slot(level), stream.get());
+    if (!host_store) return;
+    SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
+    load(level - kStoreRing);
   }
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
@@ -226,9 +215,7 @@ struct CudaMigrator::Impl {
   // Injection of point series: entries grouped by padded cell; scale multiplies m w / (1 + s).
   // A free surface erases what lands on z = 0, so those entries are dropped.
   void make_injection(const PointSet& ps, double scale, DeviceBuffer& cells_b, DeviceBuffer& offset_b,
-                      DeviceBuffer& row_b, DeviceBuffer& coef_b, kernels::SeriesInjection& inj,
-                      bool skip_shell = false) {
-    const CellBox in = interior_box(pb), inner = inner_box(pb);
+                      DeviceBuffer& row_b, DeviceBuffer& coef_b, kernels::SeriesInjection& inj) {
     std::map<long long, std::vector<std::pair<int, float>>> by_cell;
     const double dt2 = pb.dt * pb.dt;
     for (long long i = 0; i < ps.size(); ++i)
@@ -236,7 +223,6 @@ struct CudaMigrator::Impl {
         const long long c = ps.cell[e];
         const long long ix = c % nx, iy = (c / nx) % ny, iz = c / (nx * ny);
         if (pb.free_surface && iz == 0) continue;
-        if (skip_shell && in.contains(ix, iy, iz) && !inner.contains(ix, iy, iz)) continue;
         const double sdamp = double(pb.damping[0][ix]) + pb.damping[1][iy] + pb.damping[2][iz];
         const double v = pb.vp[c];
         by_cell[padded(c)].push_back({static_cast<int>(i), static_cast<float>(v * v * dt2 * ps.weight[e] * scale / (1 + sdamp))});
@@ -482,8 +468,6 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   SEISRTM_CUDA(cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float),
                                cudaMemcpyHostToDevice, st));
   d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
-  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.back_cells, d.back_offset, d.back_row, d.back_coef,
-                   d.src_inj_back, true);
   const long long report = std::max(1LL, nt / 100);
 
   // Forward: p^{n+1}; the shell of levels 1..N-2 goes to the store.
@@ -508,7 +492,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // Backward: chi^n (forward kernel, data sample n - 1 injected); p^n rebuilt by the forward
   // kernel over the whole grid (exact where s = 0; the damping zone holds values nobody
   // reads) with the shell written back; image every `every` levels inside the interior box.
-  const CellBox in = interior_box(pb), inner = inner_box(pb);
+  const CellBox in = interior_box(pb);
   kernels::ImageBox box;
   for (int a = 0; a < 3; ++a) box.lo[a] = static_cast<int>(in.lo[a]), box.hi[a] = static_cast<int>(in.hi[a]);
   box.sy = d.nxp;
@@ -556,19 +540,14 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       fa.image = d.image.as<float>();
       fa.illumination = d.illum.as<float>();
       fa.image_level = (n + 1) % every == 0;
-      for (int a = 0; a < 3; ++a) {
-        fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
-        fa.inner_lo[a] = static_cast<int>(inner.lo[a]), fa.inner_hi[a] = static_cast<int>(inner.hi[a]);
-      }
+      for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
       const kernels::FusedMaps maps{&d.tmap_s_fused[cs], &d.tmap_r_fused[cr], &d.tmap_s_center[1 - cs],
                                     &d.tmap_r_center[1 - cr], &d.tmap_m};
       t.mark(PhaseTimer::fused_step, st);
-      const float* slot = d.restoring(n);  // level n's shell, restored by the step itself
-      fa.shell = d.ns > 0 ? slot : nullptr;
       kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
-      d.restored(n);
       kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
-      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj_back, d.wavelet.as<float>(), 0, n + 1, st);
+      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
+      d.restore(n, d.s[1 - cs].as<float>());
       cs = 1 - cs;
       cr = 1 - cr;
       source_level(n, d.s[cs]);
@@ -585,7 +564,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
         // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
         t.mark(PhaseTimer::source_step, st);
         d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-        kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj_back, d.wavelet.as<float>(), 0, n + 1, st);
+        kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
         d.restore(n, d.s[1 - cs].as<float>());
         cs = 1 - cs;
       }

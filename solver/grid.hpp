@@ -25,9 +25,6 @@ struct CellBox {
     for (int a = 0; a < 3; ++a) c *= hi[a] > lo[a] ? hi[a] - lo[a] : 0;
     return c;
   }
-  bool contains(long long ix, long long iy, long long iz) const {
-    return ix >= lo[0] && ix < hi[0] && iy >= lo[1] && iy < hi[1] && iz >= lo[2] && iz < hi[2];
-  }
 };
 
 }  // namespace seisrtm
