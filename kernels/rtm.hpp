@@ -30,6 +30,21 @@ void launch_scatter(float* p, const long long* cells, long long count, const flo
 void launch_gather(const float* p, const unsigned* cells, long long count, float* store, cudaStream_t stream);
 void launch_scatter(float* p, const unsigned* cells, long long count, const float* store, cudaStream_t stream);
 
+// Variants whose time index comes from a level counter in device memory, so that a CUDA graph
+// captured once replays for every later step: the sample is *level + offset, the store slot
+// store + (*level + slot_offset) * count; launch_add_level moves the counter.
+void launch_inject_series_at(float* pn, const SeriesInjection& inj, const float* series, long long stride,
+                             const long long* level, long long offset, cudaStream_t stream);
+void launch_gather_at(const float* p, const unsigned* cells, long long count, float* store, const long long* level,
+                      long long slot_offset, cudaStream_t stream);
+void launch_gather_at(const float* p, const long long* cells, long long count, float* store, const long long* level,
+                      long long slot_offset, cudaStream_t stream);
+void launch_scatter_at(float* p, const unsigned* cells, long long count, const float* store, const long long* level,
+                       long long slot_offset, cudaStream_t stream);
+void launch_scatter_at(float* p, const long long* cells, long long count, const float* store, const long long* level,
+                       long long slot_offset, cudaStream_t stream);
+void launch_add_level(long long* level, long long delta, cudaStream_t stream);
+
 // image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
 // plane stride sz in floats).
 struct ImageBox {

@@ -51,10 +51,14 @@ long long shell_count(const Problem& pb) { return interior_box(pb).cells() - inn
 // event pool stays as small as the marks between two progress reports.
 class PhaseTimer {
  public:
-  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, kCount };
-  static constexpr const char* kNames[kCount] = {"forward step + source", "boundary store (gather)",
-                                                 "receiver step + data",  "source step + shell (scatter)",
-                                                 "fused step + data + shell", "imaging"};
+  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, kCount };
+  static constexpr const char* kNames[kCount] = {"forward step + source (+ gather in graphs)",
+                                                 "boundary store (gather)",
+                                                 "receiver step + data",
+                                                 "source step + shell (scatter)",
+                                                 "fused step + data + shell",
+                                                 "imaging",
+                                                 "separate steps: receiver, source, shell, imaging (graphs)"};
   void mark(int phase, cudaStream_t st) {
     if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
     SEISRTM_CUDA(cudaEventRecord(pool_[used_]->get(), st));
@@ -184,6 +188,27 @@ struct CudaMigrator::Impl {
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
     load(level - kStoreRing);
+  }
+  // The level counter in device memory: injections and the device store read their time index
+  // from it, so one captured graph replays for every later group of steps.
+  DeviceBuffer level;
+  long long* lvl() { return level.as<long long>(); }
+  void set_level(long long v) {
+    SEISRTM_CUDA(cudaMemcpyAsync(lvl(), &v, sizeof v, cudaMemcpyHostToDevice, stream.get()));
+  }
+  // Device store only: level L = counter + 1 into slot L - 1 = counter (forward), level L =
+  // counter out of slot L - 1 (backward).
+  void save_at(const float* p) {
+    if (shell32)
+      kernels::launch_gather_at(p, shell.as<unsigned>(), ns, store.as<float>(), lvl(), 0, stream.get());
+    else
+      kernels::launch_gather_at(p, shell.as<long long>(), ns, store.as<float>(), lvl(), 0, stream.get());
+  }
+  void restore_at(float* p) {
+    if (shell32)
+      kernels::launch_scatter_at(p, shell.as<unsigned>(), ns, store.as<float>(), lvl(), -1, stream.get());
+    else
+      kernels::launch_scatter_at(p, shell.as<long long>(), ns, store.as<float>(), lvl(), -1, stream.get());
   }
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
@@ -326,6 +351,7 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
     d.store = DeviceBuffer(std::max<std::size_t>(fp.store, 4), MemoryKind::plain);
   }
   d.data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
+  d.level = DeviceBuffer(sizeof(long long), MemoryKind::plain);
   d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj);
   if (opt.variant == kernels::Variant::tma) {
     for (int c = 0; c < 2; ++c) {
@@ -469,23 +495,71 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
                                cudaMemcpyHostToDevice, st));
   d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
   const long long report = std::max(1LL, nt / 100);
+  // Runs body(n) for n = first, first + dir, ... (count steps), then after(n) for each: as
+  // CUDA graphs of `period` steps where graphs are on (solver.graphs; not with the store in host
+  // memory, whose copies are ordered by events, nor when a test reads every level), else step
+  // by step. body launches only, with its time index from the level counter; the buffers'
+  // parity and the imaging levels repeat with `period`, so the graph captured at the first
+  // group replays for every later one. Graph launches time as one phase.
+  const bool graphs = d.opt.graphs && !d.host_store && !on_source_level;
+  PhaseTimer& t = d.timer;
+  auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body,
+                    auto&& after) {
+    CudaGraphExec g;
+    long long n = first, left = count;
+    while (left > 0) {
+      if (graphs && left >= period) {
+        if (!g.valid()) {
+          cudaGraph_t graph = nullptr;
+          SEISRTM_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+          for (long long k = 0; k < period; ++k) body(n + k * dir, false);
+          SEISRTM_CUDA(cudaStreamEndCapture(st, &graph));
+          g = CudaGraphExec(graph);
+        }
+        t.mark(phase, st);
+        g.launch(st);
+        for (long long k = 0; k < period; ++k) after(n + k * dir);
+        n += period * dir;
+        left -= period;
+      } else {
+        body(n, true);
+        after(n);
+        n += dir;
+        --left;
+      }
+    }
+  };
 
   // Forward: p^{n+1}; the shell of levels 1..N-2 goes to the store.
   progress("forward", 0);
   int cs = 0;
-  PhaseTimer& t = d.timer;
-  for (long long n = 0; n < nt; ++n) {
-    t.mark(PhaseTimer::forward_step, st);
+  d.set_level(0);
+  auto forward_step = [&](long long n, bool marks) {
+    if (marks) t.mark(PhaseTimer::forward_step, st);
     d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-    kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n, st);
+    kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 0, st);
     cs = 1 - cs;
     const long long level = n + 1;
-    t.mark(PhaseTimer::store, st);
-    if (level <= nt - 2) d.save(level, d.s[cs].as<float>());
+    if (marks) t.mark(PhaseTimer::store, st);
+    if (level <= nt - 2) {
+      if (d.host_store)
+        d.save(level, d.s[cs].as<float>());
+      else
+        d.save_at(d.s[cs].as<float>());
+    }
+    kernels::launch_add_level(d.lvl(), 1, st);
+  };
+  auto report_forward = [&](long long n) {
     if ((n + 1) % report == 0 || n + 1 == nt) {
       t.flush(st);
       progress("forward", n + 1);
     }
+  };
+  // Steps 0 .. N-3 store their level: graphs of two steps; the last two steps one by one.
+  replay(0, std::max(0LL, nt - 2), 1, 2, PhaseTimer::forward_step, forward_step, report_forward);
+  for (long long n = std::max(0LL, nt - 2); n < nt; ++n) {
+    forward_step(n, true);
+    report_forward(n);
   }
   d.sample_memory();
 
@@ -513,68 +587,92 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   progress("backward", 0);
   for (long long k = 0; k < kStoreRing; ++k) d.load(nt - 2 - k);  // the first levels the backward pass restores
   int cr = 0;
-  // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
-  auto receiver_step = [&](long long n) {
-    t.mark(PhaseTimer::receiver_step, st);
+  auto image_now = [&](const float* sv, const float* rv) {
+    kernels::launch_image(sv, rv, d.image.as<float>(), d.illum.as<float>(), box, st);
+  };
+  // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1 (from the level
+  // counter when it holds n).
+  auto receiver_step = [&](long long n, bool marks, bool counter) {
+    if (marks) t.mark(PhaseTimer::receiver_step, st);
     d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
-    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
+    if (counter)
+      kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
+    else
+      kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
     cr = 1 - cr;
   };
+  // Level n of the source field written back on the shell (the level counter holds n).
+  auto restore = [&](long long n, float* p) {
+    if (d.host_store)
+      d.restore(n, p);
+    else
+      d.restore_at(p);
+  };
+  auto after_backward = [&](long long n) {
+    source_level(n, d.s[cs]);
+    report_backward(n);
+  };
+  // Imaging levels and the buffers' parity repeat every `period` steps.
+  const long long period = every % 2 == 0 ? every : 2 * every;
   if (d.fused && nt >= 3) {
     // Levels N and N - 1 of the receiver field by plain steps; the source field's are the
     // forward pass's last two. Then each fused step makes level n of both fields and images
     // level n + 1; level 1 is imaged at the end.
-    receiver_step(nt);
-    source_level(nt, d.s[cs]);
-    report_backward(nt);
-    receiver_step(nt - 1);
+    receiver_step(nt, true, false);
+    after_backward(nt);
+    receiver_step(nt - 1, true, false);
     cs = 1 - cs;
-    if (nt % every == 0)
-      kernels::launch_image(d.s[1 - cs].as<float>(), d.r[1 - cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
-    source_level(nt - 1, d.s[cs]);
-    report_backward(nt - 1);
-    for (long long n = nt - 2; n >= 1; --n) {
-      kernels::FusedArgs fa;
+    if (nt % every == 0) image_now(d.s[1 - cs].as<float>(), d.r[1 - cr].as<float>());
+    after_backward(nt - 1);
+    kernels::FusedArgs fa;
+    fa.image = d.image.as<float>();
+    fa.illumination = d.illum.as<float>();
+    for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
+    auto fused_step = [&](long long n, bool marks) {
       fa.s = d.args(d.s, cs);
       fa.r = d.args(d.r, cr);
-      fa.image = d.image.as<float>();
-      fa.illumination = d.illum.as<float>();
       fa.image_level = (n + 1) % every == 0;
-      for (int a = 0; a < 3; ++a) fa.box_lo[a] = box.lo[a], fa.box_hi[a] = box.hi[a];
       const kernels::FusedMaps maps{&d.tmap_s_fused[cs], &d.tmap_r_fused[cr], &d.tmap_s_center[1 - cs],
                                     &d.tmap_r_center[1 - cr], &d.tmap_m};
-      t.mark(PhaseTimer::fused_step, st);
+      if (marks) t.mark(PhaseTimer::fused_step, st);
       kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
-      kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
-      kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
-      d.restore(n, d.s[1 - cs].as<float>());
+      kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
+      kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
+      restore(n, d.s[1 - cs].as<float>());
+      kernels::launch_add_level(d.lvl(), -1, st);
       cs = 1 - cs;
       cr = 1 - cr;
-      source_level(n, d.s[cs]);
-      report_backward(n);
-    }
-    if (1 % every == 0)
-      kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+    };
+    d.set_level(nt - 2);
+    replay(nt - 2, nt - 2, -1, period, PhaseTimer::fused_step, fused_step, after_backward);
+    if (1 % every == 0) image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
   } else {
-    for (long long n = nt; n >= 1; --n) {
-      receiver_step(n);
-      if (n == nt - 1) {
-        cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
-      } else if (n < nt - 1) {
-        // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
-        t.mark(PhaseTimer::source_step, st);
-        d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-        kernels::launch_inject_series(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, n + 1, st);
-        d.restore(n, d.s[1 - cs].as<float>());
-        cs = 1 - cs;
-      }
+    // Levels N and N - 1: receiver steps only (the source field's are the forward pass's last two).
+    for (long long n = nt; n >= std::max(1LL, nt - 1); --n) {
+      receiver_step(n, true, false);
+      if (n == nt - 1) cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
       if (n % every == 0) {
         t.mark(PhaseTimer::image, st);
-        kernels::launch_image(d.s[cs].as<float>(), d.r[cr].as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+        image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
       }
-      source_level(n, d.s[cs]);
-      report_backward(n);
+      after_backward(n);
     }
+    // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
+    auto separate_step = [&](long long n, bool marks) {
+      receiver_step(n, marks, true);
+      if (marks) t.mark(PhaseTimer::source_step, st);
+      d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
+      kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
+      restore(n, d.s[1 - cs].as<float>());
+      cs = 1 - cs;
+      if (n % every == 0) {
+        if (marks) t.mark(PhaseTimer::image, st);
+        image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
+      }
+      kernels::launch_add_level(d.lvl(), -1, st);
+    };
+    d.set_level(nt - 2);
+    replay(nt - 2, std::max(0LL, nt - 2), -1, period, PhaseTimer::separate_steps, separate_step, after_backward);
   }
   if (d.own_stack) {
     d.sample_memory();
