@@ -5,12 +5,14 @@
 // trace copy-out between blocks). The step counts of the study are checkpoints of one run: a
 // run of 1000 steps is the first 1000 steps of a run of 5000. Every run is repeated; tables give
 // the median and the spread (max - min) / median.
-#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -142,20 +144,6 @@ struct Copy {
   bool compressible = false;
 };
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') o += '\\', o += ch;
-    else if (ch == '\n') o += "\\n";
-    else if (static_cast<unsigned char>(ch) < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", ch);
-      o += b;
-    } else o += ch;
-  }
-  return o + "\"";
-}
-
 std::string today() {
   char d[32];
   const std::time_t t = std::time(nullptr);
@@ -201,45 +189,102 @@ double gcells(const Problem& p, long long steps, double seconds) {
   return double(p.grid.cells()) * steps / seconds / 1e9;
 }
 
-int compare(const std::vector<std::string>& files) {
-  if (files.size() != 2) throw Error("bench --compare takes two JSON files written by bench --json");
-  YAML::Node doc[2];
-  for (int i = 0; i < 2; ++i) {
-    try {
-      doc[i] = YAML::LoadFile(files[i]);
-    } catch (const std::exception& e) {
-      throw Error("bench --compare: cannot read '" + files[i] + "' as bench JSON (" + e.what() + ")");
-    }
-    if (!doc[i]["cells"] || !doc[i]["cells"].IsSequence())
-      throw Error("bench --compare: '" + files[i] + "' has no 'cells' list; write it with bench --json");
+// The bench --json schema: insertion-ordered, so a file reads in the order it was written.
+using Json = nlohmann::ordered_json;
+
+// Reads a file written by bench --json; one Error naming the file for what is not JSON.
+Json read_json(const std::string& file) {
+  errno = 0;
+  std::ifstream in(file);
+  if (!in)
+    throw Error("bench --compare: cannot open '" + file + "'" +
+                (errno ? ": " + std::string(std::strerror(errno)) : ""));
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
+    const std::string what = e.what();
+    const auto cut = what.find("] ");
+    throw Error("bench --compare: '" + file + "' is not valid JSON (" +
+                (cut == std::string::npos ? what : what.substr(cut + 2)) +
+                "); write it with bench --json");
   }
-  auto key = [](const YAML::Node& c) {
-    return c["variant"].as<std::string>() + " z_block " + z_name(c["z_block"].as<int>()) + " " +
-           c["memory"].as<std::string>() + " " + std::to_string(c["steps"].as<long long>()) + " steps";
-  };
-  std::map<std::string, YAML::Node> second;
-  const YAML::Node list[2] = {doc[0]["cells"], doc[1]["cells"]};
-  for (std::size_t i = 0; i < list[1].size(); ++i) second[key(list[1][i])] = list[1][i];
+}
+
+// The value of `key` in the object `obj` (called `where` in messages) of `file`, checked to be
+// of the type `want` ("a number", "an integer", "a string") says.
+const Json& field(const Json& obj, const std::string& where, const char* key, const char* want,
+                  const std::string& file) {
+  const auto it = obj.find(key);
+  if (it == obj.end())
+    throw Error("bench --compare: '" + file + "': " + where + " has no key '" + key +
+                "'; write it with bench --json");
+  const bool ok = std::string(want) == "a string"     ? it->is_string()
+                  : std::string(want) == "an integer" ? it->is_number_integer()
+                                                      : it->is_number();
+  if (!ok)
+    throw Error("bench --compare: '" + file + "': " + where + "." + key + " is " + it->dump() +
+                ", not " + want);
+  return *it;
+}
+
+// One measured cell of a bench --json file: what identifies it and its GCells/s.
+struct JsonCell {
+  std::string key;  // "tma z_block 32 plain 1000 steps"
+  double median = 0, min = 0, max = 0;
+};
+
+std::vector<JsonCell> read_cells(const std::string& file) {
+  const Json doc = read_json(file);
+  const auto list = doc.is_object() ? doc.find("cells") : doc.end();
+  if (!doc.is_object() || list == doc.end() || !list->is_array())
+    throw Error("bench --compare: '" + file + "' has no 'cells' list; write it with bench --json");
+  std::vector<JsonCell> cells;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Json& c = (*list)[i];
+    const std::string where = "cells[" + std::to_string(i) + "]";
+    if (!c.is_object())
+      throw Error("bench --compare: '" + file + "': " + where + " is " + c.dump() +
+                  ", not an object");
+    JsonCell j;
+    j.key = field(c, where, "variant", "a string", file).get<std::string>() + " z_block " +
+            z_name(field(c, where, "z_block", "an integer", file).get<int>()) + " " +
+            field(c, where, "memory", "a string", file).get<std::string>() + " " +
+            std::to_string(field(c, where, "steps", "an integer", file).get<long long>()) +
+            " steps";
+    j.median = field(c, where, "gcells_median", "a number", file).get<double>();
+    j.min = field(c, where, "gcells_min", "a number", file).get<double>();
+    j.max = field(c, where, "gcells_max", "a number", file).get<double>();
+    cells.push_back(j);
+  }
+  return cells;
+}
+
+int compare(const std::vector<std::string>& files) {
+  if (files.size() != 2)
+    throw Error("bench --compare takes two JSON files written by bench --json");
+  const std::vector<JsonCell> first = read_cells(files[0]);
+  std::map<std::string, JsonCell> second;
+  for (const auto& c : read_cells(files[1])) second[c.key] = c;
   std::printf("%-40s %10s %10s %8s %10s\n", "cell", "run 1", "run 2", "diff", "spread");
   int matched = 0, disagree = 0;
-  for (std::size_t i = 0; i < list[0].size(); ++i) {
-    const YAML::Node c = list[0][i];
-    const auto it = second.find(key(c));
+  for (const auto& c : first) {
+    const auto it = second.find(c.key);
     if (it == second.end()) continue;
     ++matched;
-    const double a = c["gcells_median"].as<double>(), b = it->second["gcells_median"].as<double>();
-    const double sa = c["gcells_max"].as<double>() - c["gcells_min"].as<double>();
-    const double sb = it->second["gcells_max"].as<double>() - it->second["gcells_min"].as<double>();
-    const double allowed = std::max(sa, sb);
+    const double a = c.median, b = it->second.median;
+    const double allowed = std::max(c.max - c.min, it->second.max - it->second.min);
     const bool ok = std::abs(a - b) <= allowed;
     disagree += !ok;
-    std::printf("%-40s %10.1f %10.1f %7.2f%% %9.2f%% %s\n", key(c).c_str(), a, b, 100 * std::abs(a - b) / a,
-                100 * allowed / a, ok ? "ok" : "OUTSIDE");
+    std::printf("%-40s %10.1f %10.1f %7.2f%% %9.2f%% %s\n", c.key.c_str(), a, b,
+                100 * std::abs(a - b) / a, 100 * allowed / a, ok ? "ok" : "OUTSIDE");
   }
-  if (matched == 0) throw Error("bench --compare: the two files share no cell (variant, z_block, memory, steps)");
-  std::printf("%d cells compared: %s (criterion: the medians differ by no more than the larger max - min "
-              "spread of the two runs)\n",
-              matched, disagree ? (std::to_string(disagree) + " outside the spread").c_str() : "all agree");
+  if (matched == 0)
+    throw Error("bench --compare: the two files share no cell (variant, z_block, memory, steps)");
+  std::printf(
+      "%d cells compared: %s (criterion: the medians differ by no more than the larger max - min "
+      "spread of the two runs)\n",
+      matched, disagree ? (std::to_string(disagree) + " outside the spread").c_str() : "all agree");
   return disagree ? 1 : 0;
 }
 
@@ -458,46 +503,60 @@ int cmd_bench(const BenchOptions& b) {
     write_text(b.csv, csv.str());
   }
   if (!b.json.empty()) {
-    std::ostringstream j;
-    j.precision(8);
-    j << "{\n  \"tool\": \"seisrtm bench\",\n  \"version\": " << json_string(SEISRTM_VERSION)
-      << ",\n  \"date\": " << json_string(date) << ",\n  \"command\": " << json_string(b.command_line)
-      << ",\n  \"device\": {\"name\": " << json_string(g.name) << ", \"compute_capability\": \"" << g.cc_major << "."
-      << g.cc_minor << "\", \"multiprocessors\": " << g.multiprocessors << ", \"l2_bytes\": " << g.l2_bytes
-      << ", \"memory_bytes\": " << g.total_memory << ", \"driver\": " << json_string(driver_release())
-      << ", \"driver_cuda\": \"" << g.driver_version / 1000 << "." << g.driver_version % 1000 / 10
-      << "\", \"runtime_cuda\": \"" << g.runtime_version / 1000 << "." << g.runtime_version % 1000 / 10 << "\"},\n"
-      << "  \"configuration\": {\"variants\": [";
-    for (size_t i = 0; i < a.variants.size(); ++i) j << (i ? ", " : "") << json_string(a.variants[i]);
-    j << "], \"z_blocks\": [";
-    for (size_t i = 0; i < a.z_blocks.size(); ++i) j << (i ? ", " : "") << a.z_blocks[i];
-    j << "], \"memories\": [";
-    for (size_t i = 0; i < a.memories.size(); ++i) j << (i ? ", " : "") << json_string(a.memories[i]);
-    j << "], \"steps\": [";
-    for (size_t i = 0; i < a.steps.size(); ++i) j << (i ? ", " : "") << a.steps[i];
-    j << "], \"repeat\": " << a.repeat << ", \"warm_up_steps\": " << warm << ", \"bytes_per_cell\": " << kBytesPerCell
-      << ", \"cells\": " << p.grid.cells() << ", \"dt\": " << p.dt << ",\n    \"config\": " << json_string(to_yaml(cfg))
-      << "},\n  \"copy_bandwidth\": [";
-    for (size_t i = 0; i < copies.size(); ++i)
-      j << (i ? ", " : "") << "{\"memory\": " << json_string(copies[i].memory) << ", \"data\": "
-        << json_string(copies[i].data) << ", \"bytes_per_second\": " << copies[i].bytes_per_second
-        << ", \"compressible\": " << (copies[i].compressible ? "true" : "false") << "}";
-    j << "],\n  \"roofline_gcells_per_s\": " << roof << ",\n  \"cells\": [\n";
-    for (size_t i = 0; i < cells.size(); ++i) {
-      const Cell& c = cells[i];
-      j << "    {\"variant\": " << json_string(c.variant) << ", \"z_block\": " << c.z_block << ", \"memory\": "
-        << json_string(c.memory) << ", \"compressible\": " << (c.compressible ? "true" : "false")
-        << ", \"steps\": " << c.steps << ", \"seconds\": [";
-      for (size_t r = 0; r < c.seconds.size(); ++r) j << (r ? ", " : "") << c.seconds[r];
-      j << "], \"gcells_median\": " << c.median << ", \"gcells_min\": " << c.lo << ", \"gcells_max\": " << c.hi
-        << ", \"spread\": " << c.spread() << ", \"effective_gb_per_s\": " << c.median * kBytesPerCell
-        << ", \"fraction_of_copy\": " << c.median * kBytesPerCell * 1e9 / copy_plain
-        << ", \"fraction_of_same_memory_copy\": " << c.median * kBytesPerCell * 1e9 / same_memory_copy(c)
-        << ", \"peak_device_bytes\": " << c.peak_bytes << ", \"volume_bytes\": " << c.volume_bytes << "}"
-        << (i + 1 < cells.size() ? ",\n" : "\n");
-    }
-    j << "  ]\n}\n";
-    write_text(b.json, j.str());
+    Json j;
+    j["tool"] = "seisrtm bench";
+    j["version"] = SEISRTM_VERSION;
+    j["date"] = date;
+    j["command"] = b.command_line;
+    j["device"] = {
+        {"name", g.name},
+        {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+        {"multiprocessors", g.multiprocessors},
+        {"l2_bytes", g.l2_bytes},
+        {"memory_bytes", g.total_memory},
+        {"driver", driver_release()},
+        {"driver_cuda", std::to_string(g.driver_version / 1000) + "." +
+                            std::to_string(g.driver_version % 1000 / 10)},
+        {"runtime_cuda", std::to_string(g.runtime_version / 1000) + "." +
+                             std::to_string(g.runtime_version % 1000 / 10)}};
+    j["configuration"] = {{"variants", a.variants},
+                          {"z_blocks", a.z_blocks},
+                          {"memories", a.memories},
+                          {"steps", a.steps},
+                          {"repeat", a.repeat},
+                          {"warm_up_steps", warm},
+                          {"bytes_per_cell", static_cast<int>(kBytesPerCell)},
+                          {"cells", p.grid.cells()},
+                          {"dt", p.dt},
+                          {"config", to_yaml(cfg)}};
+    Json& cp = j["copy_bandwidth"] = Json::array();
+    for (const auto& c : copies)
+      cp.push_back({{"memory", c.memory},
+                    {"data", c.data},
+                    {"bytes_per_second", c.bytes_per_second},
+                    {"compressible", c.compressible}});
+    j["roofline_gcells_per_s"] = roof;
+    Json& list = j["cells"] = Json::array();
+    for (const auto& c : cells)
+      list.push_back(
+          {{"variant", c.variant},
+           {"z_block", c.z_block},
+           {"memory", c.memory},
+           {"compressible", c.compressible},
+           {"steps", c.steps},
+           {"seconds", c.seconds},
+           {"gcells_median", c.median},
+           {"gcells_min", c.lo},
+           {"gcells_max", c.hi},
+           {"spread", c.spread()},
+           {"effective_gb_per_s", c.median * kBytesPerCell},
+           {"fraction_of_copy", c.median * kBytesPerCell * 1e9 / copy_plain},
+           {"fraction_of_same_memory_copy", c.median * kBytesPerCell * 1e9 / same_memory_copy(c)},
+           {"peak_device_bytes", c.peak_bytes},
+           {"volume_bytes", c.volume_bytes}});
+    // Bytes that are not UTF-8 (a device name, the command line) become U+FFFD instead of
+    // failing the write; NaN and Inf become null.
+    write_text(b.json, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
   }
   if (!b.plot.empty()) {
     std::vector<io::LinePlot> panels;

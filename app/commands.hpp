@@ -1,5 +1,6 @@
 #pragma once
 // One function per subcommand; main wires them to CLI11 and turns exceptions into exit codes.
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,20 @@ struct BenchOptions {
 int cmd_bench(const BenchOptions& b);
 // bench --rtm on the bench's model and survey.
 int bench_rtm(const BenchOptions& b, const Config& base);
+
+// seisrtm plot FILE.h5 [what]: one picture of a result file (what: gather, wavefield, model,
+// image, normalized, correlation, illumination; empty: list what the file holds).
+struct PlotOptions {
+  std::string file, what;
+  long long shot = 0;
+  long long snapshot = -1;  // -1: the last
+  std::string slice;        // x | y | z; empty: y (an x-z section)
+  double at = std::numeric_limits<double>::quiet_NaN();  // m, the slice's position; NaN: through the (mean) source, or depth_slice
+  double clip = 0;          // percentile of |value| (sequential maps: of value); 0: the item's default
+  std::string cmap;         // seismic | grey | viridis; empty: the item's default
+  std::string output;       // empty: <file stem>_plot_<what>_....png beside the file
+};
+int cmd_plot(const PlotOptions& o);
 
 int cmd_run(const std::string& config_path, const CommonOptions& o);
 int cmd_migrate(const std::string& config_path, const CommonOptions& o);

@@ -105,6 +105,27 @@ int main(int argc, char** argv) {
                 "  seisrtm bench --compare quick1.json quick2.json\n"
                 "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
+  auto* plot = cli.add_subcommand("plot", "Draw a picture of a result file: a gather, a wavefield, model or image slice");
+  app::PlotOptions po;
+  plot->add_option("file", po.file, "HDF5 result file of run or migrate")->required();
+  plot->add_option("what", po.what, "gather | wavefield | model | image | normalized | correlation | illumination "
+                                    "(omitted: list what the file holds)");
+  plot->add_option("--shot", po.shot, "Shot index for gather and wavefield (default 0)");
+  plot->add_option("--snapshot", po.snapshot, "Snapshot index for wavefield (default: the last)");
+  plot->add_option("--slice", po.slice, "Plane of a volume: x (y-z), y (x-z, default) or z (depth slice)")
+      ->check(CLI::IsMember({"x", "y", "z"}));
+  plot->add_option("--at", po.at, "Position of the slice in m (default: x and y through the source(s); z: a migration's depth_slice, else mid-depth)");
+  plot->add_option("--clip", po.clip, "Percentile P where the colour scale ends: +/- the Pth percentile of |value| for "
+                                      "signed data (default 99; wavefield 99.5); the (100 - P)th to Pth percentiles for "
+                                      "the model (default 100: min..max) and illumination (default 99)");
+  plot->add_option("--cmap", po.cmap, "seismic | grey | viridis (default: seismic for gathers and wavefields, grey "
+                                      "for images, viridis for the model and illumination)")
+      ->check(CLI::IsMember({"seismic", "grey", "gray", "viridis"}));
+  plot->add_option("--output", po.output, "PNG file to write (default: <file>_plot_<what>_....png beside the file)");
+  plot->footer("Examples:\n  seisrtm plot out/quickstart.h5\n"
+               "  seisrtm plot out/quickstart.h5 gather --shot 0 --clip 98 --cmap grey\n"
+               "  seisrtm plot out/quickstart.h5 wavefield --snapshot 1 --slice z --at 300\n"
+               "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png");
 
   try {
     cli.parse(argc, argv);
@@ -139,6 +160,7 @@ int main(int argc, char** argv) {
       return app::cmd_bench(bo);
     }
     if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
+    if (plot->parsed()) return app::cmd_plot(po);
     return app::cmd_info();
   } catch (const io::Interrupted& e) {
     // Every temporary of the run was removed on the way here (RAII); nothing was committed.

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
 #include "solver/error.hpp"
 
@@ -74,17 +75,72 @@ std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) 
   return r.number(key, 0);
 }
 
+// migration.wavelet and migration.segy_headers: SEG-Y data only (an HDF5 data file carries its
+// geometry in datasets and its own wavelet, /sources/wavelet).
+void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
+  const bool segy = io::is_segy_path(mc.data);
+  if (!segy) {
+    for (const char* k : {"wavelet", "segy_headers"})
+      if (m.has(k))
+        throw Error("config key 'migration." + std::string(k) + "' applies to SEG-Y data only (migration.data "
+                    "ending in .sgy or .segy); the HDF5 data file '" + mc.data + "' carries its own " +
+                    (std::string(k) == "wavelet" ? "wavelet (/sources/wavelet)" : "geometry"));
+    return;
+  }
+  if (!m.has("wavelet"))
+    throw Error("config key 'migration.wavelet' is required for SEG-Y data ('" + mc.data + "'): SEG-Y carries no "
+                "source wavelet; give the one of the data, e.g. {peak_frequency: 15} (a Ricker, delay auto = "
+                "1.2 / peak_frequency) or {type: file, file: wavelet.h5}");
+  auto w = m.child("wavelet");
+  w.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
+  WaveletConfig wc;
+  wc.type = w.choice("type", wc.type, {"ricker", "file"});
+  wc.peak_frequency = w.number("peak_frequency", wc.peak_frequency);
+  check_positive(wc.peak_frequency, "migration.wavelet.peak_frequency", "a positive frequency in Hz");
+  wc.delay = auto_or_number(w, "delay");
+  if (wc.type == "file") {
+    wc.file = w.text("file", "");
+    if (wc.file.empty())
+      throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
+  }
+  wc.dataset = w.text("dataset", wc.dataset);
+  mc.wavelet = wc;
+  auto h = m.child("segy_headers");
+  h.allow_only({"shot", "source_x", "source_y", "source_depth", "source_elevation", "receiver_x", "receiver_y",
+                "receiver_elevation", "coordinate_scalar", "elevation_scalar"});
+  auto byte = [&](const char* key, int& v) {
+    const long long b = h.integer_in(key, v, 1, 240, "the first byte (1-based) of a trace header field");
+    if (!io::is_segy_trace_field(static_cast<int>(b)))
+      throw Error("config key '" + h.key_path(key) + "' = " + std::to_string(b) +
+                  " is not the first byte of a SEG-Y trace header field; valid: " + io::segy_trace_fields_text());
+    v = static_cast<int>(b);
+  };
+  SegyHeaderConfig& b = mc.segy_headers;
+  byte("shot", b.shot);
+  byte("source_x", b.source_x);
+  byte("source_y", b.source_y);
+  byte("source_depth", b.source_depth);
+  byte("source_elevation", b.source_elevation);
+  byte("receiver_x", b.receiver_x);
+  byte("receiver_y", b.receiver_y);
+  byte("receiver_elevation", b.receiver_elevation);
+  byte("coordinate_scalar", b.coordinate_scalar);
+  byte("elevation_scalar", b.elevation_scalar);
+}
+
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
   m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter",
-                "fused", "store"});
+                "fused", "store", "segy_headers", "wavelet"});
   mc.fused = m.boolean("fused", mc.fused);
   mc.store = m.choice("store", mc.store, {"auto", "device", "host"});
   mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
   mc.data = m.text("data", "");
   if (mc.data.empty())
     throw Error("config key 'migration.data' is required: the HDF5 file written by seisrtm run "
-                "(traces, source and receiver positions, dt)");
+                "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
+                "out/run_shot_*.sgy for one file a shot)");
+  parse_segy_data(m, mc);
   mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
   if (m.has("image_interval") && !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
     mc.image_interval = m.integer("image_interval", 1);
@@ -340,7 +396,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto output = root.child("output");
-  output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures"});
+  output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures", "segy"});
   c.output.directory = output.text("directory", c.output.directory);
   c.output.name = output.text("name", c.output.name);
   if (c.output.name.empty() || c.output.name.find('/') != std::string::npos)
@@ -351,6 +407,19 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.traces = output.boolean("traces", c.output.traces);
   c.output.model = output.boolean("model", c.output.model);
   c.output.pictures = output.boolean("pictures", c.output.pictures);
+  c.output.segy = output.choice("segy", c.output.segy, {"none", "rev1", "rev2"});
+  if (c.output.segy != "none") {
+    // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
+    // field: signed in rev 1, unsigned in rev 2.
+    const long long most = io::segy_max_samples(c.output.segy == "rev1" ? 1 : 2) - 1;
+    if (migration)
+      throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
+    if (c.time.steps > most)
+      throw Error("config key 'output.segy' = " + c.output.segy + " holds at most " + std::to_string(most) +
+                  " time steps a trace (the samples field is 16 bits; t = 0 is written too), but time.steps = " +
+                  std::to_string(c.time.steps) + "; lower time.steps" +
+                  (c.output.segy == "rev1" ? ", use rev2 (up to 65534)," : "") + " or set output.segy: none");
+  }
 
   auto solver = root.child("solver");
   solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device"});
@@ -517,7 +586,8 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "snapshot_interval" << YAML::Value << c.output.snapshot_interval;
   e << YAML::Key << "traces" << YAML::Value << c.output.traces;
   e << YAML::Key << "model" << YAML::Value << c.output.model;
-  e << YAML::Key << "pictures" << YAML::Value << c.output.pictures << YAML::EndMap;
+  e << YAML::Key << "pictures" << YAML::Value << c.output.pictures;
+  e << YAML::Key << "segy" << YAML::Value << c.output.segy << YAML::EndMap;
   e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "backend" << YAML::Value << c.solver.backend;
   e << YAML::Key << "threads" << YAML::Value << c.solver.threads;
@@ -539,6 +609,30 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "store" << YAML::Value << m.store;
     e << YAML::Key << "depth_slice" << YAML::Value;
     if (m.depth_slice) e << *m.depth_slice; else e << "auto";
+    if (m.wavelet) {
+      const WaveletConfig& w = *m.wavelet;
+      e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
+      e << YAML::Key << "type" << YAML::Value << w.type;
+      if (w.type == "ricker") {
+        e << YAML::Key << "peak_frequency" << YAML::Value << w.peak_frequency;
+        e << YAML::Key << "delay" << YAML::Value;
+        if (w.delay) e << *w.delay; else e << "auto";
+      } else {
+        e << YAML::Key << "file" << YAML::Value << w.file;
+        e << YAML::Key << "dataset" << YAML::Value << w.dataset;
+      }
+      e << YAML::EndMap;
+      const SegyHeaderConfig& h = m.segy_headers;
+      e << YAML::Key << "segy_headers" << YAML::Value << YAML::BeginMap;
+      for (const auto& [k, v] : std::vector<std::pair<const char*, int>>{
+               {"shot", h.shot}, {"source_x", h.source_x}, {"source_y", h.source_y},
+               {"source_depth", h.source_depth}, {"source_elevation", h.source_elevation},
+               {"receiver_x", h.receiver_x}, {"receiver_y", h.receiver_y},
+               {"receiver_elevation", h.receiver_elevation}, {"coordinate_scalar", h.coordinate_scalar},
+               {"elevation_scalar", h.elevation_scalar}})
+        e << YAML::Key << k << YAML::Value << v;
+      e << YAML::EndMap;
+    }
     if (m.mute.enabled) {
       e << YAML::Key << "mute" << YAML::Value << YAML::BeginMap;
       e << YAML::Key << "velocity" << YAML::Value << m.mute.velocity;

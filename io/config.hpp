@@ -98,6 +98,8 @@ struct OutputConfig {
   bool traces = true;
   bool model = true;
   bool pictures = true;
+  // SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (io/segy.hpp): none | rev1 | rev2.
+  std::string segy = "none";
 };
 
 struct SolverConfig {
@@ -117,6 +119,19 @@ struct MuteConfig {
   double velocity = 0;            // m/s
   std::optional<double> t0;       // s; empty = auto: twice the peak time of the source wavelet
   std::optional<double> taper;    // s; empty = auto: half the peak time of the source wavelet
+};
+
+// Trace header bytes (1-based, the first byte of a standard field) that carry the geometry of
+// SEG-Y data; defaults from SEG-Y rev 1/2. Surveys that keep a value elsewhere move it here.
+struct SegyHeaderConfig {
+  int shot = 9;                 // field record number: traces are grouped into shots by it
+  int source_x = 73, source_y = 77;
+  int source_depth = 49;        // source depth below the surface, positive down
+  int source_elevation = 45;    // surface elevation at the source
+  int receiver_x = 81, receiver_y = 85;
+  int receiver_elevation = 41;  // receiver group elevation (z = -elevation)
+  int coordinate_scalar = 71;   // applies to x and y
+  int elevation_scalar = 69;    // applies to elevations and depths
 };
 
 // Reverse-time migration (seisrtm migrate): present only in migration configs.
@@ -141,6 +156,10 @@ struct MigrationConfig {
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).
   std::string store = "auto";  // auto | device | host
+  // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
+  // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
+  SegyHeaderConfig segy_headers;
+  std::optional<WaveletConfig> wavelet;
 };
 
 struct Config {

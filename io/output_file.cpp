@@ -4,7 +4,10 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <pugixml.hpp>
+
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -155,6 +158,11 @@ void OutputFile::commit() {
 
 bool in_output_set(const std::string& name, const std::string& f) {
   if (f == name + ".h5" || f == name + ".xmf") return true;
+  // SEG-Y shot gathers (output.segy): <name>_shot_NNNN.sgy.
+  const std::string sgy = name + "_shot_";
+  if (f.size() > sgy.size() + 4 && f.compare(0, sgy.size(), sgy) == 0 && f.compare(f.size() - 4, 4, ".sgy") == 0 &&
+      f.find_first_not_of("0123456789", sgy.size()) == f.size() - 4)
+    return true;
   const std::string pre = name + "_", ext = ".png";
   if (f.size() <= pre.size() + ext.size() || f.compare(0, pre.size(), pre) != 0 ||
       f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
@@ -214,47 +222,98 @@ void OutputSet::commit() {
   h5_.partial().commit();
 }
 
+namespace {
+
+// The shortest text that reads back as the same double (12.5, 0.001, 10): spacings and times
+// keep every digit, where "%f" turned 1e-7 into 0.000000.
+std::string number_text(double v) {
+  char b[32];
+  const auto r = std::to_chars(b, b + sizeof b, v);
+  return std::string(b, r.ptr);
+}
+
+// <DataItem Dimensions=.. Format="XML">text</DataItem> under `parent`.
+void xml_item(pugi::xml_node parent, const std::string& dims, const std::string& text) {
+  pugi::xml_node d = parent.append_child("DataItem");
+  d.append_attribute("Dimensions") = dims.c_str();
+  d.append_attribute("Format") = "XML";
+  d.text() = text.c_str();
+}
+
+// <DataItem> reading float32 values of shape `dims` from `<h5>:<dataset>`.
+void hdf_item(pugi::xml_node parent, const std::string& dims, const std::string& h5,
+              const std::string& dataset) {
+  pugi::xml_node d = parent.append_child("DataItem");
+  d.append_attribute("Dimensions") = dims.c_str();
+  d.append_attribute("NumberType") = "Float";
+  d.append_attribute("Precision") = "4";
+  d.append_attribute("Format") = "HDF";
+  d.text() = (h5 + ":" + dataset).c_str();
+}
+
+}  // namespace
+
 void write_xdmf(const std::string& path, const std::string& h5, const std::array<long long, 3>& n,
                 const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes) {
-  {
-    std::ofstream x(path);
-    if (!x) throw Error("cannot write '" + shown_name(path) + "'" + reason());
-    // 3DCoRectMesh lists dimensions and spacing slowest axis first: z y x.
-    const std::string dims = std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
-    auto topo = [&] {
-      return "<Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" + dims + "\"/>\n"
-             "<Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
-             "<DataItem Dimensions=\"3\" Format=\"XML\">0 0 0</DataItem>\n"
-             "<DataItem Dimensions=\"3\" Format=\"XML\">" + std::to_string(h[2]) + " " +
-             std::to_string(h[1]) + " " + std::to_string(h[0]) + "</DataItem>\n</Geometry>\n";
-    };
-    x << "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\">\n<Domain>\n";
-    for (const auto& v : volumes) {
-      if (v.time_steps == 0) {
-        x << "<Grid Name=\"" << v.name << "\" GridType=\"Uniform\">\n" << topo()
-          << "<Attribute Name=\"" << v.name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-          << "<DataItem Dimensions=\"" << dims << "\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">"
-          << h5 << ":" << v.dataset << "</DataItem>\n</Attribute>\n</Grid>\n";
-        continue;
-      }
-      x << "<Grid Name=\"" << v.name << "\" GridType=\"Collection\" CollectionType=\"Temporal\">\n";
-      for (long long t = 0; t < v.time_steps; ++t) {
-        x << "<Grid Name=\"" << v.name << "_" << t << "\" GridType=\"Uniform\">\n"
-          << "<Time Value=\"" << v.times[t] << "\"/>\n" << topo()
-          << "<Attribute Name=\"p\" AttributeType=\"Scalar\" Center=\"Node\">\n"
-          << "<DataItem ItemType=\"HyperSlab\" Dimensions=\"" << dims << "\" Type=\"HyperSlab\">\n"
-          << "<DataItem Dimensions=\"3 4\" Format=\"XML\">" << t << " 0 0 0 1 1 1 1 1 " << dims
-          << "</DataItem>\n"
-          << "<DataItem Dimensions=\"" << v.time_steps << " " << dims
-          << "\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">" << h5 << ":" << v.dataset
-          << "</DataItem>\n</DataItem>\n</Attribute>\n</Grid>\n";
-      }
-      x << "</Grid>\n";
+  // 3DCoRectMesh lists dimensions and spacing slowest axis first: z y x.
+  const std::string dims =
+      std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
+  const std::string spacing = number_text(h[2]) + " " + number_text(h[1]) + " " + number_text(h[0]);
+  // The mesh of every grid: node (ix, iy, iz) at (ix hx, iy hy, iz hz) m.
+  auto mesh = [&](pugi::xml_node grid) {
+    pugi::xml_node topo = grid.append_child("Topology");
+    topo.append_attribute("TopologyType") = "3DCoRectMesh";
+    topo.append_attribute("Dimensions") = dims.c_str();
+    pugi::xml_node geo = grid.append_child("Geometry");
+    geo.append_attribute("GeometryType") = "ORIGIN_DXDYDZ";
+    xml_item(geo, "3", "0 0 0");
+    xml_item(geo, "3", spacing);
+  };
+  auto attribute = [](pugi::xml_node grid, const std::string& name) {
+    pugi::xml_node a = grid.append_child("Attribute");
+    a.append_attribute("Name") = name.c_str();
+    a.append_attribute("AttributeType") = "Scalar";
+    a.append_attribute("Center") = "Node";
+    return a;
+  };
+  pugi::xml_document doc;
+  pugi::xml_node decl = doc.append_child(pugi::node_declaration);
+  decl.append_attribute("version") = "1.0";
+  pugi::xml_node xdmf = doc.append_child("Xdmf");
+  xdmf.append_attribute("Version") = "3.0";
+  pugi::xml_node domain = xdmf.append_child("Domain");
+  for (const auto& v : volumes) {
+    pugi::xml_node grid = domain.append_child("Grid");
+    grid.append_attribute("Name") = v.name.c_str();
+    if (v.time_steps == 0) {
+      grid.append_attribute("GridType") = "Uniform";
+      mesh(grid);
+      hdf_item(attribute(grid, v.name), dims, h5, v.dataset);
+      continue;
     }
-    x << "</Domain>\n</Xdmf>\n";
-    x.close();  // flushes: a full disk shows here
-    if (!x) throw Error("writing '" + shown_name(path) + "' failed" + reason());
+    // A temporal collection: step t is the hyperslab [t, 0, 0, 0] + [1, nz, ny, nx] of the
+    // [time, z, y, x] dataset (rows of the 3 x 4 item: start, stride, count).
+    grid.append_attribute("GridType") = "Collection";
+    grid.append_attribute("CollectionType") = "Temporal";
+    for (long long t = 0; t < v.time_steps; ++t) {
+      pugi::xml_node step = grid.append_child("Grid");
+      step.append_attribute("Name") = (v.name + "_" + std::to_string(t)).c_str();
+      step.append_attribute("GridType") = "Uniform";
+      step.append_child("Time").append_attribute("Value") = number_text(v.times[t]).c_str();
+      mesh(step);
+      pugi::xml_node slab = attribute(step, "p").append_child("DataItem");
+      slab.append_attribute("ItemType") = "HyperSlab";
+      slab.append_attribute("Dimensions") = dims.c_str();
+      slab.append_attribute("Type") = "HyperSlab";
+      xml_item(slab, "3 4", std::to_string(t) + " 0 0 0 1 1 1 1 1 " + dims);
+      hdf_item(slab, std::to_string(v.time_steps) + " " + dims, h5, v.dataset);
+    }
   }
+  std::ofstream x(path);
+  if (!x) throw Error("cannot write '" + shown_name(path) + "'" + reason());
+  doc.save(x, "  ", pugi::format_default, pugi::encoding_utf8);
+  x.close();  // flushes: a full disk shows here
+  if (!x) throw Error("writing '" + shown_name(path) + "' failed" + reason());
 }
 
 }  // namespace seisrtm::io

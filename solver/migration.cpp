@@ -13,7 +13,8 @@
 #include "io/interrupt.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
-#include "io/png.hpp"
+#include "io/plot.hpp"
+#include "io/segy.hpp"
 #include "solver/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
@@ -90,10 +91,38 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   const MigrationConfig& mc = *c.migration;
   // What the file declares is checked against the host memory before it is read.
   const double host_limit = kHostMemoryMargin * available_host_memory();
-  io::ObservedData d = io::read_observed(mc.data, false, host_limit);
+  // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet
+  // sampled at the data's dt, as run samples sources.wavelet: f(n dt), n = 0..samples-1.
+  const bool segy = io::is_segy_path(mc.data);
+  auto read_data = [&](bool with_traces) {
+    if (!segy) return io::read_observed(mc.data, with_traces, host_limit);
+    io::ObservedData o = io::read_segy(mc.data, mc.segy_headers, with_traces, host_limit);
+    const WaveletConfig& w = *mc.wavelet;
+    if (w.type == "ricker") {
+      const double delay = w.delay ? *w.delay : 1.2 / w.peak_frequency;
+      o.wavelet.resize(static_cast<size_t>(o.samples));
+      for (long long n = 0; n < o.samples; ++n) o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
+    } else {
+      double wdt = 0;
+      auto raw = io::read_float1(w.file, w.dataset, &wdt);
+      for (size_t i = 0; i < raw.size(); ++i)
+        if (!std::isfinite(raw[i]))
+          throw Error("wavelet file '" + w.file + "' dataset '" + w.dataset + "' (migration.wavelet) has a NaN or "
+                      "infinite value at sample " + std::to_string(i));
+      // Without a dt attribute it is taken at the data's dt; else resampled (band-limited) to it.
+      o.wavelet = wdt > 0 && wdt != o.dt ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
+                                                    static_cast<long long>(std::ceil(raw.size() * wdt / o.dt)), o.dt, 0.0)
+                                         : raw;
+    }
+    return o;
+  };
+  io::ObservedData d = read_data(false);
   if (std::all_of(d.wavelet.begin(), d.wavelet.end(), [](float v) { return v == 0.0f; }))
-    throw Error("data file '" + mc.data + "': dataset '/sources/wavelet' is zero at every sample: the source field "
-                "and the image would be zero; the data file needs the source time function of its traces");
+    throw Error(segy ? "config key 'migration.wavelet' is zero at every sample of the data's record (" +
+                           std::to_string(d.samples) + " samples of " + fmt(d.dt) + " s): the source field and the "
+                           "image would be zero; give the source time function of the SEG-Y traces"
+                     : "data file '" + mc.data + "': dataset '/sources/wavelet' is zero at every sample: the source "
+                       "field and the image would be zero; the data file needs the source time function of its traces");
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
@@ -146,7 +175,7 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
   if (check_memory) check_memory(p, d.samples);
-  d = io::read_observed(mc.data, true, host_limit);
+  d = read_data(true);
   // Traces that are zero everywhere image nothing: a whole survey of them gives a zero image,
   // a shot of them is dead. Both are said (single dead traces are common and not).
   {
@@ -326,14 +355,6 @@ Images finish_images(const Problem& pb, std::vector<float> correlation, std::vec
   return im;
 }
 
-namespace {
-
-std::vector<float> xy_slice(const Grid& g, const std::vector<float>& v, long long iz) {
-  return {v.begin() + iz * g.n[0] * g.n[1], v.begin() + (iz + 1) * g.n[0] * g.n[1]};
-}
-
-}  // namespace
-
 double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
                    std::vector<float>& illumination) {
   const Problem& pb = in.problem;
@@ -461,18 +482,22 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   sum.depth_slice = iz * g.h[2];
   io::write_attribute(root, "depth_slice", std::vector<double>{sum.depth_slice});
 
-  const int scale = picture_scale(g);
-  auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows, long long cols,
-                     io::Colormap map, float clip) {
-    if (c.output.pictures) io::write_png(set.add("_" + suffix + ".png"), v, rows, cols, map, clip, scale);
+  // Images in grey (peaks black), clipped at the 99th percentile of |image| (stated in each
+  // picture); the model in a sequential map from its minimum to its maximum.
+  auto picture = [&](const std::string& suffix, const std::vector<float>& v, char normal, long long index,
+                     const std::string& what, const std::string& label, const std::string& unit) {
+    if (!c.output.pictures) return;
+    io::Image2D p = io::volume_slice(v.data(), g.n, g.h, {0, 0, 0}, normal, index);
+    p.title = c.output.name + ": " + what + ", " + p.title;
+    p.value_label = label, p.value_unit = unit;
+    p.map = io::Colormap::grey;
+    if (suffix == "model_vp") p.map = io::Colormap::viridis, p.symmetric = false, p.clip_percentile = 100;
+    io::write_image(set.add("_" + suffix + ".png"), p);
   };
-  const auto xz = xz_slice(g, im.laplacian.data(), iy);
-  picture("image_xz", xz, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xz, 0.99));
-  const auto xzn = xz_slice(g, im.normalized.data(), iy);
-  picture("image_normalized_xz", xzn, g.n[2], g.n[0], io::Colormap::seismic, io::percentile_abs(xzn, 0.99));
-  const auto xy = xy_slice(g, im.laplacian, iz);
-  picture("image_depth", xy, g.n[1], g.n[0], io::Colormap::seismic, io::percentile_abs(xy, 0.99));
-  picture("model_vp", xz_slice(g, pb.vp.data(), iy), g.n[2], g.n[0], io::Colormap::gray, 0);
+  picture("image_xz", im.laplacian, 'y', iy, "image", "-lap(normalised image)", "1/m^2");
+  picture("image_normalized_xz", im.normalized, 'y', iy, "normalised image", "correlation / illumination", "");
+  picture("image_depth", im.laplacian, 'z', iz, "image", "-lap(normalised image)", "1/m^2");
+  picture("model_vp", pb.vp, 'y', iy, "migration model vp", "vp", "m/s");
 
   io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h,
                  {{"/image/laplacian", "image_laplacian", 0, {}},

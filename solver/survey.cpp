@@ -1,12 +1,14 @@
 #include "solver/survey.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include "io/interrupt.hpp"
 #include "io/output_file.hpp"
-#include "io/png.hpp"
+#include "io/plot.hpp"
+#include "io/segy.hpp"
 #include "solver/progress.hpp"
 
 namespace seisrtm {
@@ -20,18 +22,6 @@ std::string shot_name(long long s) {
 }
 
 }  // namespace
-
-std::vector<float> xz_slice(const Grid& g, const float* v, long long iy) {
-  std::vector<float> s(static_cast<size_t>(g.n[0] * g.n[2]));
-  for (long long iz = 0; iz < g.n[2]; ++iz)
-    for (long long ix = 0; ix < g.n[0]; ++ix) s[iz * g.n[0] + ix] = v[g.index(ix, iy, iz)];
-  return s;
-}
-
-int picture_scale(const Grid& g) {
-  const long long m = std::max(g.n[0], g.n[2]);
-  return m >= 400 ? 1 : static_cast<int>(400 / m);
-}
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
   const Grid& g = pb.grid;
@@ -83,6 +73,20 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   if (nrec > 0) io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
   const bool traces = c.output.traces && nrec > 0;
   if (traces) out.create_chunked("traces", {hsize_t(nshots), hsize_t(nrec), hsize_t(nt)});
+  // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
+  io::SegyRun segy;
+  if (c.output.segy != "none") {
+    segy = io::plan_segy(c.output.segy == "rev1" ? 1 : 2, pb.dt, nt, c.sources.shots, pb.receivers.position);
+    segy.producer = opt.producer;
+    segy.config_file = c.source_file;
+    segy.shape = g.n;
+    segy.spacing = g.h;
+    const auto& w = c.sources.wavelet;
+    char wl[96];
+    std::snprintf(wl, sizeof wl, "Ricker, peak %g Hz, delay %g s", w.peak_frequency,
+                  w.delay ? *w.delay : 1.2 / w.peak_frequency);
+    segy.wavelet = w.type == "ricker" ? wl : "wavelet file " + w.file + ":" + w.dataset;
+  }
   std::vector<double> snap_times;
   for (long long k = 0; k < nsnap; ++k) snap_times.push_back((k + 1) * interval * pb.dt);
   if (nsnap > 0) {
@@ -92,9 +96,8 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
 
   std::vector<float> field(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
   std::vector<float> shot_traces(static_cast<size_t>(nrec * nt));
-  auto picture = [&](const std::string& suffix, const std::vector<float>& v, long long rows,
-                     long long cols, io::Colormap map, float clip, int scale) {
-    io::write_png(set.add("_" + suffix + ".png"), v, rows, cols, map, clip, scale);
+  auto picture = [&](const std::string& suffix, const io::Image2D& im) {
+    io::write_image(set.add("_" + suffix + ".png"), im);
   };
 
   RunSummary sum;
@@ -129,25 +132,34 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     sum.seconds += progress.seconds();
     prop.traces(shot_traces.data());
     if (traces) out.write_slab("traces", s, shot_traces.data());
+    if (c.output.segy != "none")
+      io::write_segy_shot(set.add("_" + shot_name(s) + ".sgy"), segy, s, c.sources.shots[s], pb.receivers.position,
+                          shot_traces.data());
     if (c.output.pictures) {
+      // Seismic data in a symmetric colour scale clipped at a percentile of |p| (stated in the
+      // picture), so a few large samples near the source do not wash out the rest.
+      const std::string front = c.output.name + ": " + shot_name(s);
+      const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
       if (nrec > 0) {
-        // Gather: time down, receivers across.
-        std::vector<float> gather(static_cast<size_t>(nt * nrec));
-        for (long long r = 0; r < nrec; ++r)
-          for (long long n = 0; n < nt; ++n) gather[n * nrec + r] = shot_traces[r * nt + n];
-        const long long rows = std::min(nt, 800LL), cols = std::max(nrec, std::min(600LL, nrec * 8));
-        picture("gather_" + shot_name(s), io::resample_nearest(gather, nt, nrec, rows, cols), rows, cols,
-                io::Colormap::seismic,
-                io::percentile_abs(gather, 0.99), 1);
+        io::Image2D im = io::gather_picture(shot_traces, nrec, nt, pb.dt, pb.receivers.position, src);
+        im.title = front + " " + im.title;
+        picture("gather_" + shot_name(s), im);
       }
       if (s == 0) {
         prop.wavefield(field.data());
-        const long long iy = std::llround(c.sources.shots[0][1] / g.h[1]);
-        const auto slice = xz_slice(g, field.data(), iy);
-        picture("wavefield_" + shot_name(s), slice, g.n[2], g.n[0], io::Colormap::seismic,
-                io::percentile_abs(slice, 0.995), picture_scale(g));
-        picture("model_vp", xz_slice(g, pb.vp.data(), iy), g.n[2], g.n[0], io::Colormap::gray, 0,
-                picture_scale(g));
+        const long long iy = std::clamp<long long>(std::llround(src[1] / g.h[1]), 0, g.n[1] - 1);
+        io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+        char t[64];
+        std::snprintf(t, sizeof t, "wavefield p at t = %.3f s, ", double(nt) * pb.dt);
+        wf.title = front + " " + t + wf.title;
+        wf.value_label = "p", wf.value_unit = "arb. units";
+        wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
+        picture("wavefield_" + shot_name(s), wf);
+        io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+        vp.title = c.output.name + ": model vp, " + vp.title;
+        vp.value_label = "vp", vp.value_unit = "m/s";
+        vp.map = io::Colormap::viridis, vp.symmetric = false, vp.clip_percentile = 100;
+        picture("model_vp", vp);
       }
     }
   }

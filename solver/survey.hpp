@@ -27,11 +27,6 @@ struct RunSummary {
 // spacing, origin, shape (int64), all [x, y, z], dt and steps.
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend);
 
-// x-z slice of a volume (x fastest) at row iy: rows = z (depth down), cols = x.
-std::vector<float> xz_slice(const Grid& g, const float* volume, long long iy);
-// Pixel repeat for x-z pictures, so small grids are still about 400 pixels across.
-int picture_scale(const Grid& g);
-
 RunSummary run_survey(const Problem& problem, Propagator& propagator, const RunOptions& options);
 
 }  // namespace seisrtm

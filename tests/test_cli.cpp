@@ -356,3 +356,56 @@ TEST_CASE("GPUs users have: the build carries Ampere and Ada code beside Hopper'
   CHECK(neg.code == 2);
   CHECK_THAT(neg.output, Contains("--device"));
 }
+
+TEST_CASE("bench --compare: malformed JSON, a missing key or a wrong type is one message naming the file and the key",
+          "[integration]") {
+  // Before (the files read through yaml-cpp, which takes more than JSON): a missing key, a wrong
+  // type or a cell that is not an object was "internal error: bad conversion" naming neither file
+  // nor key; single quotes and a trailing comma were accepted as JSON.
+  const fs::path d = fresh_dir("bench_json");
+  const std::string cell = R"({"variant": "tma", "z_block": 32, "memory": "plain", "steps": 1000, )"
+                           R"("gcells_median": 157.0, "gcells_min": 156.5, "gcells_max": 157.4})";
+  const std::string good = seisrtm::test::write_text(d / "good.json", "{\"cells\": [" + cell + "]}");
+  auto refused = [&](const std::string& name, const std::string& text, const std::vector<std::string>& needles) {
+    const std::string f = seisrtm::test::write_text(d / name, text);
+    const Result r = run_cli("bench --compare " + good + " " + f);
+    INFO(name << ": " << r.output);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains("seisrtm: error: bench --compare: '" + f + "'"));
+    for (const auto& n : needles) CHECK_THAT(r.output, Contains(n));
+    CHECK(r.output.find("OUTSIDE") == std::string::npos);
+  };
+  refused("truncated.json", "{\"cells\": [" + cell, {"is not valid JSON", "parse error at line 1"});
+  refused("single_quotes.json", "{'cells': []}", {"is not valid JSON"});
+  refused("trailing_comma.json", "{\"cells\": [" + cell + ",]}", {"is not valid JSON"});
+  refused("empty.json", "", {"is not valid JSON"});
+  refused("array.json", "[" + cell + "]", {"no 'cells' list"});
+  std::string no_median = cell;
+  no_median.replace(no_median.find("\"gcells_median\": 157.0, "), 24, "");
+  refused("no_median.json", "{\"cells\": [" + cell + ", " + no_median + "]}", {"cells[1] has no key 'gcells_median'"});
+  std::string text_steps = cell;
+  text_steps.replace(text_steps.find("1000"), 4, "\"1e3\"");
+  refused("text_steps.json", "{\"cells\": [" + text_steps + "]}", {"cells[0].steps is \"1e3\", not an integer"});
+  std::string real_z = cell;
+  real_z.replace(real_z.find("32"), 2, "32.5");
+  refused("real_z_block.json", "{\"cells\": [" + real_z + "]}", {"cells[0].z_block is 32.5, not an integer"});
+  refused("cell_not_object.json", "{\"cells\": [3]}", {"cells[0] is 3, not an object"});
+  // The same schema still loads, whatever the order of the keys and with further keys.
+  const std::string reordered = seisrtm::test::write_text(
+      d / "reordered.json", R"({"cells": [{"gcells_max": 158.0, "gcells_min": 157.2, "gcells_median": 157.6, )"
+                            R"("steps": 1000, "memory": "plain", "z_block": 32, "variant": "tma", "extra": null}]})");
+  const Result r = run_cli("bench --compare " + good + " " + reordered);
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("tma z_block 32 plain 1000 steps") && Contains("1 cells compared: all agree"));
+}
+
+TEST_CASE("bench --compare reads the committed bench --json files of docs/runs", "[integration]") {
+  const fs::path runs = fs::path(SEISRTM_SOURCE_DIR) / "docs" / "runs";
+  const Result r = run_cli("bench --compare " + (runs / "2026-11-22-h100-quick1.json").string() + " " +
+                           (runs / "2026-11-22-h100-quick2.json").string());
+  INFO(r.output);
+  CHECK((r.code == 0 || r.code == 1));
+  CHECK_THAT(r.output, Contains("24 cells compared"));
+  CHECK(r.output.find("error") == std::string::npos);
+}

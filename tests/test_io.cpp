@@ -1,18 +1,21 @@
-// [unit] HDF5 readers and the picture encoder.
+// [unit] HDF5 readers and the XDMF sidecar (the pictures: test_plot.cpp).
 #include "tests/catch.hpp"
 
 #include <hdf5.h>
+#include <pugixml.hpp>
 
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
-#include "io/png.hpp"
 #include "solver/error.hpp"
 #include "solver/problem.hpp"
 
@@ -70,60 +73,6 @@ TEST_CASE("a partial file disappears unless committed", "[unit]") {
   }
   CHECK(fs::exists(d / "b.txt"));
   CHECK(!fs::exists(d / "b.txt.partial"));
-}
-
-TEST_CASE("PNG: signature, size fields and a stored-deflate body of the right length", "[unit]") {
-  const fs::path d = temp_dir("png");
-  const std::string f = (d / "x.png").string();
-  std::vector<float> v = {-1, 0, 1, 0.5f, -0.5f, 0};
-  io::write_png(f, v, 2, 3, io::Colormap::seismic, 1.0f, 2);
-  std::ifstream in(f, std::ios::binary);
-  std::vector<unsigned char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(b.size() > 33);
-  CHECK(b[1] == 'P');
-  CHECK(b[2] == 'N');
-  CHECK(b[3] == 'G');
-  const auto be32 = [&](size_t o) { return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]; };
-  CHECK(be32(16) == 6);  // width: 3 columns x scale 2
-  CHECK(be32(20) == 4);  // height
-  // IDAT holds zlib header (2) + one stored block header (5) + 4 rows of (1 + 6 * 3) + adler (4).
-  CHECK(be32(33) == 2 + 5 + 4 * 19 + 4);
-  CHECK(std::string(b.begin() + 37, b.begin() + 41) == "IDAT");
-  // First pixel: -1 at full clip is pure blue.
-  CHECK(b[41 + 7 + 1] == 0);
-  CHECK(b[41 + 7 + 3] == 255);
-}
-
-TEST_CASE("line plot: a PNG of the panel size with the series' colour drawn", "[unit]") {
-  const fs::path d = temp_dir("plot");
-  const std::string f = (d / "plot.png").string();
-  io::LinePlot lp;
-  lp.title = "tma, 800^3: GCells/s";
-  lp.x_label = "z_block";
-  lp.y_label = "GCells/s";
-  lp.x_ticks = {"none", "64", "32"};
-  lp.reference = 187;
-  lp.reference_label = "roofline";
-  io::Series s;
-  s.label = "plain 1000 steps";
-  s.y = {116, 150, std::nan("")};
-  s.rgb[0] = 214, s.rgb[1] = 39, s.rgb[2] = 40;
-  lp.series.push_back(s);
-  io::write_line_plots(f, {lp, lp});
-  CHECK(!fs::exists(f + ".partial"));
-  std::ifstream in(f, std::ios::binary);
-  std::vector<unsigned char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  REQUIRE(b.size() > 41);
-  const auto be32 = [&](size_t o) { return (b[o] << 24) | (b[o + 1] << 16) | (b[o + 2] << 8) | b[o + 3]; };
-  const int w = be32(16), h = be32(20);
-  CHECK(w == 1200);
-  CHECK(h == 2 * 560);
-  // Stored deflate blocks keep the pixels readable: count pixels of the series' colour.
-  long long red = 0;
-  for (size_t i = 41; i + 2 < b.size(); ++i)
-    if (b[i] == 214 && b[i + 1] == 39 && b[i + 2] == 40) ++red;
-  CHECK(red > 500);  // a line segment, three markers and a legend swatch per panel
-  CHECK_THROWS(io::write_line_plots((d / "none.png").string(), {}));
 }
 
 TEST_CASE("wavelet from HDF5 is resampled from its dt attribute", "[unit]") {
@@ -213,4 +162,114 @@ TEST_CASE("files that declare huge datasets are refused from their metadata, bef
   CHECK_THROWS_WITH(io::read_observed(data, false, 1e9),
                     Contains("data file '" + data + "'") && Contains("/traces declares shape [100000000000, 1, 1]") &&
                         Contains("of host memory but at most 0.931 GiB may be used"));
+}
+
+namespace {
+// The dimensions of an HDF5 dataset as XDMF writes them ("2 4 3 5"); "" when it is not there.
+std::string h5_dims(const std::string& file, const std::string& dataset) {
+  io::H5QuietErrors quiet;
+  io::H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid()) return "";
+  io::H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) return "";
+  io::H5Handle s(H5Dget_space(d.get()), H5Sclose);
+  std::vector<hsize_t> dims(H5Sget_simple_extent_ndims(s.get()));
+  H5Sget_simple_extent_dims(s.get(), dims.data(), nullptr);
+  std::string text;
+  for (hsize_t v : dims) text += (text.empty() ? "" : " ") + std::to_string(v);
+  return text;
+}
+
+std::vector<double> numbers(const char* text) {
+  std::istringstream in(text);
+  std::vector<double> v;
+  for (double x; in >> x;) v.push_back(x);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("XDMF: pugixml reads back the mesh, times and HDF5 paths; names with & < \" are escaped", "[unit]") {
+  // Before (string concatenation): these names made the file malformed, pugixml refused it
+  // ("Error parsing attribute value" at the '<').
+  const fs::path d = temp_dir("xdmf");
+  const std::string name = "run&<\"1", vp_name = "v&p<\"", snap = "/snapshots/shot&<0";
+  const std::array<long long, 3> n{5, 3, 4};  // x y z
+  const std::array<double, 3> h{10, 12.5, 0.1};
+  const std::vector<double> times{0.0015, 0.003};
+  {
+    io::OutputSet set(d.string(), name);
+    const hid_t root = set.h5().root();
+    set.h5().create_group("/model");
+    io::write_dataset(root, "/model/vp", {4, 3, 5}, std::vector<float>(60, 1500.0f).data());
+    set.h5().create_group("/snapshots");
+    set.h5().create_chunked(snap, {2, 4, 3, 5});
+    io::write_xdmf(set.add(".xmf"), set.h5().file_name(), n, h,
+                   {{"/model/vp", vp_name, 0, {}}, {snap, "p&<", 2, times}});
+    set.commit();
+  }
+  const std::string xmf = (d / (name + ".xmf")).string(), h5 = (d / (name + ".h5")).string();
+  std::ifstream raw(xmf);
+  const std::string text((std::istreambuf_iterator<char>(raw)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Contains(">run&amp;&lt;\"1.h5:/model/vp<") && Contains("Name=\"v&amp;p&lt;&quot;\""));
+
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_file(xmf.c_str());
+  INFO(parsed.description() << " at offset " << parsed.offset << " of " << text);
+  REQUIRE(parsed);
+  const pugi::xml_node domain = doc.child("Xdmf").child("Domain");
+  CHECK(std::string(doc.child("Xdmf").attribute("Version").value()) == "3.0");
+  // Every grid's mesh: z y x dimensions and spacing, origin 0.
+  auto check_mesh = [&](pugi::xml_node grid) {
+    const pugi::xml_node topo = grid.child("Topology");
+    CHECK(std::string(topo.attribute("TopologyType").value()) == "3DCoRectMesh");
+    CHECK(std::string(topo.attribute("Dimensions").value()) == "4 3 5");
+    const pugi::xml_node geo = grid.child("Geometry");
+    CHECK(std::string(geo.attribute("GeometryType").value()) == "ORIGIN_DXDYDZ");
+    const pugi::xml_node origin = geo.child("DataItem"), spacing = origin.next_sibling("DataItem");
+    CHECK(numbers(origin.child_value()) == std::vector<double>{0, 0, 0});
+    CHECK(numbers(spacing.child_value()) == std::vector<double>{0.1, 12.5, 10});  // exact: round-trip text
+  };
+  // An HDF DataItem: its file (beside the .xmf) holds the dataset with the stated dimensions.
+  auto check_hdf = [&](pugi::xml_node item, const std::string& dataset, const std::string& dims) {
+    CHECK(std::string(item.attribute("Format").value()) == "HDF");
+    CHECK(std::string(item.attribute("NumberType").value()) == "Float");
+    CHECK(std::string(item.attribute("Dimensions").value()) == dims);
+    const std::string ref = item.child_value();
+    const auto colon = ref.rfind(':');
+    REQUIRE(colon != std::string::npos);
+    CHECK(ref.substr(0, colon) == name + ".h5");
+    CHECK(ref.substr(colon + 1) == dataset);
+    CHECK(h5_dims((d / ref.substr(0, colon)).string(), ref.substr(colon + 1)) == dims);
+  };
+
+  const pugi::xml_node model = domain.child("Grid");
+  CHECK(std::string(model.attribute("Name").value()) == vp_name);
+  CHECK(std::string(model.attribute("GridType").value()) == "Uniform");
+  check_mesh(model);
+  CHECK(std::string(model.child("Attribute").attribute("Name").value()) == vp_name);
+  CHECK(std::string(model.child("Attribute").attribute("Center").value()) == "Node");
+  check_hdf(model.child("Attribute").child("DataItem"), "/model/vp", "4 3 5");
+
+  const pugi::xml_node series = model.next_sibling("Grid");
+  CHECK(std::string(series.attribute("Name").value()) == "p&<");
+  CHECK(std::string(series.attribute("GridType").value()) == "Collection");
+  CHECK(std::string(series.attribute("CollectionType").value()) == "Temporal");
+  int t = 0;
+  for (pugi::xml_node step : series.children("Grid")) {
+    INFO("time step " << t);
+    REQUIRE(t < 2);
+    CHECK(std::string(step.attribute("Name").value()) == "p&<_" + std::to_string(t));
+    CHECK(step.child("Time").attribute("Value").as_double() == times[t]);
+    check_mesh(step);
+    const pugi::xml_node slab = step.child("Attribute").child("DataItem");
+    CHECK(std::string(slab.attribute("ItemType").value()) == "HyperSlab");
+    CHECK(std::string(slab.attribute("Dimensions").value()) == "4 3 5");
+    const pugi::xml_node select = slab.child("DataItem");
+    CHECK(std::string(select.attribute("Dimensions").value()) == "3 4");
+    CHECK(numbers(select.child_value()) == std::vector<double>{double(t), 0, 0, 0, 1, 1, 1, 1, 1, 4, 3, 5});
+    check_hdf(select.next_sibling("DataItem"), snap, "2 4 3 5");
+    ++t;
+  }
+  CHECK(t == 2);
+  CHECK(!series.next_sibling("Grid"));
 }

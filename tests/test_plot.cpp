@@ -1,0 +1,364 @@
+// Pictures: [unit] the percentile clip, ticks, colour maps, and pictures decoded back (libgd)
+// to check where values, the colour bar and the axis labels land; [integration] seisrtm plot on
+// the file of a small run of configs/quickstart.yaml and a migration of it.
+#include <gd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/plot.hpp"
+#include "solver/error.hpp"
+#include "tests/catch.hpp"
+#include "tests/cli_util.hpp"
+
+using namespace seisrtm;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  return test::fresh_dir("seisrtm_test_plot_", name);
+}
+
+struct GdImageDeleter {
+  void operator()(gdImagePtr im) const { gdImageDestroy(im); }
+};
+using Picture = std::unique_ptr<gdImage, GdImageDeleter>;
+
+// Decodes a PNG with libgd (libpng underneath); null when it is not one.
+Picture decode(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return nullptr;
+  Picture p(gdImageCreateFromPng(f));
+  std::fclose(f);
+  return p;
+}
+
+uint32_t pixel(const Picture& p, int x, int y) {
+  const int c = gdImageGetPixel(p.get(), x, y);
+  return uint32_t(gdImageRed(p.get(), c)) << 16 | uint32_t(gdImageGreen(p.get(), c)) << 8 |
+         gdImageBlue(p.get(), c);
+}
+
+// Pixels in [x0, x1) x [y0, y1) that are not the white background.
+int inked(const Picture& p, int x0, int x1, int y0, int y1) {
+  int n = 0;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) n += pixel(p, x, y) != 0xffffff;
+  return n;
+}
+
+// 3 x 3 samples: +1 top left, -1 top right, 0 bottom left; the rest in between.
+io::Image2D known_image() {
+  io::Image2D im;
+  im.rows = 3, im.cols = 3;
+  im.values = {1.0f, 0.5f, -1.0f, 0.25f, 0.0f, -0.5f, 0.0f, 0.1f, -0.25f};
+  im.x = {"x", "m", 0, 10};
+  im.y = {"depth z", "m", 0, 10};
+  im.title = "known";
+  im.value_label = "p";
+  im.value_unit = "arb. units";
+  im.clip_percentile = 100;  // clip = max |v| = 1
+  im.width = 200, im.height = 160;
+  return im;
+}
+
+}  // namespace
+
+TEST_CASE("percentile: numpy's linear interpolation between order statistics", "[unit]") {
+  std::vector<float> v;
+  for (int i = 0; i <= 100; ++i) v.push_back(i % 2 ? float(i) : -float(i));  // |v| = 0..100
+  std::shuffle(v.begin(), v.end(), std::mt19937(7));
+  CHECK(io::percentile_abs(v, 99) == Approx(99.0));
+  CHECK(io::percentile_abs(v, 99.5) == Approx(99.5));
+  CHECK(io::percentile_abs(v, 100) == Approx(100.0));
+  CHECK(io::percentile_abs(v, 0) == Approx(0.0));
+  const std::vector<float> ten = {10, 3, 7, 1, 5, 9, 2, 8, 4, 6};
+  CHECK(io::percentile(ten, 50) == Approx(5.5));  // numpy.percentile(range(1, 11), 50)
+  CHECK(io::percentile(ten, 90) == Approx(9.1));
+  CHECK(io::percentile({NAN, 2.0f, NAN, 4.0f}, 50) == Approx(3.0));
+  CHECK(io::percentile({}, 99) == 0);
+  // The symmetric colour range of an Image2D is +/- that percentile of |v|.
+  io::Image2D im;
+  im.values = v;
+  im.rows = 1, im.cols = static_cast<long long>(v.size());
+  im.clip_percentile = 99;
+  CHECK(io::colour_range(im).hi == Approx(99.0));
+  CHECK(io::colour_range(im).lo == Approx(-99.0));
+  im.symmetric = false, im.clip_percentile = 100;
+  CHECK(io::colour_range(im).lo == Approx(-100.0));
+}
+
+TEST_CASE("ticks: 1-2-5 steps, exact zero, labels with the digits the step needs", "[unit]") {
+  const io::Ticks a = io::nice_ticks(0, 1000, 5);
+  CHECK(a.step == Approx(200));
+  CHECK(a.values == std::vector<double>{0, 200, 400, 600, 800, 1000});
+  const io::Ticks b = io::nice_ticks(-3.2e-4, 3.2e-4, 7);
+  CHECK(b.step == Approx(1e-4));
+  REQUIRE(b.values.size() == 7);
+  CHECK(b.values[3] == 0.0);
+  const io::Ticks c = io::nice_ticks(0.0012, 1.2, 6);  // a gather's time axis, from dt
+  CHECK(c.step == Approx(0.2));
+  CHECK(c.values.front() == Approx(0.2));
+  CHECK(io::tick_label(0.2, 0.2) == "0.2");
+  CHECK(io::tick_label(0.05, 0.05) == "0.05");
+  CHECK(io::tick_label(500, 100) == "500");
+  CHECK(io::tick_label(-2e-4, 1e-4) == "-2e-4");
+  CHECK(io::tick_label(1.5e-4, 5e-5) == "1.5e-4");
+  CHECK(io::tick_label(1e-20, 1e-4) == "0");
+}
+
+TEST_CASE("colour maps: seismic ends and white zero, grey peaks black, viridis ends", "[unit]") {
+  CHECK(io::colour_at(io::Colormap::seismic, 0.5) == 0xffffffu);
+  CHECK(io::colour_at(io::Colormap::seismic, 1.0) == 0x800000u);  // the red end
+  CHECK(io::colour_at(io::Colormap::seismic, 0.0) == 0x00004du);  // the blue end
+  CHECK(io::colour_at(io::Colormap::seismic, 0.75) == 0xff0000u);
+  CHECK(io::colour_at(io::Colormap::grey, 1.0) == 0x000000u);
+  CHECK(io::colour_at(io::Colormap::grey, 0.0) == 0xffffffu);
+  CHECK(io::colour_at(io::Colormap::viridis, 0.0) == 0x440154u);
+  CHECK(io::colour_at(io::Colormap::viridis, 1.0) == 0xfde725u);
+  CHECK(io::colour_at(io::Colormap::viridis, 2.0) == 0xfde725u);  // clamped
+  CHECK(io::colormap_from_name("gray") == io::Colormap::grey);
+  CHECK_THROWS_WITH(io::colormap_from_name("jet"), Contains("seismic, grey, viridis"));
+}
+
+TEST_CASE(
+    "image picture: decodes to its layout, values land in their colours, bar and labels drawn",
+    "[unit]") {
+  const fs::path d = fresh_dir("image");
+  const io::Image2D im = known_image();
+  const io::ImageLayout l = io::image_layout(im);
+  CHECK(l.w == 200);
+  CHECK(l.h == 160);
+  const std::string f = (d / "known.png").string();
+  io::write_image(f, im);
+  const Picture p = decode(f);
+  REQUIRE(p);
+  CHECK(gdImageSX(p.get()) == l.width);
+  CHECK(gdImageSY(p.get()) == l.height);
+  // Samples sit on the plot area's corners: +1 (the clip) at the top left is the red end,
+  // -1 at the top right the blue end, 0 at the bottom left white (y points down).
+  CHECK(pixel(p, l.x0, l.y0) == io::colour_at(io::Colormap::seismic, 1));
+  CHECK(pixel(p, l.x0 + l.w - 1, l.y0) == io::colour_at(io::Colormap::seismic, 0));
+  CHECK(pixel(p, l.x0, l.y0 + l.h - 1) == 0xffffffu);
+  // Colour bar: the top is the high end, the bottom the low end, the middle zero.
+  const int bx = l.bar_x + l.bar_w / 2;
+  CHECK(pixel(p, bx, l.y0) == io::colour_at(io::Colormap::seismic, 1));
+  CHECK(pixel(p, bx, l.y0 + l.h - 1) == io::colour_at(io::Colormap::seismic, 0));
+  // Its middle row is within a level (1/224 of the range) of white.
+  const uint32_t mid = pixel(p, bx, l.y0 + (l.h - 1) / 2);
+  CHECK(((mid >> 16) >= 0xf8 && ((mid >> 8) & 0xff) >= 0xf8 && (mid & 0xff) >= 0xf8));
+  // Tick labels and axis labels: ink left of the area (depth), above it (x, drawn along the
+  // top for a y-down section), right of the bar (its ticks and label); a frame around the area.
+  CHECK(inked(p, 0, l.x0 - 2, l.y0, l.y0 + l.h) > 100);
+  CHECK(inked(p, l.x0, l.x0 + l.w, l.y0 - 40, l.y0 - 2) > 100);
+  // The tick labels alone: right-aligned 8 pixels left of the area (the rotated axis label is
+  // further left), and in the band 8 to 20 pixels above it (the axis label is above that).
+  CHECK(inked(p, l.x0 - 25, l.x0 - 8, l.y0 - 6, l.y0 + l.h + 6) > 40);
+  CHECK(inked(p, l.x0 - 6, l.x0 + l.w + 6, l.y0 - 20, l.y0 - 8) > 40);
+  CHECK(inked(p, l.bar_x + l.bar_w + 2, l.width, l.y0, l.y0 + l.h) > 100);
+  CHECK(pixel(p, l.x0 - 1, l.y0 + l.h / 2) == 0x000000u);
+  // Nothing below the area for a y-down section; a map view (y up) has its x axis there.
+  CHECK(inked(p, l.x0, l.x0 + l.w, l.y0 + l.h + 8, l.height) == 0);
+  io::Image2D map = im;
+  map.y_down = false;
+  const io::ImageLayout lm = io::image_layout(map);
+  io::write_image(f, map);
+  const Picture q = decode(f);
+  REQUIRE(q);
+  CHECK(inked(q, lm.x0, lm.x0 + lm.w, lm.y0 + lm.h + 2, lm.height) > 100);
+  CHECK(pixel(q, lm.x0, lm.y0 + lm.h - 1) ==
+        io::colour_at(io::Colormap::seismic, 1));  // row 0 at the bottom
+  // A wrong size is refused with the numbers.
+  io::Image2D bad = im;
+  bad.values.pop_back();
+  CHECK_THROWS_WITH(io::write_image(f, bad), Contains("8 values do not fill 3 x 3"));
+}
+
+TEST_CASE("image picture: compressed, far below the 260 KB of the stored pictures", "[unit]") {
+  const fs::path d = fresh_dir("size");
+  io::Image2D im;
+  im.rows = 120, im.cols = 200;
+  for (long long r = 0; r < im.rows; ++r)
+    for (long long c = 0; c < im.cols; ++c)
+      im.values.push_back(float(std::sin(0.05 * c) * std::exp(-0.01 * r) * std::cos(0.2 * r)));
+  im.x = {"x", "m", 0, 10};
+  im.y = {"depth z", "m", 0, 10};
+  im.value_label = "p";
+  const std::string f = (d / "wave.png").string();
+  io::write_image(f, im);
+  const io::ImageLayout l = io::image_layout(im);
+  CHECK(l.w == 640);  // equal metres per pixel: 1990 m x 1190 m in at most 640 x 520
+  CHECK(l.h == 383);
+  INFO(fs::file_size(f) << " bytes");
+  CHECK(fs::file_size(f) < 100 * 1024);
+}
+
+TEST_CASE("gather and slice pictures: offset axis, receiver numbers, planes and titles", "[unit]") {
+  std::vector<io::Point3> rec;
+  for (int r = 0; r < 5; ++r) rec.push_back({300.0 + 100 * r, 495, 20});
+  std::vector<float> traces(5 * 4);
+  for (int r = 0; r < 5; ++r)
+    for (int n = 0; n < 4; ++n) traces[r * 4 + n] = float(10 * r + n);
+  const io::Image2D g = io::gather_picture(traces, 5, 4, 0.002, rec, {550, 495, 10});
+  CHECK(g.x.label == "offset");
+  CHECK(g.x.start == Approx(-250));
+  CHECK(g.x.step == Approx(100));
+  CHECK(g.y.unit == "s");
+  CHECK(g.y.start == Approx(0.002));    // sample n is at (n + 1) dt
+  CHECK(g.values[2 * 5 + 3] == 32.0f);  // time sample 2 of receiver 3
+  rec[2][1] += 60;                      // off the line: receiver numbers
+  CHECK(io::gather_picture(traces, 5, 4, 0.002, rec, {550, 495, 10}).x.label == "receiver number");
+
+  // v = 100 z + 10 y + x on a 4 x 3 x 2 grid (x, y, z).
+  const std::array<long long, 3> n{4, 3, 2};
+  std::vector<float> v;
+  for (int z = 0; z < 2; ++z)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 4; ++x) v.push_back(float(100 * z + 10 * y + x));
+  const io::Image2D xz = io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'y', 2);
+  CHECK(xz.title == "x-z at y = 40 m");
+  CHECK((xz.rows == 2 && xz.cols == 4 && xz.y_down));
+  CHECK(xz.values[1 * 4 + 3] == 123.0f);
+  const io::Image2D yz = io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'x', 1);
+  CHECK(yz.x.label == "y");
+  CHECK(yz.values[1 * 3 + 2] == 121.0f);
+  const io::Image2D xy = io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'z', 1);
+  CHECK(xy.title == "x-y at depth z = 5 m");
+  CHECK(!xy.y_down);
+  CHECK(xy.values[2 * 4 + 1] == 121.0f);
+  CHECK_THROWS_WITH(io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'z', 2),
+                    Contains("outside 0..1"));
+}
+
+TEST_CASE("line plot: decodes to the panel size with the series' colour drawn", "[unit]") {
+  const fs::path d = fresh_dir("lines");
+  const std::string f = (d / "plot.png").string();
+  io::LinePlot lp;
+  lp.title = "tma, 800^3: GCells/s";
+  lp.x_label = "z_block";
+  lp.y_label = "GCells/s";
+  lp.x_ticks = {"none", "64", "32"};
+  lp.reference = 187;
+  lp.reference_label = "roofline";
+  io::Series s;
+  s.label = "plain 1000 steps";
+  s.y = {116, 150, std::nan("")};
+  s.rgb[0] = 214, s.rgb[1] = 39, s.rgb[2] = 40;
+  lp.series.push_back(s);
+  io::write_line_plots(f, {lp, lp});
+  const Picture p = decode(f);
+  REQUIRE(p);
+  CHECK(gdImageSX(p.get()) == 1200);
+  CHECK(gdImageSY(p.get()) == 2 * 560);
+  int red = 0;
+  for (int y = 0; y < 1120; ++y)
+    for (int x = 0; x < 1200; ++x) red += pixel(p, x, y) == 0xd62728u;
+  CHECK(red > 500);  // a segment, two markers and a legend swatch per panel
+  CHECK(fs::file_size(f) < 60 * 1024);
+  CHECK_THROWS(io::write_line_plots((d / "none.png").string(), {}));
+}
+
+TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and refuses bad ones",
+          "[integration]") {
+  const fs::path d = fresh_dir("cli");
+  // configs/quickstart.yaml on a coarse grid: 60 x 34 x 60 cells of 30 x 30 x 10 m, 200 steps.
+  const std::string sets =
+      " --set grid.shape=[60,34,60] --set grid.spacing=[30,30,10] --set boundary.damping_width=6"
+      " --set time.steps=200 --set output.snapshot_interval=50";
+  const test::Result run =
+      test::run_cli("run " + std::string(SEISRTM_SOURCE_DIR) + "/configs/quickstart.yaml" + sets +
+                    " --quiet --backend cpu --output " + d.string());
+  INFO(run.output);
+  REQUIRE(run.code == 0);
+  const std::string h5 = (d / "quickstart.h5").string();
+  // The run's own pictures decode and are compressed.
+  for (const char* png : {"quickstart_gather_shot_0000.png", "quickstart_wavefield_shot_0000.png",
+                          "quickstart_model_vp.png"}) {
+    INFO(png);
+    REQUIRE(decode((d / png).string()));
+    CHECK(fs::file_size(d / png) < 150 * 1024);
+  }
+
+  const test::Result list = test::run_cli("plot " + h5);
+  INFO(list.output);
+  CHECK(list.code == 0);
+  CHECK_THAT(list.output, Contains("gather") && Contains("wavefield") && Contains("model"));
+
+  struct Case {
+    std::string args, file;
+  };
+  const std::vector<Case> good = {
+      {"gather", "quickstart_plot_gather_shot_0000.png"},
+      {"gather --cmap grey --clip 95 --output " + (d / "g.png").string(), "g.png"},
+      {"wavefield", "quickstart_plot_wavefield_shot_0000_3_y_510m.png"},
+      {"wavefield --snapshot 1 --slice z --at 300",
+       "quickstart_plot_wavefield_shot_0000_1_z_300m.png"},
+      {"model", "quickstart_plot_model_y_510m.png"},
+      {"model --slice x --at 990", "quickstart_plot_model_x_990m.png"},
+  };
+  for (const auto& c : good) {
+    const test::Result r = test::run_cli("plot " + h5 + " " + c.args);
+    INFO(c.args << ": " << r.output);
+    CHECK(r.code == 0);
+    CHECK(decode((d / c.file).string()));
+  }
+
+  // Migrate the run's data (constant 1500 m/s) and draw the image items.
+  const std::string mig = test::write_text(d / "migrate.yaml",
+                                           "grid: {shape: [60, 34, 60], spacing: [30, 30, 10]}\n"
+                                           "boundary: {damping_width: 6, free_surface: true}\n"
+                                           "model: {vp: {type: constant, value: 1500}}\n"
+                                           "output: {name: rtm}\n"
+                                           "migration: {data: " +
+                                               h5 + "}\n");
+  const test::Result m =
+      test::run_cli("migrate " + mig + " --quiet --backend cpu --output " + d.string());
+  INFO(m.output);
+  REQUIRE(m.code == 0);
+  const std::string rtm = (d / "rtm.h5").string();
+  for (const char* png : {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png",
+                          "rtm_model_vp.png"})
+    CHECK(decode((d / png).string()));
+  for (const char* what :
+       {"image", "image --slice z", "normalized", "correlation", "illumination", "model"}) {
+    const test::Result r =
+        test::run_cli("plot " + rtm + " " + what + " --output " + (d / "item.png").string());
+    INFO(what << ": " << r.output);
+    CHECK(r.code == 0);
+    CHECK(decode((d / "item.png").string()));
+    fs::remove(d / "item.png");
+  }
+
+  // Bad requests: one message, exit 1 (2 for a usage error), no picture written.
+  struct Bad {
+    std::string args, needle;
+    int code;
+  };
+  const std::vector<Bad> bad = {
+      {h5 + " image", "'image' is not in", 1},
+      {h5 + " gather --shot 3", "has shots 0..0", 1},
+      {h5 + " wavefield --snapshot 9", "has snapshots 0..3", 1},
+      {h5 + " model --at 5000", "y runs from 0 to 990 m", 1},
+      {h5 + " gather --clip 150", "a percentile in (0, 100]", 1},
+      {h5 + " model --slice q", "--slice", 2},
+      {h5 + " gather --cmap jet", "--cmap", 2},
+      {rtm + " gather", "it holds:", 1},
+      {(d / "absent.h5").string() + " gather", "does not exist", 1},
+  };
+  for (const auto& b : bad) {
+    const std::size_t before = std::distance(fs::directory_iterator(d), fs::directory_iterator());
+    const test::Result r = test::run_cli("plot " + b.args);
+    INFO(b.args << ": " << r.output);
+    CHECK(r.code == b.code);
+    CHECK_THAT(r.output, Contains("seisrtm: error:") && Contains(b.needle));
+    CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) ==
+          std::ptrdiff_t(before));
+  }
+}

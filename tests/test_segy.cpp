@@ -1,0 +1,328 @@
+// [integration] SEG-Y out of `run` and into `migrate` (io/segy.hpp, docs/SEGY.md): a written
+// gather read back with segyio's own calls gives the same samples bit for bit and the headers;
+// a migration from the SEG-Y copies equals the one from the HDF5 file bit for bit; bad SEG-Y
+// (truncated, a sample format seisrtm does not read, inconsistent geometry) is refused with one
+// message naming the file, the trace and the header bytes, exit code 1, no output.
+#include "tests/catch.hpp"
+
+#include <hdf5.h>
+#include <segyio/segy.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/segy.hpp"
+#include "solver/error.hpp"
+#include "tests/cli_util.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using seisrtm::test::Result;
+using seisrtm::test::run_cli;
+using seisrtm::test::write_text;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) { return seisrtm::test::fresh_dir("seisrtm_test_segy_", name); }
+
+// The survey of test_cli_migrate (two layers, free surface) with two shots and output.segy.
+const char* kTrueModel = R"(grid: {shape: [36, 30, 32], spacing: 10}
+time: {steps: 200}
+boundary: {damping_width: 6, free_surface: true}
+model:
+  vp:
+    type: layers
+    layers:
+      - {top: 0, vp: 2000}
+      - {top: 160, vp: 2800}
+sources: {wavelet: {peak_frequency: 15}, shots: [[175, 145, 20], [215, 145, 20]]}
+receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}
+output: {name: data, pictures: false, segy: rev1}
+)";
+
+std::string migration_config(const std::string& name, const std::string& data, bool segy) {
+  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
+         "boundary: {damping_width: 6, free_surface: true}\n"
+         "model: {vp: {type: constant, value: 2000}}\n"
+         "output: {name: " + name + ", pictures: false}\n"
+         "migration:\n"
+         "  data: '" + data + "'\n"
+         "  mute: {velocity: 2000}\n" +
+         (segy ? "  wavelet: {peak_frequency: 15}\n" : "");
+}
+
+// The run's directory (data.h5, data_shot_0000.sgy, data_shot_0001.sgy), made once.
+const fs::path& run_dir() {
+  static const fs::path dir = [] {
+    const fs::path d = fresh_dir("run");
+    const std::string cfg = write_text(d / "true.yaml", kTrueModel);
+    const Result r = run_cli("run " + cfg + " --quiet --backend cpu --output " + d.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return d;
+  }();
+  return dir;
+}
+
+std::vector<float> read_dataset(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t s = H5Dget_space(d);
+  std::vector<float> v(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
+  REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Opens a SEG-Y file with segyio for reading and checks every call.
+struct Segy {
+  segy_file* f = nullptr;
+  char bin[SEGY_BINARY_HEADER_SIZE] = {};
+  int samples = 0, trsize = 0, traces = 0;
+  long trace0 = 0;
+  explicit Segy(const std::string& path, const char* mode = "rb") {
+    f = segy_open(path.c_str(), mode);
+    REQUIRE(f != nullptr);
+    REQUIRE(segy_binheader(f, bin) == SEGY_OK);
+    samples = segy_samples(bin);
+    trace0 = segy_trace0(bin);
+    trsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, samples);
+    REQUIRE(segy_set_format(f, SEGY_IEEE_FLOAT_4_BYTE) == SEGY_OK);
+    REQUIRE(segy_traces(f, &traces, trace0, trsize) == SEGY_OK);
+  }
+  ~Segy() { segy_close(f); }
+  int bfield(int field) const {
+    int32_t v = 0;
+    REQUIRE(segy_get_bfield(bin, field, &v) == SEGY_OK);
+    return v;
+  }
+  std::vector<char> header(int i) {
+    std::vector<char> h(SEGY_TRACE_HEADER_SIZE);
+    REQUIRE(segy_traceheader(f, i, h.data(), trace0, trsize) == SEGY_OK);
+    return h;
+  }
+  static int field(const std::vector<char>& h, int byte) {
+    int32_t v = 0;
+    REQUIRE(segy_get_field(h.data(), byte, &v) == SEGY_OK);
+    return v;
+  }
+  // Sets one trace header field of trace i (a file opened "r+b").
+  void set(int i, int byte, int value) {
+    auto h = header(i);
+    REQUIRE(segy_set_field(h.data(), byte, value) == SEGY_OK);
+    REQUIRE(segy_write_traceheader(f, i, h.data(), trace0, trsize) == SEGY_OK);
+  }
+  void set_binary(int byte, int value) {
+    REQUIRE(segy_set_bfield(bin, byte, value) == SEGY_OK);
+    REQUIRE(segy_write_binheader(f, bin) == SEGY_OK);
+  }
+  std::vector<float> trace(int i) {
+    std::vector<float> v(static_cast<size_t>(samples));
+    REQUIRE(segy_readtrace(f, i, v.data(), trace0, trsize) == SEGY_OK);
+    REQUIRE(segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, samples, v.data()) == SEGY_OK);
+    return v;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a SEG-Y gather reads back with segyio: samples bit for bit, headers, exact dt", "[integration][segy]") {
+  using namespace seisrtm;
+  const fs::path d = fresh_dir("unit");
+  // Positions with centimetres (scalar -100), a dt that is no whole number of microseconds.
+  const std::vector<std::array<double, 3>> src{{101.25, 40.5, 12.75}};
+  const std::vector<std::array<double, 3>> rec{{20.5, 40.5, 5.25}, {180.75, 40.5, 5.25}, {101.25, 60.0, 0.0}};
+  const double dt = 0.0012938729237669145;
+  const long long steps = 50;
+  std::vector<float> traces(rec.size() * steps);
+  std::mt19937 gen(7);
+  std::normal_distribution<float> noise(0.0f, 1e-3f);
+  for (auto& v : traces) v = noise(gen);
+  traces[3] = 1e-41f;  // a denormal goes through untouched
+  for (int rev : {1, 2}) {
+    DYNAMIC_SECTION("rev " << rev) {
+      io::SegyRun run = io::plan_segy(rev, dt, steps, src, rec);
+      CHECK(run.coordinate_scalar == -100);
+      CHECK(run.elevation_scalar == -100);
+      run.producer = "seisrtm test";
+      const std::string file = (d / ("g" + std::to_string(rev) + ".sgy")).string();
+      io::write_segy_shot(file, run, 4, src[0], rec, traces.data());
+      {
+        Segy s(file);
+        CHECK(s.bfield(SEGY_BIN_FORMAT) == 5);
+        CHECK(s.bfield(SEGY_BIN_INTERVAL) == 1294);
+        CHECK(s.bfield(SEGY_BIN_SAMPLES) == steps + 1);
+        CHECK(s.bfield(SEGY_BIN_SEGY_REVISION) == (rev == 1 ? 0x0100 : 0x0200));
+        CHECK(s.bfield(SEGY_BIN_TRACE_FLAG) == 1);
+        REQUIRE(s.traces == 3);
+        for (int r = 0; r < 3; ++r) {
+          const auto h = s.header(r);
+          CHECK(Segy::field(h, SEGY_TR_FIELD_RECORD) == 5);
+          CHECK(Segy::field(h, SEGY_TR_SEQ_FILE) == r + 1);
+          CHECK(Segy::field(h, SEGY_TR_SOURCE_GROUP_SCALAR) == -100);
+          CHECK(Segy::field(h, SEGY_TR_ELEV_SCALAR) == -100);
+          CHECK(Segy::field(h, SEGY_TR_SOURCE_X) == 10125);
+          CHECK(Segy::field(h, SEGY_TR_SOURCE_Y) == 4050);
+          CHECK(Segy::field(h, SEGY_TR_SOURCE_DEPTH) == 1275);
+          CHECK(Segy::field(h, SEGY_TR_GROUP_X) == std::lround(rec[r][0] * 100));
+          CHECK(Segy::field(h, SEGY_TR_GROUP_Y) == std::lround(rec[r][1] * 100));
+          CHECK(Segy::field(h, SEGY_TR_RECV_GROUP_ELEV) == -std::lround(rec[r][2] * 100));
+          CHECK(Segy::field(h, SEGY_TR_COORD_UNITS) == 1);
+          CHECK(Segy::field(h, SEGY_TR_SAMPLE_COUNT) == steps + 1);
+          CHECK(Segy::field(h, SEGY_TR_SAMPLE_INTER) == 1294);
+          CHECK(Segy::field(h, SEGY_TR_DELAY_REC_TIME) == 0);
+          const auto v = s.trace(r);
+          CHECK(v[0] == 0.0f);  // t = 0
+          CHECK(std::memcmp(v.data() + 1, traces.data() + r * steps, steps * sizeof(float)) == 0);
+        }
+        // Offsets: whole metres, negative towards -x.
+        CHECK(Segy::field(s.header(0), SEGY_TR_OFFSET) == -81);
+        CHECK(Segy::field(s.header(1), SEGY_TR_OFFSET) == 80);
+        CHECK(Segy::field(s.header(2), SEGY_TR_OFFSET) == 20);
+      }
+      // seisrtm's reader: the same positions (exact with the scalar), the exact dt, the samples.
+      const io::ObservedData o = io::read_segy(file, SegyHeaderConfig{});
+      CHECK(o.dt == dt);
+      CHECK(o.shots == 1);
+      CHECK(o.samples == steps);
+      CHECK(o.source_positions == src);
+      CHECK(o.receiver_positions == rec);
+      CHECK(std::memcmp(o.traces.data(), traces.data(), traces.size() * sizeof(float)) == 0);
+    }
+  }
+  SECTION("another writer's file: no exact dt in the textual header, dt from the microseconds") {
+    io::SegyRun run = io::plan_segy(1, dt, steps, src, rec);
+    const std::string file = (d / "plain.sgy").string();
+    io::write_segy_shot(file, run, 0, src[0], rec, traces.data());
+    {
+      Segy s(file, "r+b");
+      std::string blank(3200, ' ');
+      REQUIRE(segy_write_textheader(s.f, 0, blank.c_str()) == SEGY_OK);
+    }
+    CHECK(io::read_segy(file, SegyHeaderConfig{}).dt == 1294e-6);
+  }
+}
+
+TEST_CASE("run -> SEG-Y -> migrate gives the image of run -> HDF5 -> migrate, bit for bit", "[integration][segy]") {
+  const fs::path& d = run_dir();
+  REQUIRE(fs::exists(d / "data_shot_0000.sgy"));
+  REQUIRE(fs::exists(d / "data_shot_0001.sgy"));
+  // The traces of the SEG-Y files are those of the HDF5 file, after a zero at t = 0.
+  const auto h5 = read_dataset((d / "data.h5").string(), "traces");
+  for (int s = 0; s < 2; ++s) {
+    Segy f((d / ("data_shot_000" + std::to_string(s) + ".sgy")).string());
+    REQUIRE(f.traces == 12);
+    for (int r = 0; r < 12; ++r) {
+      const auto v = f.trace(r);
+      REQUIRE(v.size() == 201);
+      CHECK(std::memcmp(v.data() + 1, h5.data() + (s * 12 + r) * 200, 200 * sizeof(float)) == 0);
+    }
+  }
+  // The same data (samples, exact dt, positions) give the same arithmetic: equal images.
+  const fs::path m = fresh_dir("roundtrip");
+  const std::string a = write_text(m / "h5.yaml", migration_config("from_h5", (d / "data.h5").string(), false));
+  const std::string b = write_text(m / "sgy.yaml", migration_config("from_sgy", (d / "data_shot_*.sgy").string(), true));
+  for (const auto& cfg : {a, b}) {
+    const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + m.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+  }
+  for (const char* k : {"image/correlation", "image/illumination", "image/laplacian", "sources/positions",
+                        "receivers/positions"}) {
+    INFO(k);
+    const auto x = read_dataset((m / "from_h5.h5").string(), k), y = read_dataset((m / "from_sgy.h5").string(), k);
+    CHECK(same_bits(x, y));
+  }
+  // A rerun without SEG-Y leaves none of the earlier set's .sgy files; look-alikes stay.
+  const fs::path re = fresh_dir("rerun");
+  for (const auto& f : fs::directory_iterator(d)) fs::copy(f.path(), re / f.path().filename());
+  write_text(re / "data_shot_notes.sgy", "x");
+  std::string cfg = kTrueModel;
+  cfg.replace(cfg.find("segy: rev1"), 10, "segy: none");
+  const Result r = run_cli("run " + write_text(re / "none.yaml", cfg) + " --quiet --backend cpu --output " + re.string());
+  REQUIRE(r.code == 0);
+  CHECK_FALSE(fs::exists(re / "data_shot_0000.sgy"));
+  CHECK_FALSE(fs::exists(re / "data_shot_0001.sgy"));
+  CHECK(fs::exists(re / "data_shot_notes.sgy"));
+}
+
+namespace {
+
+// A copy of the run's SEG-Y files in a fresh directory, broken by `edit`; migrate must refuse it
+// with one message holding every `expected` part, exit 1 and no output.
+template <class Edit>
+void expect_refused(const std::string& name, Edit edit, const std::vector<std::string>& expected) {
+  const fs::path d = fresh_dir("bad_" + name);
+  for (int s = 0; s < 2; ++s) {
+    const std::string f = "data_shot_000" + std::to_string(s) + ".sgy";
+    fs::copy(run_dir() / f, d / f);
+  }
+  edit(d);
+  const std::string cfg = write_text(d / "m.yaml", migration_config("rtm", (d / "data_shot_*.sgy").string(), true));
+  const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + (d / "out").string());
+  INFO(r.output);
+  CHECK(r.code == 1);
+  for (const auto& e : expected) CHECK_THAT(r.output, Contains(e));
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_FALSE(fs::exists(d / "out" / "rtm.h5"));
+}
+
+}  // namespace
+
+TEST_CASE("bad SEG-Y is refused with one message naming file, trace and header bytes", "[integration][segy]") {
+  run_dir();
+  SECTION("truncated") {
+    expect_refused("truncated", [](const fs::path& d) { fs::resize_file(d / "data_shot_0001.sgy", 16128 - 100); },
+                   {"data_shot_0001.sgy", "trace 12 is cut short", "truncated"});
+  }
+  SECTION("shorter than the file header") {
+    expect_refused("stub", [](const fs::path& d) { fs::resize_file(d / "data_shot_0000.sgy", 1000); },
+                   {"data_shot_0000.sgy", "less than the 3600-byte file header"});
+  }
+  SECTION("a sample format seisrtm does not read") {
+    expect_refused("format", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set_binary(SEGY_BIN_FORMAT, 2); },
+                   {"data_shot_0000.sgy", "bytes 3225-3226", "= 2 (4-byte integer)", "reads 5 (4-byte IEEE float) and 1"});
+  }
+  SECTION("samples per trace that vary") {
+    expect_refused("samples", [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(4, SEGY_TR_SAMPLE_COUNT, 150); },
+                   {"data_shot_0001.sgy', trace 5", "bytes 115-116", "= 150", "gives 201"});
+  }
+  SECTION("a receiver of one shot that does not match the others") {
+    expect_refused("receiver", [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(2, SEGY_TR_GROUP_X, 115); },
+                   {"data_shot_0001.sgy', trace 3", "receiver 3 of field record 2", "[115, 145, 20] m", "bytes 81, 85, 41",
+                    "[110, 145, 20] m", "one receiver layout"});
+  }
+  SECTION("a source that moves within a shot") {
+    expect_refused("source", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set(7, SEGY_TR_SOURCE_X, 176); },
+                   {"data_shot_0000.sgy', trace 8", "source position [176, 145, 20] m", "bytes 73, 77, 49 - 45",
+                    "field record 1"});
+  }
+  SECTION("a coordinate scalar that is not a power of ten") {
+    expect_refused("scalar", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set(0, SEGY_TR_SOURCE_GROUP_SCALAR, 7); },
+                   {"data_shot_0000.sgy', trace 1", "bytes 71 (coordinate scalar) = 7", "valid: 1, 10, 100"});
+  }
+  SECTION("no wavelet for SEG-Y data, and header bytes that start no field") {
+    const fs::path d = fresh_dir("keys");
+    std::string cfg = migration_config("rtm", (run_dir() / "data_shot_*.sgy").string(), false);
+    Result r = run_cli("migrate " + write_text(d / "a.yaml", cfg) + " --quiet --backend cpu --output " + d.string());
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains("'migration.wavelet' is required for SEG-Y data"));
+    cfg = migration_config("rtm", (run_dir() / "data_shot_*.sgy").string(), true) + "  segy_headers: {source_x: 74}\n";
+    r = run_cli("migrate " + write_text(d / "b.yaml", cfg) + " --quiet --backend cpu --output " + d.string());
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains("'migration.segy_headers.source_x' = 74 is not the first byte"));
+  }
+}
