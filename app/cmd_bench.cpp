@@ -25,7 +25,7 @@
 #include "solver/bandwidth.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/progress.hpp"
 
 namespace seisrtm::app {

@@ -15,7 +15,7 @@
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/migration.hpp"
 
 namespace seisrtm::app {

@@ -5,7 +5,7 @@
 #include "app/commands.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/migration.hpp"
 #include "validation/cpu_migration.hpp"
 

@@ -8,7 +8,7 @@
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::app {
 

@@ -3,7 +3,7 @@
 
 #include "app/commands.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/survey.hpp"
 #include "validation/cpu_propagator.hpp"

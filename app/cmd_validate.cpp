@@ -10,7 +10,7 @@
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"

@@ -9,7 +9,7 @@
 
 #include "app/commands.hpp"
 #include "io/interrupt.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm {
 

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "io/output_file.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

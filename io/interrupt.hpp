@@ -7,7 +7,7 @@
 #include <csignal>
 #include <string>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

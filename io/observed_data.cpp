@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "io/hdf5_file.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

@@ -16,7 +16,7 @@
 #include <set>
 #include <system_error>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

@@ -13,7 +13,7 @@
 #include <memory>
 
 #include "io/output_file.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

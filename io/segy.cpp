@@ -16,7 +16,7 @@
 #include <sstream>
 
 #include "io/output_file.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::io {
 

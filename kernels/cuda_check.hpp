@@ -2,7 +2,7 @@
 // Turns a failing CUDA runtime call into a seisrtm::CudaError with the call, file and line.
 #include <cuda_runtime.h>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 #define SEISRTM_CUDA(call)                                                              \
   do {                                                                                 \

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/geometry.hpp"
 
 namespace seisrtm {

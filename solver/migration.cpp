@@ -15,7 +15,7 @@
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"

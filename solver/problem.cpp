@@ -10,7 +10,7 @@
 
 #include "io/hdf5_file.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/model_smoothing.hpp"
 #include "solver/numerics.hpp"

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm {
 

@@ -2,7 +2,7 @@
 #include "tests/catch.hpp"
 
 #include "io/config.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/problem.hpp"
 

@@ -12,7 +12,7 @@
 #include <random>
 #include <vector>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/numerics.hpp"
 #include "validation/cpu_stencil.hpp"
 

@@ -11,7 +11,7 @@
 #include "io/config.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/problem.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"

@@ -14,7 +14,7 @@
 #include "io/config.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 

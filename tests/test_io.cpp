@@ -16,7 +16,7 @@
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "solver/problem.hpp"
 
 using namespace seisrtm;

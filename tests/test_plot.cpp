@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "io/plot.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 

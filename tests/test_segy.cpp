@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "io/segy.hpp"
-#include "solver/error.hpp"
+#include "base/error.hpp"
 #include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;

@@ -2,7 +2,7 @@
 
 #include <omp.h>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::validation {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::validation {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "solver/error.hpp"
+#include "base/error.hpp"
 
 namespace seisrtm::validation {
 

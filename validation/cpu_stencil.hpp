@@ -35,7 +35,7 @@ struct Stencil {
 
 // Advances pn over `box` as above. Real is float (the reference and the CPU backend) or double
 // (the adjoint test's exact path). Threads: OpenMP over the box. Throws seisrtm::Error
-// (solver/error.hpp) for a radius other than 1, 2, 4 or 8.
+// (base/error.hpp) for a radius other than 1, 2, 4 or 8.
 template <class Real>
 void acoustic_step(const Stencil& st, const Real* m, const Real* p, Real* pn, const Box& box);
 
