@@ -9,30 +9,21 @@
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
+#include "io/survey_file.hpp"
 #include "solver/progress.hpp"
 
 namespace seisrtm {
 
 namespace {
 
-std::string shot_name(long long s) {
-  char b[32];
-  std::snprintf(b, sizeof b, "shot_%04lld", s);
-  return b;
+io::RunAttributes run_attributes(const Problem& pb, const std::string& producer, const std::string& backend) {
+  return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps};
 }
 
 }  // namespace
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
-  const Grid& g = pb.grid;
-  io::write_attribute(root, "producer", producer);
-  io::write_attribute(root, "backend", backend);
-  io::write_attribute(root, "config", to_yaml(pb.config));
-  io::write_attribute(root, "spacing", std::vector<double>{g.h[0], g.h[1], g.h[2]});
-  io::write_attribute(root, "origin", std::vector<double>{0, 0, 0});
-  io::write_attribute(root, "shape", std::vector<long long>{g.n[0], g.n[1], g.n[2]});  // int64
-  io::write_attribute(root, "dt", std::vector<double>{pb.dt});
-  io::write_attribute(root, "steps", pb.steps);
+  io::write_run_attributes(root, run_attributes(pb, producer, backend));
 }
 
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
@@ -41,38 +32,19 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
   const long long interval = c.output.snapshot_interval;
-  const long long nsnap = interval > 0 ? nt / interval : 0;
 
   // Created first: an unwritable output directory fails before any time stepping. Every file
   // of the run is a member of this set, written under a temporary name; the set replaces the
   // previous one of this name only when everything has been written (io/output_file.hpp).
   io::OutputSet set(c.output.directory, c.output.name);
-  io::OutputFile& out = set.h5();
-  const hid_t root = out.root();
-  write_run_attributes(root, pb, opt.producer, prop.name());
-  io::write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
-  io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
-                                      "snapshots/shot_NNNN are [time][z][y][x]");
-
-  const hsize_t n3[3] = {hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])};
-  if (c.output.model) {
-    out.create_group("model");
-    io::write_dataset(root, "model/vp", {n3[0], n3[1], n3[2]}, pb.vp.data());
-  }
-  std::vector<double> time(nt);
-  for (long long n = 0; n < nt; ++n) time[n] = (n + 1) * pb.dt;
-  io::write_dataset(root, "time", {hsize_t(nt)}, time.data());
-  out.create_group("sources");
-  out.create_group("receivers");
-  io::write_dataset(root, "sources/wavelet", {hsize_t(nt)}, pb.wavelet.data());
-  std::vector<double> pos;
-  for (const auto& s : c.sources.shots) pos.insert(pos.end(), s.begin(), s.end());
-  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
-  pos.clear();
-  for (const auto& r : pb.receivers.position) pos.insert(pos.end(), r.begin(), r.end());
-  if (nrec > 0) io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
-  const bool traces = c.output.traces && nrec > 0;
-  if (traces) out.create_chunked("traces", {hsize_t(nshots), hsize_t(nrec), hsize_t(nt)});
+  // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
+  // fills now, and takes plain arrays.
+  const io::SurveyLayout layout{nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model};
+  io::SurveyFile file(set.h5(), layout);
+  const long long nsnap = file.snapshots();
+  file.write_attributes(run_attributes(pb, opt.producer, prop.name()));
+  file.write_model(pb.vp.data());
+  file.write_geometry(pb.wavelet.data(), c.sources.shots, pb.receivers.position);
   // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
   io::SegyRun segy;
   if (c.output.segy != "none") {
@@ -87,12 +59,6 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
                   w.delay ? *w.delay : 1.2 / w.peak_frequency);
     segy.wavelet = w.type == "ricker" ? wl : "wavelet file " + w.file + ":" + w.dataset;
   }
-  std::vector<double> snap_times;
-  for (long long k = 0; k < nsnap; ++k) snap_times.push_back((k + 1) * interval * pb.dt);
-  if (nsnap > 0) {
-    out.create_group("snapshots");
-    io::write_dataset(root, "snapshots/time", {hsize_t(nsnap)}, snap_times.data());
-  }
 
   std::vector<float> field(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
   std::vector<float> shot_traces(static_cast<size_t>(nrec * nt));
@@ -104,7 +70,6 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
   for (long long s = 0; s < nshots; ++s) {
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-    if (nsnap > 0) out.create_chunked("snapshots/" + shot_name(s), {hsize_t(nsnap), n3[0], n3[1], n3[2]});
     prop.begin_shot(s);
     Progress progress(label, nt, double(g.cells()), opt.quiet);
     long long pending = -1;  // snapshot index requested but not yet written
@@ -116,7 +81,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
         // Written one snapshot late, so the copy overlaps the next chunk of time steps.
         if (pending >= 0) {
           prop.receive_wavefield(field.data());
-          out.write_slab("snapshots/" + shot_name(s), pending, field.data());
+          file.write_snapshot(s, pending, field.data());
         }
         prop.request_wavefield(g.cells());
         pending = n / interval - 1;
@@ -126,24 +91,24 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     }
     if (pending >= 0) {
       prop.receive_wavefield(field.data());
-      out.write_slab("snapshots/" + shot_name(s), pending, field.data());
+      file.write_snapshot(s, pending, field.data());
     }
     progress.finish();
     sum.seconds += progress.seconds();
     prop.traces(shot_traces.data());
-    if (traces) out.write_slab("traces", s, shot_traces.data());
+    file.write_traces(s, shot_traces.data());
     if (c.output.segy != "none")
-      io::write_segy_shot(set.add("_" + shot_name(s) + ".sgy"), segy, s, c.sources.shots[s], pb.receivers.position,
+      io::write_segy_shot(set.add("_" + io::shot_name(s) + ".sgy"), segy, s, c.sources.shots[s], pb.receivers.position,
                           shot_traces.data());
     if (c.output.pictures) {
       // Seismic data in a symmetric colour scale clipped at a percentile of |p| (stated in the
       // picture), so a few large samples near the source do not wash out the rest.
-      const std::string front = c.output.name + ": " + shot_name(s);
+      const std::string front = c.output.name + ": " + io::shot_name(s);
       const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
       if (nrec > 0) {
         io::Image2D im = io::gather_picture(shot_traces, nrec, nt, pb.dt, pb.receivers.position, src);
         im.title = front + " " + im.title;
-        picture("gather_" + shot_name(s), im);
+        picture("gather_" + io::shot_name(s), im);
       }
       if (s == 0) {
         prop.wavefield(field.data());
@@ -154,7 +119,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
         wf.title = front + " " + t + wf.title;
         wf.value_label = "p", wf.value_unit = "arb. units";
         wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
-        picture("wavefield_" + shot_name(s), wf);
+        picture("wavefield_" + io::shot_name(s), wf);
         io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
         vp.title = c.output.name + ": model vp, " + vp.title;
         vp.value_label = "vp", vp.value_unit = "m/s";
@@ -164,16 +129,13 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     }
   }
   sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * nshots / sum.seconds / 1e9 : 0;
-  io::write_attribute(root, "stepping_seconds", std::vector<double>{sum.seconds});
+  file.write_stepping_seconds(sum.seconds);
 
-  std::vector<io::XdmfVolume> vols;
-  if (c.output.model) vols.push_back({"/model/vp", "vp", 0, {}});
-  for (long long s = 0; s < nshots && nsnap > 0; ++s)
-    vols.push_back({"/snapshots/" + shot_name(s), "p_" + shot_name(s), nsnap, snap_times});
-  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h, vols);
+  const std::vector<io::XdmfVolume> vols = file.xdmf_volumes();
+  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), set.h5().file_name(), g.n, g.h, vols);
   io::check_interrupt("the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots), c.output.directory);
   set.commit();
-  sum.h5_path = out.path();
+  sum.h5_path = set.h5().path();
   for (const auto& f : set.others()) {
     if (fs::path(f).extension() == ".xmf")
       sum.xdmf_path = f;

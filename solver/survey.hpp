@@ -19,12 +19,13 @@ struct RunOptions {
 struct RunSummary {
   std::string h5_path, xdmf_path;
   std::vector<std::string> pictures;
-  double seconds = 0;         // time stepping only, all shots
+  double seconds = 0;  // time stepping only, all shots
   double gcells_per_second = 0;
 };
 
 // The root attributes every result file carries: producer, backend, config (resolved YAML),
-// spacing, origin, shape (int64), all [x, y, z], dt and steps.
+// spacing, origin, shape (int64), all [x, y, z], dt and steps (io::write_run_attributes; the
+// survey's own file writes them through io::SurveyFile, migrate's through this).
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend);
 
 RunSummary run_survey(const Problem& problem, Propagator& propagator, const RunOptions& options);

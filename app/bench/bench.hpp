@@ -1,0 +1,109 @@
+#pragma once
+// The pieces of seisrtm bench (app/cmd_bench.cpp) that its parts share: the study's axes, what
+// one measured cell and one copy-bandwidth reference hold, and one function per part:
+// measure.cpp (the copy bandwidth and the study), report.cpp (the console), files.cpp (CSV and
+// JSON), plot.cpp (the PNG panels), compare.cpp (--compare). Internal to app/.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+#include "solver/problem.hpp"
+
+namespace seisrtm::app::bench {
+
+constexpr double kBytesPerCell = 16;  // read p, p_prev, m; write p_next (fp32)
+
+inline std::string z_name(int z) {
+  return z == 0 ? "none" : std::to_string(z);
+}
+
+// The study's axes, resolved from the options and the GPU (defaults filled in, values checked).
+struct Axes {
+  std::vector<std::string> variants, memories;
+  std::vector<int> z_blocks;
+  std::vector<long long> steps;  // ascending
+  int repeat = 3;
+  long long size = 800;
+};
+
+// What a study runs on: the options as given, the device, the axes, the config and its problem.
+struct Setup {
+  const BenchOptions& options;
+  const GpuInfo& gpu;
+  const Axes& axes;
+  const Config& config;
+  const Problem& problem;
+};
+
+// One measured cell: variant x memory x z_block x steps.
+struct Cell {
+  std::string variant, memory;
+  int z_block = 0;
+  long long steps = 0;
+  bool compressible = false;    // the volumes really were compressible
+  std::vector<double> seconds;  // per repeat
+  std::size_t peak_bytes = 0, volume_bytes = 0;
+  double median = 0, lo = 0, hi = 0;  // GCells/s
+  double spread() const { return median > 0 ? (hi - lo) / median : 0; }
+};
+
+// One copy-bandwidth reference: memory kind x data.
+struct Copy {
+  std::string memory, data;
+  double bytes_per_second = 0;  // 0: not measured (no compressible memory here)
+  bool compressible = false;
+};
+
+// Everything a study measured.
+struct Results {
+  std::string date;          // UTC, ISO 8601
+  std::vector<Copy> copies;  // plain random first
+  double copy_plain = 0;     // B/s: the plain memory copy of random data
+  double roof = 0;           // GCells/s at kBytesPerCell and copy_plain
+  long long warm = 0;        // warm-up steps per configuration, not timed
+  std::vector<Cell> cells;
+};
+
+// measure.cpp
+// The UTC date and time now, ISO 8601.
+std::string today();
+// The NVIDIA kernel module's version (e.g. 580.65.06); empty where the system does not show it.
+std::string driver_release();
+// Copy bandwidth of plain and compressible memory with random and zero data, each line printed
+// as it is measured; compressible memory is left unmeasured where the GPU has none.
+std::vector<Copy> measure_copies(const GpuInfo& g);
+// Warm-up steps before the timed runs of each configuration.
+long long warm_up_steps(const Axes& a);
+// The study: every configuration of the axes, its step counts timed `a.repeat` times each.
+std::vector<Cell> measure_cells(const Setup& s, long long warm);
+
+// report.cpp
+// The run's header: version, command, device and problem.
+void print_header(const Setup& s, const std::string& date);
+// The table per variant (rows memory x steps, columns z_block), the best cell and the command.
+void print_tables(const Setup& s, const Results& r);
+// The cell of variant v, memory m, z_block z (ignored for naive) and s steps; null if not measured.
+const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s);
+
+// files.cpp
+void write_csv(const Setup& s, const Results& r);
+void write_json(const Setup& s, const Results& r);
+// One measured cell of a bench --json file: what identifies it and its GCells/s.
+struct JsonCell {
+  std::string key;  // "tma z_block 32 plain 1000 steps"
+  double median = 0, min = 0, max = 0;
+};
+// The cells of a file written by bench --json; one Error naming the file (and the key) for what
+// is not such a file.
+std::vector<JsonCell> read_cells(const std::string& file);
+
+// plot.cpp
+// GCells/s against z_block, one panel per variant with z-blocking, to options.plot.
+void write_plot(const Setup& s, const Results& r);
+
+// compare.cpp
+// bench --compare: 0 where the two files agree within their spread, 1 where they do not.
+int compare(const std::vector<std::string>& files);
+
+}  // namespace seisrtm::app::bench

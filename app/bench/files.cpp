@@ -1,0 +1,176 @@
+// seisrtm bench, the files: --csv and --json with every figure (the JSON also with the device,
+// driver, CUDA versions, date and the full configuration), and the reading of --json files back
+// for --compare. Both are written under a temporary name and renamed when complete.
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/bench/bench.hpp"
+#include "base/error.hpp"
+#include "io/output_file.hpp"
+
+namespace seisrtm::app::bench {
+
+namespace {
+
+// The bench --json schema: insertion-ordered, so a file reads in the order it was written.
+using Json = nlohmann::ordered_json;
+
+// Writes `text` to `path` under a temporary name, renamed when complete.
+void write_text(const std::string& path, const std::string& text) {
+  io::PartialFile out(path);
+  {
+    std::ofstream f(out.temp_path());
+    if (!f) throw Error("cannot write '" + path + "': check that its directory exists and is writable");
+    f << text;
+    f.close();  // flushes: a full disk shows here
+    if (!f) throw Error("writing '" + path + "' failed" + io::write_failure_reason());
+  }
+  out.commit();
+}
+
+// B/s of the copy of random data in the cell's memory kind; the plain copy where that was not
+// measured.
+double same_memory_copy(const Results& r, const Cell& c) {
+  for (const auto& cp : r.copies)
+    if (cp.memory == c.memory && cp.data == "random" && cp.bytes_per_second > 0) return cp.bytes_per_second;
+  return r.copy_plain;
+}
+
+// Reads a file written by bench --json; one Error naming the file for what is not JSON.
+Json read_json(const std::string& file) {
+  errno = 0;
+  std::ifstream in(file);
+  if (!in)
+    throw Error("bench --compare: cannot open '" + file + "'" +
+                (errno ? ": " + std::string(std::strerror(errno)) : ""));
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1, column 9: ..."
+    const std::string what = e.what();
+    const auto cut = what.find("] ");
+    throw Error("bench --compare: '" + file + "' is not valid JSON (" +
+                (cut == std::string::npos ? what : what.substr(cut + 2)) + "); write it with bench --json");
+  }
+}
+
+// The value of `key` in the object `obj` (called `where` in messages) of `file`, checked to be
+// of the type `want` ("a number", "an integer", "a string") says.
+const Json& field(const Json& obj, const std::string& where, const char* key, const char* want,
+                  const std::string& file) {
+  const auto it = obj.find(key);
+  if (it == obj.end())
+    throw Error("bench --compare: '" + file + "': " + where + " has no key '" + key + "'; write it with bench --json");
+  const bool ok = std::string(want) == "a string"     ? it->is_string()
+                  : std::string(want) == "an integer" ? it->is_number_integer()
+                                                      : it->is_number();
+  if (!ok) throw Error("bench --compare: '" + file + "': " + where + "." + key + " is " + it->dump() + ", not " + want);
+  return *it;
+}
+
+}  // namespace
+
+void write_csv(const Setup& s, const Results& r) {
+  std::ostringstream csv;
+  csv << "device,variant,z_block,memory,compressible,steps,repeats,gcells_median,gcells_min,gcells_"
+         "max,spread,"
+         "effective_gb_per_s,bytes_per_cell,fraction_of_copy,fraction_of_same_memory_copy,peak_"
+         "device_bytes,"
+         "volume_bytes,seconds\n";
+  for (const auto& c : r.cells) {
+    csv << '"' << s.gpu.name << "\"," << c.variant << "," << c.z_block << "," << c.memory << "," << c.compressible
+        << "," << c.steps << "," << c.seconds.size() << "," << c.median << "," << c.lo << "," << c.hi << ","
+        << c.spread() << "," << c.median * kBytesPerCell << "," << kBytesPerCell << ","
+        << c.median * kBytesPerCell * 1e9 / r.copy_plain << ","
+        << c.median * kBytesPerCell * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << "," << c.volume_bytes
+        << ",";
+    for (size_t i = 0; i < c.seconds.size(); ++i) csv << (i ? ";" : "") << c.seconds[i];
+    csv << "\n";
+  }
+  write_text(s.options.csv, csv.str());
+}
+
+void write_json(const Setup& s, const Results& r) {
+  const GpuInfo& g = s.gpu;
+  const Axes& a = s.axes;
+  Json j;
+  j["tool"] = "seisrtm bench";
+  j["version"] = SEISRTM_VERSION;
+  j["date"] = r.date;
+  j["command"] = s.options.command_line;
+  j["device"] = {
+      {"name", g.name},
+      {"compute_capability", std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor)},
+      {"multiprocessors", g.multiprocessors},
+      {"l2_bytes", g.l2_bytes},
+      {"memory_bytes", g.total_memory},
+      {"driver", driver_release()},
+      {"driver_cuda", std::to_string(g.driver_version / 1000) + "." + std::to_string(g.driver_version % 1000 / 10)},
+      {"runtime_cuda", std::to_string(g.runtime_version / 1000) + "." + std::to_string(g.runtime_version % 1000 / 10)}};
+  j["configuration"] = {{"variants", a.variants},
+                        {"z_blocks", a.z_blocks},
+                        {"memories", a.memories},
+                        {"steps", a.steps},
+                        {"repeat", a.repeat},
+                        {"warm_up_steps", r.warm},
+                        {"bytes_per_cell", static_cast<int>(kBytesPerCell)},
+                        {"cells", s.problem.grid.cells()},
+                        {"dt", s.problem.dt},
+                        {"config", to_yaml(s.config)}};
+  Json& cp = j["copy_bandwidth"] = Json::array();
+  for (const auto& c : r.copies)
+    cp.push_back({{"memory", c.memory},
+                  {"data", c.data},
+                  {"bytes_per_second", c.bytes_per_second},
+                  {"compressible", c.compressible}});
+  j["roofline_gcells_per_s"] = r.roof;
+  Json& list = j["cells"] = Json::array();
+  for (const auto& c : r.cells)
+    list.push_back({{"variant", c.variant},
+                    {"z_block", c.z_block},
+                    {"memory", c.memory},
+                    {"compressible", c.compressible},
+                    {"steps", c.steps},
+                    {"seconds", c.seconds},
+                    {"gcells_median", c.median},
+                    {"gcells_min", c.lo},
+                    {"gcells_max", c.hi},
+                    {"spread", c.spread()},
+                    {"effective_gb_per_s", c.median * kBytesPerCell},
+                    {"fraction_of_copy", c.median * kBytesPerCell * 1e9 / r.copy_plain},
+                    {"fraction_of_same_memory_copy", c.median * kBytesPerCell * 1e9 / same_memory_copy(r, c)},
+                    {"peak_device_bytes", c.peak_bytes},
+                    {"volume_bytes", c.volume_bytes}});
+  // Bytes that are not UTF-8 (a device name, the command line) become U+FFFD instead of
+  // failing the write; NaN and Inf become null.
+  write_text(s.options.json, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");
+}
+
+std::vector<JsonCell> read_cells(const std::string& file) {
+  const Json doc = read_json(file);
+  const auto list = doc.is_object() ? doc.find("cells") : doc.end();
+  if (!doc.is_object() || list == doc.end() || !list->is_array())
+    throw Error("bench --compare: '" + file + "' has no 'cells' list; write it with bench --json");
+  std::vector<JsonCell> cells;
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const Json& c = (*list)[i];
+    const std::string where = "cells[" + std::to_string(i) + "]";
+    if (!c.is_object())
+      throw Error("bench --compare: '" + file + "': " + where + " is " + c.dump() + ", not an object");
+    JsonCell j;
+    j.key = field(c, where, "variant", "a string", file).get<std::string>() + " z_block " +
+            z_name(field(c, where, "z_block", "an integer", file).get<int>()) + " " +
+            field(c, where, "memory", "a string", file).get<std::string>() + " " +
+            std::to_string(field(c, where, "steps", "an integer", file).get<long long>()) + " steps";
+    j.median = field(c, where, "gcells_median", "a number", file).get<double>();
+    j.min = field(c, where, "gcells_min", "a number", file).get<double>();
+    j.max = field(c, where, "gcells_max", "a number", file).get<double>();
+    cells.push_back(j);
+  }
+  return cells;
+}
+
+}  // namespace seisrtm::app::bench

@@ -1,0 +1,76 @@
+// seisrtm bench, the console: the run's header and, after the study, the talk-style table per
+// variant (GTC 2024 talk S62192: rows memory x steps, columns z_block), each cell the median
+// GCells/s and its spread (max - min) / median, the compressible/plain ratios and the best cell.
+#include <cstdio>
+
+#include "app/bench/bench.hpp"
+
+namespace seisrtm::app::bench {
+
+const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s) {
+  for (const auto& c : cells)
+    if (c.variant == v && c.memory == m && c.z_block == (v == "naive" ? 0 : z) && c.steps == s) return &c;
+  return nullptr;
+}
+
+void print_header(const Setup& s, const std::string& date) {
+  const BenchOptions& b = s.options;
+  const GpuInfo& g = s.gpu;
+  const Problem& p = s.problem;
+  std::printf("seisrtm bench %s\n", SEISRTM_VERSION);
+  std::printf("command: %s\n", b.command_line.c_str());
+  std::printf(
+      "device: %s (cc %d.%d, %d SMs, %.0f MiB L2, %.1f GiB), driver %s (CUDA %d.%d), runtime "
+      "%d.%d, %s\n",
+      g.name.c_str(), g.cc_major, g.cc_minor, g.multiprocessors, g.l2_bytes / 1048576.0, g.total_memory / 1073741824.0,
+      driver_release().c_str(), g.driver_version / 1000, g.driver_version % 1000 / 10, g.runtime_version / 1000,
+      g.runtime_version % 1000 / 10, date.c_str());
+  std::printf(
+      "problem: %lld x %lld x %lld cells, %s order %d, damping %lld cells, dt %.4g s, %s; %.0f "
+      "B/cell/step "
+      "(read p, p_prev, m; write p_next)\n",
+      p.grid.n[0], p.grid.n[1], p.grid.n[2], s.config.physics.equation.c_str(), s.config.physics.space_order,
+      static_cast<long long>(s.config.boundary.damping_width), p.dt,
+      b.config.empty() ? "vp 1500 m/s + 0.25/s z, source at the centre" : b.config.c_str(), kBytesPerCell);
+}
+
+void print_tables(const Setup& s, const Results& r) {
+  const Axes& a = s.axes;
+  const std::vector<Cell>& cells = r.cells;
+  std::printf("\nGCells/s, median of %d runs (+- spread: (max - min) / median); roofline %.1f GCells/s\n", a.repeat,
+              r.roof);
+  for (const auto& v : a.variants) {
+    const std::vector<int> zs = v == "naive" ? std::vector<int>{0} : a.z_blocks;
+    std::printf("\n%-6s %-13s %6s", v.c_str(), "memory", "steps");
+    for (int z : zs) std::printf(" %16s", ("z_block " + z_name(z)).c_str());
+    std::printf("\n");
+    for (const auto& m : a.memories)
+      for (long long st : a.steps) {
+        std::printf("%-6s %-13s %6lld", "", m.c_str(), st);
+        for (int z : zs)
+          if (const Cell* c = find_cell(cells, v, m, z, st))
+            std::printf("   %6.1f +-%4.1f%%", c->median, 100 * c->spread());
+        std::printf("\n");
+      }
+    if (a.memories.size() == 2)
+      for (long long st : a.steps) {
+        std::printf("%-6s %-13s %6lld", "", "compr./plain", st);
+        for (int z : zs) {
+          const Cell *pl = find_cell(cells, v, "plain", z, st), *co = find_cell(cells, v, "compressible", z, st);
+          if (pl && co) std::printf(" %15.2fx", co->median / pl->median);
+        }
+        std::printf("\n");
+      }
+  }
+  const Cell* best = &cells.front();
+  for (const auto& c : cells)
+    if (c.median > best->median) best = &c;
+  std::printf(
+      "\nbest: %s z_block %s %s memory, %lld steps: %.1f GCells/s, %.0f GB/s effective, %.1f%% of "
+      "the roofline\n",
+      best->variant.c_str(), z_name(best->z_block).c_str(), best->memory.c_str(), best->steps, best->median,
+      best->median * kBytesPerCell, 100 * best->median / r.roof);
+  std::printf("reproduce: %s\n", s.options.command_line.c_str());
+}
+
+}  // namespace seisrtm::app::bench

@@ -1,0 +1,105 @@
+#include "io/survey_file.hpp"
+
+#include <cstdio>
+
+#include "base/error.hpp"
+
+namespace seisrtm::io {
+
+std::string shot_name(long long shot) {
+  char b[32];
+  std::snprintf(b, sizeof b, "shot_%04lld", shot);
+  return b;
+}
+
+void write_run_attributes(hid_t root, const RunAttributes& a) {
+  write_attribute(root, "producer", a.producer);
+  write_attribute(root, "backend", a.backend);
+  write_attribute(root, "config", a.config);
+  write_attribute(root, "spacing", std::vector<double>{a.h[0], a.h[1], a.h[2]});
+  write_attribute(root, "origin", std::vector<double>{0, 0, 0});
+  write_attribute(root, "shape", std::vector<long long>{a.n[0], a.n[1], a.n[2]});  // int64
+  write_attribute(root, "dt", std::vector<double>{a.dt});
+  write_attribute(root, "steps", a.steps);
+}
+
+SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out), layout_(layout) {
+  const SurveyLayout& l = layout_;
+  if (l.shots < 0 || l.receivers < 0 || l.steps < 0 || l.snapshot_interval < 0)
+    throw Error("survey layout of '" + out_.path() + "' has a negative size");
+  traces_ = l.traces && l.receivers > 0;
+  snapshots_ = l.snapshot_interval > 0 ? l.steps / l.snapshot_interval : 0;
+  for (long long k = 0; k < snapshots_; ++k) snapshot_times_.push_back((k + 1) * l.snapshot_interval * l.dt);
+
+  if (traces_) out_.create_chunked("traces", {hsize_t(l.shots), hsize_t(l.receivers), hsize_t(l.steps)});
+  if (snapshots_ > 0) {
+    out_.create_group("snapshots");
+    write_dataset(out_.root(), "snapshots/time", {hsize_t(snapshots_)}, snapshot_times_.data());
+    // Chunked datasets allocate their chunks when written: creating every shot's now costs
+    // nothing until its snapshots arrive.
+    for (long long s = 0; s < l.shots; ++s)
+      out_.create_chunked("snapshots/" + shot_name(s),
+                          {hsize_t(snapshots_), hsize_t(l.n[2]), hsize_t(l.n[1]), hsize_t(l.n[0])});
+  }
+}
+
+void SurveyFile::write_attributes(const RunAttributes& a) {
+  const hid_t root = out_.root();
+  write_run_attributes(root, a);
+  write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
+  write_attribute(root, "layout",
+                  "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
+                  "snapshots/shot_NNNN are [time][z][y][x]");
+}
+
+void SurveyFile::write_model(const float* vp) {
+  if (!layout_.model) return;
+  const auto& n = layout_.n;
+  out_.create_group("model");
+  write_dataset(out_.root(), "model/vp", {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, vp);
+}
+
+void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
+                                const std::vector<std::array<double, 3>>& receivers) {
+  const SurveyLayout& l = layout_;
+  if (static_cast<long long>(sources.size()) != l.shots || static_cast<long long>(receivers.size()) != l.receivers)
+    throw Error("survey geometry for '" + out_.path() + "': " + std::to_string(sources.size()) + " sources and " +
+                std::to_string(receivers.size()) + " receivers, but the layout has " + std::to_string(l.shots) +
+                " and " + std::to_string(l.receivers));
+  const hid_t root = out_.root();
+  // Sample n of a trace is p after step n + 1: t = (n + 1) dt.
+  std::vector<double> time(l.steps);
+  for (long long n = 0; n < l.steps; ++n) time[n] = (n + 1) * l.dt;
+  write_dataset(root, "time", {hsize_t(l.steps)}, time.data());
+  out_.create_group("sources");
+  out_.create_group("receivers");
+  write_dataset(root, "sources/wavelet", {hsize_t(l.steps)}, wavelet);
+  std::vector<double> pos;
+  for (const auto& s : sources) pos.insert(pos.end(), s.begin(), s.end());
+  write_dataset(root, "sources/positions", {hsize_t(l.shots), 3}, pos.data());
+  pos.clear();
+  for (const auto& r : receivers) pos.insert(pos.end(), r.begin(), r.end());
+  if (l.receivers > 0) write_dataset(root, "receivers/positions", {hsize_t(l.receivers), 3}, pos.data());
+}
+
+void SurveyFile::write_traces(long long shot, const float* gather) {
+  if (traces_) out_.write_slab("traces", hsize_t(shot), gather);
+}
+
+void SurveyFile::write_snapshot(long long shot, long long k, const float* p) {
+  out_.write_slab("snapshots/" + shot_name(shot), hsize_t(k), p);
+}
+
+void SurveyFile::write_stepping_seconds(double seconds) {
+  write_attribute(out_.root(), "stepping_seconds", std::vector<double>{seconds});
+}
+
+std::vector<XdmfVolume> SurveyFile::xdmf_volumes() const {
+  std::vector<XdmfVolume> vols;
+  if (layout_.model) vols.push_back({"/model/vp", "vp", 0, {}});
+  for (long long s = 0; s < layout_.shots && snapshots_ > 0; ++s)
+    vols.push_back({"/snapshots/" + shot_name(s), "p_" + shot_name(s), snapshots_, snapshot_times_});
+  return vols;
+}
+
+}  // namespace seisrtm::io

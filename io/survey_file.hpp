@@ -1,0 +1,96 @@
+#pragma once
+// The HDF5 layout of a forward-modelling run's result file (README "Output"), in one place:
+//
+//   /traces                     [shot, receiver, time]  float32, chunked one shot a chunk
+//   /time                       [time]                  float64, s; sample n at t = (n + 1) dt
+//   /snapshots/shot_NNNN        [snapshot, z, y, x]     float32, chunked one snapshot a chunk
+//   /snapshots/time             [snapshot]              float64, s
+//   /model/vp                   [z, y, x]               float32, m/s
+//   /sources/positions          [shot, 3]               float64, m, [x, y, z]
+//   /receivers/positions        [receiver, 3]           float64, m, [x, y, z]
+//   /sources/wavelet            [time]                  float32, f(n dt)
+//   attributes of /             see write_attributes
+//
+// The writer knows nothing of the solver: it is given sizes and plain arrays. The constructor
+// creates the datasets the time loop fills (traces and snapshots), so the shapes are fixed
+// before any stepping; the write_* calls fill them and the static parts.
+#include <hdf5.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "io/output_file.hpp"
+
+namespace seisrtm::io {
+
+// Sizes of a survey's result file.
+struct SurveyLayout {
+  long long shots = 0;
+  long long receivers = 0;
+  long long steps = 0;                  // time samples per trace
+  double dt = 0;                        // s
+  std::array<long long, 3> n{0, 0, 0};  // cells [x, y, z]
+  std::array<double, 3> h{0, 0, 0};     // m [x, y, z]
+  long long snapshot_interval = 0;      // steps between snapshots; 0 = none
+  bool traces = true;                   // /traces (only with receivers)
+  bool model = true;                    // /model/vp
+};
+
+// The root attributes every result file carries (run and migrate alike).
+struct RunAttributes {
+  std::string producer;                 // program name and version
+  std::string backend;                  // propagator name
+  std::string config;                   // resolved YAML
+  std::array<long long, 3> n{0, 0, 0};  // cells [x, y, z]
+  std::array<double, 3> h{0, 0, 0};     // m [x, y, z]
+  double dt = 0;                        // s
+  long long steps = 0;
+};
+
+// Writes producer, backend, config, spacing, origin (0, float64), shape (int64), all [x, y, z],
+// dt and steps to `root`.
+void write_run_attributes(hid_t root, const RunAttributes& a);
+
+// `shot_NNNN`, the name of a shot's members (datasets, pictures, SEG-Y files).
+std::string shot_name(long long shot);
+
+class SurveyFile {
+ public:
+  // Creates /traces (when traces are kept and there are receivers), /snapshots, /snapshots/time
+  // and one /snapshots/shot_NNNN per shot (when there are snapshots) in `out`.
+  SurveyFile(OutputFile& out, const SurveyLayout& layout);
+
+  // Snapshots per shot: the steps that are multiples of snapshot_interval, the last included.
+  long long snapshots() const { return snapshots_; }
+  // s, one per snapshot: (k + 1) snapshot_interval dt.
+  const std::vector<double>& snapshot_times() const { return snapshot_times_; }
+  bool has_traces() const { return traces_; }
+
+  // The run attributes, `units` and `layout`.
+  void write_attributes(const RunAttributes& a);
+  // /model/vp from `vp` [z][y][x] (x fastest), m/s; nothing when the layout has no model.
+  void write_model(const float* vp);
+  // /time, /sources/wavelet (`wavelet`: steps values), /sources/positions (one [x, y, z] per
+  // shot, m) and /receivers/positions (one per receiver, m; absent without receivers).
+  void write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
+                      const std::vector<std::array<double, 3>>& receivers);
+  // One shot's gather, [receiver][time]; nothing when the layout has no traces.
+  void write_traces(long long shot, const float* gather);
+  // Snapshot k (0-based) of a shot, p on the grid [z][y][x].
+  void write_snapshot(long long shot, long long k, const float* p);
+  // Root attribute `stepping_seconds`: the time stepping of all shots, s.
+  void write_stepping_seconds(double seconds);
+
+  // What the XDMF sidecar shows: the model and each shot's snapshots as a time series.
+  std::vector<XdmfVolume> xdmf_volumes() const;
+
+ private:
+  OutputFile& out_;
+  SurveyLayout layout_;
+  bool traces_ = false;
+  long long snapshots_ = 0;
+  std::vector<double> snapshot_times_;
+};
+
+}  // namespace seisrtm::io
