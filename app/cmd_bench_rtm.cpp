@@ -3,37 +3,38 @@
 // traces become the observed data), then one migration of that shot per backward path (fused
 // step and separate kernels), with image_interval auto. Reported: the wall time of each pass,
 // the GPU time by phase (CUDA events around each kernel group), and the ratios to the forward run.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
 
-#include <unistd.h>
-
 #include "app/commands.hpp"
+#include "base/error.hpp"
 #include "io/observed_data.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
 #include "solver/migration.hpp"
 
 namespace seisrtm::app {
 
 int bench_rtm(const BenchOptions& b, const Config& base) {
   const GpuInfo g = query_gpu();
-  const std::vector<std::string> memories = b.memories.empty() ? std::vector<std::string>{"plain", "compressible"}
-                                                                : [&] {
-                                                                    std::vector<std::string> v;
-                                                                    std::stringstream ss(b.memories);
-                                                                    for (std::string t; std::getline(ss, t, ',');) v.push_back(t);
-                                                                    return v;
-                                                                  }();
-  std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(), g.name.c_str());
+  const std::vector<std::string> memories =
+      b.memories.empty() ? std::vector<std::string>{"plain", "compressible"} : [&] {
+        std::vector<std::string> v;
+        std::stringstream ss(b.memories);
+        for (std::string t; std::getline(ss, t, ',');) v.push_back(t);
+        return v;
+      }();
+  std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
+              g.name.c_str());
   std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
               "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
-  const std::string data_file = (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" +
-                                 std::to_string(::getpid()) + ".h5")).string();
+  const std::string data_file =
+      (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" + std::to_string(::getpid()) + ".h5")).string();
   for (const auto& mem : memories) {
     if (mem != "plain" && mem != "compressible")
       throw Error("bench --memory: '" + mem + "' is not a memory kind; valid: plain, compressible");
@@ -99,17 +100,19 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
       const std::string n = mig.name(), tag = "fused backward step (";
       if (const auto at = n.find(tag); fused && at != std::string::npos)
         backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
-      std::printf("%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; the "
-                  "stack's copy-back, once a survey: %.3f s)\n",
-                  mig.name().find("compressible") != std::string::npos ? "compressible" : "plain",
-                  backward.c_str(), forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward,
-                  phases.c_str(), in.problem.config.migration->image_interval, copy_back);
+      std::printf(
+          "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; the "
+          "stack's copy-back, once a survey: %.3f s)\n",
+          mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward,
+          fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
+          in.problem.config.migration->image_interval, copy_back);
       std::fflush(stdout);
     }
     std::filesystem::remove(data_file);
   }
-  std::printf("forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
-              "passes; rtm GPU: the sum of the GPU phases\n");
+  std::printf(
+      "forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
+      "passes; rtm GPU: the sum of the GPU phases\n");
   return 0;
 }
 

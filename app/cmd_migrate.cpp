@@ -3,9 +3,9 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "base/error.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
 #include "solver/migration.hpp"
 #include "validation/cpu_migration.hpp"
 
@@ -14,7 +14,8 @@ namespace seisrtm::app {
 int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
   const Config c = load_with_overrides(config_path, o);
   if (!c.migration)
-    throw Error("config file '" + config_path + "' has no 'migration' section: seisrtm migrate needs "
+    throw Error("config file '" + config_path +
+                "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
   GpuInfo gpu;
@@ -31,14 +32,18 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
     if (backend == "cuda") {
       const MigrationFootprint fp = migration_footprint(p, co);
       if (!o.quiet)
-        std::fprintf(stderr, "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
-                     "data %.3f GiB: %.3f GiB of %.3f GiB free\n", fp.store / 1073741824.0, fp.volumes / 1073741824.0,
-                     fp.data / 1073741824.0, fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
+        std::fprintf(stderr,
+                     "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
+                     "data %.3f GiB: %.3f GiB of %.3f GiB free\n",
+                     fp.store / 1073741824.0, fp.volumes / 1073741824.0, fp.data / 1073741824.0,
+                     fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
       // Device store, or the host store where it does not fit; refused here, before the traces
       // are read, when neither place holds it.
       if (migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory) && !o.quiet)
-        std::fprintf(stderr, "seisrtm: the boundary store (%.3f GiB) goes to pinned host memory: %.3f GiB of the GPU "
-                     "needed\n", fp.store / 1073741824.0, fp.total_host_store / 1073741824.0);
+        std::fprintf(stderr,
+                     "seisrtm: the boundary store (%.3f GiB) goes to pinned host memory: %.3f GiB of the GPU "
+                     "needed\n",
+                     fp.store / 1073741824.0, fp.total_host_store / 1073741824.0);
     } else {
       const MigrationPlan plan = plan_migration(p, data_samples, available_host_memory());
       if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
@@ -59,9 +64,10 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (data: %lld samples of %.4g s), "
                  "%lld shot(s), %lld receivers, backend %s\n",
-                 config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, in.data_samples,
-                 in.data_dt, p.shot_count(), p.receivers.size(), migrator->name().c_str());
-    std::fprintf(stderr, "seisrtm: data filter before back-propagation: %s; imaging every %lld steps (%s, f_max %.1f Hz)\n",
+                 config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, in.data_samples, in.data_dt,
+                 p.shot_count(), p.receivers.size(), migrator->name().c_str());
+    std::fprintf(stderr,
+                 "seisrtm: data filter before back-propagation: %s; imaging every %lld steps (%s, f_max %.1f Hz)\n",
                  in.data_filter.c_str(), p.config.migration->image_interval,
                  c.migration->image_interval == 0 ? "auto" : "migration.image_interval", in.f_max);
     if (c.migration->mute.enabled)
@@ -85,7 +91,8 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
       std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
       for (const auto& [phase, sec] : cm->breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
     }
-  std::fprintf(stderr, "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
+  std::fprintf(stderr,
+               "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
                s.seconds, p.shot_count(), s.depth_slice);
   return 0;
 }

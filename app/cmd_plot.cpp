@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "app/commands.hpp"
+#include "base/error.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
-#include "base/error.hpp"
 
 namespace seisrtm::app {
 
@@ -58,10 +58,9 @@ class ResultFile {
     for (hsize_t c : count) total *= c;
     std::vector<float> v(total);
     if (n.empty()) count = {1};
-    io::H5Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                     H5Sclose);
-    if (!n.empty() && H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                          count.data(), nullptr) < 0)
+    io::H5Handle mem(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), H5Sclose);
+    if (!n.empty() &&
+        H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr) < 0)
       throw Error(where(name) + ": selecting slab " + std::to_string(index) + " failed");
     if (H5Dread(d.get(), H5T_NATIVE_FLOAT, mem.get(), file_space.get(), H5P_DEFAULT, v.data()) < 0)
       throw Error(where(name) + ": reading failed");
@@ -91,9 +90,7 @@ class ResultFile {
   }
 
  private:
-  std::string where(const std::string& name) const {
-    return "result file '" + path_ + "', dataset '" + name + "'";
-  }
+  std::string where(const std::string& name) const { return "result file '" + path_ + "', dataset '" + name + "'"; }
   io::H5Handle open(const std::string& name) const {
     if (!has(name)) throw Error("result file '" + path_ + "' has no dataset '" + name + "'");
     io::H5Handle d(H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT), H5Dclose);
@@ -124,15 +121,12 @@ struct VolumeItem {
 };
 constexpr VolumeItem kVolumes[] = {
     {"model", "model/vp", "model vp", "vp", "m/s", io::Colormap::viridis, false, 100},
-    {"image", "image/laplacian", "image", "-lap(normalised image)", "1/m^2", io::Colormap::grey,
-     true, 99},
-    {"normalized", "image/normalized", "normalised image", "correlation / illumination", "",
-     io::Colormap::grey, true, 99},
-    {"correlation", "image/correlation", "image correlation", "sum S R", "arb. units",
-     io::Colormap::grey, true, 99},
+    {"image", "image/laplacian", "image", "-lap(normalised image)", "1/m^2", io::Colormap::grey, true, 99},
+    {"normalized", "image/normalized", "normalised image", "correlation / illumination", "", io::Colormap::grey, true,
+     99},
+    {"correlation", "image/correlation", "image correlation", "sum S R", "arb. units", io::Colormap::grey, true, 99},
     // The sources' surroundings are orders of magnitude brighter than the rest: clipped.
-    {"illumination", "image/illumination", "illumination", "sum S^2", "arb. units",
-     io::Colormap::viridis, false, 99},
+    {"illumination", "image/illumination", "illumination", "sum S^2", "arb. units", io::Colormap::viridis, false, 99},
 };
 
 // What the file holds, one line per item, for the listing and for the error on a wrong `what`.
@@ -141,22 +135,20 @@ std::vector<std::string> available(const ResultFile& f) {
   if (f.has("traces")) {
     const auto n = f.dims("traces");
     if (n.size() == 3)
-      items.push_back("gather        " + std::to_string(n[0]) + " shot(s) x " +
-                      std::to_string(n[1]) + " receivers x " + std::to_string(n[2]) +
-                      " samples (--shot)");
+      items.push_back("gather        " + std::to_string(n[0]) + " shot(s) x " + std::to_string(n[1]) + " receivers x " +
+                      std::to_string(n[2]) + " samples (--shot)");
   }
   long long shots = 0;
   while (f.has("snapshots/" + shot_name(shots))) ++shots;
   if (shots > 0) {
     const auto n = f.dims("snapshots/" + shot_name(0));
-    items.push_back("wavefield     " + std::to_string(shots) + " shot(s) x " +
-                    std::to_string(n.empty() ? 0 : n[0]) +
+    items.push_back("wavefield     " + std::to_string(shots) + " shot(s) x " + std::to_string(n.empty() ? 0 : n[0]) +
                     " snapshots (--shot, --snapshot, --slice, --at)");
   }
   for (const auto& v : kVolumes)
     if (f.has(v.dataset))
-      items.push_back(std::string(v.what) + std::string(14 - std::string(v.what).size(), ' ') +
-                      "/" + v.dataset + " (--slice, --at)");
+      items.push_back(std::string(v.what) + std::string(14 - std::string(v.what).size(), ' ') + "/" + v.dataset +
+                      " (--slice, --at)");
   return items;
 }
 
@@ -181,8 +173,7 @@ struct FileGrid {
 FileGrid grid_of(const ResultFile& f, const std::vector<hsize_t>& zyx) {
   FileGrid g;
   const auto h = f.attribute("spacing", {});
-  if (h.size() != 3)
-    throw Error("result file '" + f.path() + "' has no attribute 'spacing' [x, y, z] (m)");
+  if (h.size() != 3) throw Error("result file '" + f.path() + "' has no attribute 'spacing' [x, y, z] (m)");
   const auto o = f.attribute("origin", {0, 0, 0});
   for (int k = 0; k < 3; ++k) {
     g.n[k] = static_cast<long long>(zyx[zyx.size() - 1 - k]);
@@ -193,16 +184,14 @@ FileGrid grid_of(const ResultFile& f, const std::vector<hsize_t>& zyx) {
 }
 
 // The index of the plane `normal` = at (m), or the default position when `at` is NaN.
-long long plane_index(const FileGrid& g, char normal, double at, double fallback,
-                      const std::string& file) {
+long long plane_index(const FileGrid& g, char normal, double at, double fallback, const std::string& file) {
   const int k = normal - 'x';
   const double m = std::isnan(at) ? fallback : at;
   const double last = g.origin[k] + double(g.n[k] - 1) * g.h[k];
   const long long i = std::llround((m - g.origin[k]) / g.h[k]);
   if (i < 0 || i >= g.n[k])
-    throw Error("--at " + metres(m) + " m is outside the grid of '" + file +
-                "': " + std::string(1, normal) + " runs from " + metres(g.origin[k]) + " to " +
-                metres(last) + " m");
+    throw Error("--at " + metres(m) + " m is outside the grid of '" + file + "': " + std::string(1, normal) +
+                " runs from " + metres(g.origin[k]) + " to " + metres(last) + " m");
   return i;
 }
 
@@ -226,14 +215,12 @@ io::Point3 mean_source(const ResultFile& f, const FileGrid& g) {
 int cmd_plot(const PlotOptions& o) {
   const ResultFile f(o.file);
   if (o.what.empty()) {
-    std::printf(
-        "%s holds:%s\ndraw one with: seisrtm plot %s WHAT [options] (seisrtm plot --help)\n",
-        o.file.c_str(), listing(f).c_str(), o.file.c_str());
+    std::printf("%s holds:%s\ndraw one with: seisrtm plot %s WHAT [options] (seisrtm plot --help)\n", o.file.c_str(),
+                listing(f).c_str(), o.file.c_str());
     return 0;
   }
   if (!(o.clip > 0 && o.clip <= 100) && o.clip != 0)
-    throw Error("--clip " + metres(o.clip) +
-                ": a percentile in (0, 100] (99 clips at the 99th percentile of |value|)");
+    throw Error("--clip " + metres(o.clip) + ": a percentile in (0, 100] (99 clips at the 99th percentile of |value|)");
   const std::string stem = (fs::path(o.file).parent_path() / fs::path(o.file).stem()).string();
   const std::string name = fs::path(o.file).stem().string();
   io::Image2D im;
@@ -244,15 +231,12 @@ int cmd_plot(const PlotOptions& o) {
     if (o.what == v.what && f.has(v.dataset)) volume = &v;
   if (o.what == "gather" && f.has("traces")) {
     const auto n = f.dims("traces");
-    if (n.size() != 3)
-      throw Error("result file '" + o.file + "': /traces must be [shot, receiver, time]");
+    if (n.size() != 3) throw Error("result file '" + o.file + "': /traces must be [shot, receiver, time]");
     if (o.shot < 0 || o.shot >= static_cast<long long>(n[0]))
-      throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has shots 0.." +
-                  std::to_string(n[0] - 1));
+      throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has shots 0.." + std::to_string(n[0] - 1));
     const long long nrec = static_cast<long long>(n[1]), nt = static_cast<long long>(n[2]);
     const auto dt = f.attribute("dt", {});
-    if (dt.size() != 1 || !(dt[0] > 0))
-      throw Error("result file '" + o.file + "' has no attribute 'dt' (s)");
+    if (dt.size() != 1 || !(dt[0] > 0)) throw Error("result file '" + o.file + "' has no attribute 'dt' (s)");
     std::vector<io::Point3> rec;
     if (f.has("receivers/positions")) {
       const auto r = f.read_double("receivers/positions");
@@ -261,16 +245,14 @@ int cmd_plot(const PlotOptions& o) {
     io::Point3 src{0, 0, 0};
     if (f.has("sources/positions")) {
       const auto s = f.read_double("sources/positions");
-      if (s.size() >= size_t(3 * (o.shot + 1)))
-        src = {s[3 * o.shot], s[3 * o.shot + 1], s[3 * o.shot + 2]};
+      if (s.size() >= size_t(3 * (o.shot + 1))) src = {s[3 * o.shot], s[3 * o.shot + 1], s[3 * o.shot + 2]};
     }
     im = io::gather_picture(f.read_float("traces", o.shot), nrec, nt, dt[0], rec, src);
     im.title = name + ": " + shot_name(o.shot) + " " + im.title;
     suffix = "gather_" + shot_name(o.shot);
   } else if (o.what == "wavefield" && f.has("snapshots/" + shot_name(0))) {
     const std::string ds = "snapshots/" + shot_name(o.shot);
-    if (o.shot < 0 || !f.has(ds))
-      throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has no " + ds);
+    if (o.shot < 0 || !f.has(ds)) throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has no " + ds);
     const auto n = f.dims(ds);
     if (n.size() != 4 || n[0] == 0)
       throw Error("result file '" + o.file + "': /" + ds + " must be [snapshot, z, y, x]");
@@ -303,8 +285,7 @@ int cmd_plot(const PlotOptions& o) {
              metres(index * g.h[normal - 'x'] + g.origin[normal - 'x']) + "m";
   } else if (volume) {
     const auto n = f.dims(volume->dataset);
-    if (n.size() != 3)
-      throw Error("result file '" + o.file + "': /" + volume->dataset + " must be [z, y, x]");
+    if (n.size() != 3) throw Error("result file '" + o.file + "': /" + volume->dataset + " must be [z, y, x]");
     const FileGrid g = grid_of(f, n);
     const char normal = o.slice.empty() ? 'y' : o.slice[0];
     double fallback = mean_source(f, g)[normal - 'x'];

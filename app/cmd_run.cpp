@@ -1,10 +1,11 @@
-#include <cstdio>
 #include <omp.h>
 
+#include <cstdio>
+
 #include "app/commands.hpp"
-#include "solver/device_info.hpp"
 #include "base/error.hpp"
 #include "solver/cuda_propagator.hpp"
+#include "solver/device_info.hpp"
 #include "solver/survey.hpp"
 #include "validation/cpu_propagator.hpp"
 
@@ -29,8 +30,7 @@ std::string resolve_backend(const Config& c, GpuInfo* g) {
   return g->present ? "cuda" : "cpu";
 }
 
-std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
-                                            std::string* chosen) {
+std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen) {
   if (p.config.solver.threads > 0) omp_set_num_threads(p.config.solver.threads);
   Config c = p.config;
   c.solver.backend = backend;
@@ -38,8 +38,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   const std::string b = resolve_backend(c, &g);
   if (chosen) *chosen = b;
   if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
-  if (!g.present)
-    throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
+  if (!g.present) throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
   if (p.config.solver.kernel == "tma" && !g.tma)  // auto falls back to smem (cuda_options)
     throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); this one is " +
                 std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive or smem");
@@ -49,7 +48,8 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
 int cmd_run(const std::string& config_path, const CommonOptions& o) {
   const Config c = load_with_overrides(config_path, o);
   if (c.migration)
-    throw Error("config file '" + config_path + "' has a 'migration' section: it is a migration config; run it "
+    throw Error("config file '" + config_path +
+                "' has a 'migration' section: it is a migration config; run it "
                 "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
@@ -60,8 +60,8 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (stable up to %.4g s), "
                  "%lld shot(s), %lld receivers, backend %s\n",
-                 config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, p.dt_max,
-                 p.shot_count(), p.receivers.size(), prop->name().c_str());
+                 config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, p.dt_max, p.shot_count(),
+                 p.receivers.size(), prop->name().c_str());
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
@@ -69,8 +69,8 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
   if (o.quiet) {
     // --quiet drops the progress and the list of files but keeps this one line: where the
     // result is and how fast the stepping ran.
-    std::fprintf(stderr, "seisrtm: wrote %s: time stepping %.2f s, %.3f GCells/s\n",
-                 s.h5_path.c_str(), s.seconds, s.gcells_per_second);
+    std::fprintf(stderr, "seisrtm: wrote %s: time stepping %.2f s, %.3f GCells/s\n", s.h5_path.c_str(), s.seconds,
+                 s.gcells_per_second);
   } else {
     std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
     if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());

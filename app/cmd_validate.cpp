@@ -3,14 +3,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-
-#include "app/commands.hpp"
 #include <map>
 
+#include "app/commands.hpp"
+#include "base/error.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
@@ -125,8 +124,8 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   // Tolerance: each step rounds ~ (6R + 4) float terms per cell; independent roundings grow like
   // the square root of the step count: tol = (6R + 4) FLT_EPSILON sqrt(steps).
   const double tol = (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps));
-  std::printf("validate %s: %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(),
-              p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
+  std::printf("validate %s: %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(), p.grid.n[0],
+              p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
   std::printf("  tolerance on relative L2: (6R + 4) eps_f32 sqrt(steps) = %.3e\n", tol);
   std::printf("  %-28s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");

@@ -16,7 +16,7 @@ struct CommonOptions {
   std::string backend;                 // --backend (empty: the config's solver.backend)
   std::string output;                  // --output (empty: the config's output.directory)
   bool quiet = false;
-  int device = -1;                     // --device (-1: the config's solver.device)
+  int device = -1;  // --device (-1: the config's solver.device)
 };
 
 // Loads the config with every command-line override applied.
@@ -25,8 +25,7 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o);
 // than 0 that is not there is an error, not a silent CPU run); `g` receives that device's info.
 std::string resolve_backend(const Config& c, GpuInfo* g);
 // The propagator for a backend name (auto | cpu | cuda); `chosen` receives the resolved name.
-std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend,
-                                            std::string* chosen);
+std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen);
 
 struct BenchOptions {
   std::string config;                  // optional: model and survey from this YAML file
@@ -36,12 +35,12 @@ struct BenchOptions {
   int damping_width = -1;              // cells; -1: 20, or the config's
   std::string equation = "acoustic";
   std::string variants, z_blocks, memories, steps;  // comma-separated axes; empty: the defaults
-  int repeat = 0;                      // timed runs per cell (0: 3)
-  bool quick = false;                  // a smaller study that finishes in about a minute
-  std::string csv, json, plot;         // output files
-  std::vector<std::string> compare;    // two JSON files from earlier runs: compare, measure nothing
-  std::string command_line;            // as typed, printed beside the results
-  bool rtm = false;                    // one RTM shot against one forward run instead of the study
+  int repeat = 0;                                   // timed runs per cell (0: 3)
+  bool quick = false;                               // a smaller study that finishes in about a minute
+  std::string csv, json, plot;                      // output files
+  std::vector<std::string> compare;                 // two JSON files from earlier runs: compare, measure nothing
+  std::string command_line;                         // as typed, printed beside the results
+  bool rtm = false;                                 // one RTM shot against one forward run instead of the study
 };
 int cmd_bench(const BenchOptions& b);
 // bench --rtm on the bench's model and survey.
@@ -52,12 +51,13 @@ int bench_rtm(const BenchOptions& b, const Config& base);
 struct PlotOptions {
   std::string file, what;
   long long shot = 0;
-  long long snapshot = -1;  // -1: the last
-  std::string slice;        // x | y | z; empty: y (an x-z section)
-  double at = std::numeric_limits<double>::quiet_NaN();  // m, the slice's position; NaN: through the (mean) source, or depth_slice
-  double clip = 0;          // percentile of |value| (sequential maps: of value); 0: the item's default
-  std::string cmap;         // seismic | grey | viridis; empty: the item's default
-  std::string output;       // empty: <file stem>_plot_<what>_....png beside the file
+  long long snapshot = -1;                               // -1: the last
+  std::string slice;                                     // x | y | z; empty: y (an x-z section)
+  double at = std::numeric_limits<double>::quiet_NaN();  // m, the slice's position; NaN: through the (mean) source, or
+                                                         // depth_slice
+  double clip = 0;     // percentile of |value| (sequential maps: of value); 0: the item's default
+  std::string cmap;    // seismic | grey | viridis; empty: the item's default
+  std::string output;  // empty: <file stem>_plot_<what>_....png beside the file
 };
 int cmd_plot(const PlotOptions& o);
 

@@ -1,20 +1,22 @@
 // seisrtm: 3D acoustic modelling and RTM on Hopper GPUs, with a CPU reference backend.
-#include <CLI/CLI.hpp>
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdio>
 #include <exception>
 
 #include "app/commands.hpp"
-#include "io/interrupt.hpp"
 #include "base/error.hpp"
+#include "io/interrupt.hpp"
 
 namespace {
 
 // Async-signal-safe: only records the signal; the time loops see it (io::check_interrupt).
-extern "C" void record_signal(int s) { seisrtm::io::interrupt_signal = s; }
+extern "C" void record_signal(int s) {
+  seisrtm::io::interrupt_signal = s;
+}
 
 // SIGINT and SIGTERM stop run and migrate at the next check, cleanly. SA_RESETHAND: a second
 // signal ends the process at once. SA_RESTART: a write under way is not cut short (EINTR), so a
@@ -60,9 +62,11 @@ int main(int argc, char** argv) {
   run->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
-  auto* migrate = cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
+  auto* migrate =
+      cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
   migrate->add_option("config", config, "YAML migration config file")->required();
-  migrate->add_option("--set", opt.overrides, "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
+  migrate->add_option("--set", opt.overrides,
+                      "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
   migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
@@ -75,7 +79,8 @@ int main(int argc, char** argv) {
   validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
   validate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
-  validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")->capture_default_str();
+  validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")
+      ->capture_default_str();
   auto* bench = cli.add_subcommand(
       "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");
   app::BenchOptions bo;
@@ -86,46 +91,57 @@ int main(int argc, char** argv) {
   bench->add_option("--damping-width", bo.damping_width, "Damping zone in cells (default 20)");
   bench->add_option("--equation", bo.equation, "acoustic (TTI when it exists)")->capture_default_str();
   bench->add_option("--variants", bo.variants, "Comma-separated: naive,smem,tma (default tma; smem without TMA)");
-  bench->add_option("--z-block", bo.z_blocks, "Comma-separated planes per block, none = whole column "
-                                              "(default none,128,64,48,32; --quick none,128,64,32)");
+  bench->add_option("--z-block", bo.z_blocks,
+                    "Comma-separated planes per block, none = whole column "
+                    "(default none,128,64,48,32; --quick none,128,64,32)");
   bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible (default both)");
-  bench->add_option("--steps", bo.steps, "Comma-separated step counts, each a run from zero wavefields "
-                                         "(default 100,1000,2000,5000; --quick 100,500,1000)");
+  bench->add_option("--steps", bo.steps,
+                    "Comma-separated step counts, each a run from zero wavefields "
+                    "(default 100,1000,2000,5000; --quick 100,500,1000)");
   bench->add_option("--repeat", bo.repeat, "Timed runs per cell (default 3)");
   bench->add_flag("--quick", bo.quick, "A 512^3 study that finishes in about a minute");
-  bench->add_flag("--rtm", bo.rtm, "One RTM shot against one forward run (tma, z_block 32, --memory kinds, "
-                                   "fused and separate backward steps, --steps one count, default 1000)");
+  bench->add_flag("--rtm", bo.rtm,
+                  "One RTM shot against one forward run (tma, z_block 32, --memory kinds, "
+                  "fused and separate backward steps, --steps one count, default 1000)");
   bench->add_option("--csv", bo.csv, "Write every figure to this CSV file");
   bench->add_option("--json", bo.json, "Write every figure, the device and the configuration to this JSON file");
   bench->add_option("--plot", bo.plot, "Draw GCells/s against z_block to this PNG file");
   bench->add_option("--compare", bo.compare, "Compare two --json files instead of measuring")->expected(2);
-  bench->footer("Examples:\n  seisrtm bench --quick --json quick.json\n"
-                "  seisrtm bench --json study.json --csv study.csv --plot study.png\n"
-                "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
-                "  seisrtm bench --compare quick1.json quick2.json\n"
-                "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
+  bench->footer(
+      "Examples:\n  seisrtm bench --quick --json quick.json\n"
+      "  seisrtm bench --json study.json --csv study.csv --plot study.png\n"
+      "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
+      "  seisrtm bench --compare quick1.json quick2.json\n"
+      "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
-  auto* plot = cli.add_subcommand("plot", "Draw a picture of a result file: a gather, a wavefield, model or image slice");
+  auto* plot =
+      cli.add_subcommand("plot", "Draw a picture of a result file: a gather, a wavefield, model or image slice");
   app::PlotOptions po;
   plot->add_option("file", po.file, "HDF5 result file of run or migrate")->required();
-  plot->add_option("what", po.what, "gather | wavefield | model | image | normalized | correlation | illumination "
-                                    "(omitted: list what the file holds)");
+  plot->add_option("what", po.what,
+                   "gather | wavefield | model | image | normalized | correlation | illumination "
+                   "(omitted: list what the file holds)");
   plot->add_option("--shot", po.shot, "Shot index for gather and wavefield (default 0)");
   plot->add_option("--snapshot", po.snapshot, "Snapshot index for wavefield (default: the last)");
   plot->add_option("--slice", po.slice, "Plane of a volume: x (y-z), y (x-z, default) or z (depth slice)")
       ->check(CLI::IsMember({"x", "y", "z"}));
-  plot->add_option("--at", po.at, "Position of the slice in m (default: x and y through the source(s); z: a migration's depth_slice, else mid-depth)");
-  plot->add_option("--clip", po.clip, "Percentile P where the colour scale ends: +/- the Pth percentile of |value| for "
-                                      "signed data (default 99; wavefield 99.5); the (100 - P)th to Pth percentiles for "
-                                      "the model (default 100: min..max) and illumination (default 99)");
-  plot->add_option("--cmap", po.cmap, "seismic | grey | viridis (default: seismic for gathers and wavefields, grey "
-                                      "for images, viridis for the model and illumination)")
+  plot->add_option("--at", po.at,
+                   "Position of the slice in m (default: x and y through the source(s); z: a migration's depth_slice, "
+                   "else mid-depth)");
+  plot->add_option("--clip", po.clip,
+                   "Percentile P where the colour scale ends: +/- the Pth percentile of |value| for "
+                   "signed data (default 99; wavefield 99.5); the (100 - P)th to Pth percentiles for "
+                   "the model (default 100: min..max) and illumination (default 99)");
+  plot->add_option("--cmap", po.cmap,
+                   "seismic | grey | viridis (default: seismic for gathers and wavefields, grey "
+                   "for images, viridis for the model and illumination)")
       ->check(CLI::IsMember({"seismic", "grey", "gray", "viridis"}));
   plot->add_option("--output", po.output, "PNG file to write (default: <file>_plot_<what>_....png beside the file)");
-  plot->footer("Examples:\n  seisrtm plot out/quickstart.h5\n"
-               "  seisrtm plot out/quickstart.h5 gather --shot 0 --clip 98 --cmap grey\n"
-               "  seisrtm plot out/quickstart.h5 wavefield --snapshot 1 --slice z --at 300\n"
-               "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png");
+  plot->footer(
+      "Examples:\n  seisrtm plot out/quickstart.h5\n"
+      "  seisrtm plot out/quickstart.h5 gather --shot 0 --clip 98 --cmap grey\n"
+      "  seisrtm plot out/quickstart.h5 wavefield --snapshot 1 --slice z --at 300\n"
+      "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png");
 
   try {
     cli.parse(argc, argv);
@@ -141,8 +157,8 @@ int main(int argc, char** argv) {
         names += (names.empty() ? "" : ", ") + sub->get_name();
       }
       if (known) break;
-      std::fprintf(stderr, "seisrtm: error: unknown subcommand '%s'; valid subcommands: %s (seisrtm --help)\n",
-                   argv[i], names.c_str());
+      std::fprintf(stderr, "seisrtm: error: unknown subcommand '%s'; valid subcommands: %s (seisrtm --help)\n", argv[i],
+                   names.c_str());
       return kUsageError;
     }
     if (e.get_exit_code() == 0) return cli.exit(e);  // --help and --version

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/error.hpp"
 #include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
-#include "base/error.hpp"
 
 namespace seisrtm {
 
@@ -50,8 +50,7 @@ void check_positive(double v, const std::string& key, const std::string& what) {
 }
 
 std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::string& key) {
-  if (!n.IsSequence())
-    throw Error("config key '" + key + "' must be a list of [x, y, z] positions in m");
+  if (!n.IsSequence()) throw Error("config key '" + key + "' must be a list of [x, y, z] positions in m");
   std::vector<std::array<double, 3>> out;
   for (size_t i = 0; i < n.size(); ++i)
     out.push_back(io::YamlReader::as_triple(n[i], key + "[" + std::to_string(i) + "]"));
@@ -82,13 +81,16 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
   if (!segy) {
     for (const char* k : {"wavelet", "segy_headers"})
       if (m.has(k))
-        throw Error("config key 'migration." + std::string(k) + "' applies to SEG-Y data only (migration.data "
-                    "ending in .sgy or .segy); the HDF5 data file '" + mc.data + "' carries its own " +
+        throw Error("config key 'migration." + std::string(k) +
+                    "' applies to SEG-Y data only (migration.data "
+                    "ending in .sgy or .segy); the HDF5 data file '" +
+                    mc.data + "' carries its own " +
                     (std::string(k) == "wavelet" ? "wavelet (/sources/wavelet)" : "geometry"));
     return;
   }
   if (!m.has("wavelet"))
-    throw Error("config key 'migration.wavelet' is required for SEG-Y data ('" + mc.data + "'): SEG-Y carries no "
+    throw Error("config key 'migration.wavelet' is required for SEG-Y data ('" + mc.data +
+                "'): SEG-Y carries no "
                 "source wavelet; give the one of the data, e.g. {peak_frequency: 15} (a Ricker, delay auto = "
                 "1.2 / peak_frequency) or {type: file, file: wavelet.h5}");
   auto w = m.child("wavelet");
@@ -100,8 +102,7 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
   wc.delay = auto_or_number(w, "delay");
   if (wc.type == "file") {
     wc.file = w.text("file", "");
-    if (wc.file.empty())
-      throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
+    if (wc.file.empty()) throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
   }
   wc.dataset = w.text("dataset", wc.dataset);
   mc.wavelet = wc;
@@ -130,19 +131,21 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
 
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
-  m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter",
-                "fused", "store", "segy_headers", "wavelet"});
+  m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter", "fused",
+                "store", "segy_headers", "wavelet"});
   mc.fused = m.boolean("fused", mc.fused);
   mc.store = m.choice("store", mc.store, {"auto", "device", "host"});
   mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
   mc.data = m.text("data", "");
   if (mc.data.empty())
-    throw Error("config key 'migration.data' is required: the HDF5 file written by seisrtm run "
-                "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
-                "out/run_shot_*.sgy for one file a shot)");
+    throw Error(
+        "config key 'migration.data' is required: the HDF5 file written by seisrtm run "
+        "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
+        "out/run_shot_*.sgy for one file a shot)");
   parse_segy_data(m, mc);
   mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
-  if (m.has("image_interval") && !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
+  if (m.has("image_interval") &&
+      !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
     mc.image_interval = m.integer("image_interval", 1);
     if (mc.image_interval < 1)
       throw Error("config key 'migration.image_interval' must be >= 1 step or auto, got " +
@@ -150,8 +153,10 @@ MigrationConfig parse_migration(io::YamlReader m) {
   }
   mc.illumination_epsilon = m.number("illumination_epsilon", mc.illumination_epsilon);
   if (!(mc.illumination_epsilon > 0 && mc.illumination_epsilon < 1))
-    throw Error("config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
-                "illumination), got " + std::to_string(mc.illumination_epsilon));
+    throw Error(
+        "config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
+        "illumination), got " +
+        std::to_string(mc.illumination_epsilon));
   mc.depth_slice = auto_or_number(m, "depth_slice");
   if (mc.depth_slice && !(*mc.depth_slice >= 0))
     throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
@@ -175,13 +180,14 @@ MigrationConfig parse_migration(io::YamlReader m) {
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
-  root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers",
-                   "output", "solver", "migration"});
+  root.allow_only(
+      {"grid", "time", "physics", "model", "boundary", "sources", "receivers", "output", "solver", "migration"});
   // A migration config takes its sources, receivers and record length from the data file.
   const bool migration = root_node["migration"].IsDefined();
   if (migration && !root_node["migration"].IsMap())
-    throw Error("config key 'migration' must be a mapping with at least migration.data (the HDF5 file of "
-                "seisrtm run); remove it for a modelling config");
+    throw Error(
+        "config key 'migration' must be a mapping with at least migration.data (the HDF5 file of "
+        "seisrtm run); remove it for a modelling config");
   if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
 
   auto grid = root.child("grid");
@@ -208,10 +214,9 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto time = root.child("time");
   time.allow_only({"steps", "dt", "safety"});
-  const bool steps_auto = time.has("steps") && time.node()["steps"].IsScalar() &&
-                          time.node()["steps"].Scalar() == "auto";
-  if (!time.has("steps") && !migration)
-    throw Error("config key 'time.steps' is required: the number of time steps");
+  const bool steps_auto =
+      time.has("steps") && time.node()["steps"].IsScalar() && time.node()["steps"].Scalar() == "auto";
+  if (!time.has("steps") && !migration) throw Error("config key 'time.steps' is required: the number of time steps");
   if (steps_auto && !migration)
     throw Error("config key 'time.steps' may be 'auto' only in a migration config (the data's length)");
   // 0: auto, the record length of the migration's data.
@@ -308,13 +313,12 @@ Config from_tree(const YAML::Node& root_node) {
   boundary.allow_only({"damping_width", "reflection", "free_surface"});
   // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
   // when the problem is built; here the value must fit the int that holds it.
-  c.boundary.damping_width = static_cast<int>(boundary.integer_in(
-      "damping_width", c.boundary.damping_width, 0, std::numeric_limits<int>::max(),
-      "cells (and at most (grid.shape - 1) / 2 on every axis)"));
+  c.boundary.damping_width = static_cast<int>(
+      boundary.integer_in("damping_width", c.boundary.damping_width, 0, std::numeric_limits<int>::max(),
+                          "cells (and at most (grid.shape - 1) / 2 on every axis)"));
   c.boundary.reflection = boundary.number("reflection", c.boundary.reflection);
   if (!(c.boundary.reflection > 0 && c.boundary.reflection < 1))
-    throw Error("config key 'boundary.reflection' must be in (0, 1), got " +
-                std::to_string(c.boundary.reflection));
+    throw Error("config key 'boundary.reflection' must be in (0, 1), got " + std::to_string(c.boundary.reflection));
   c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
 
   auto sources = root.child("sources");
@@ -323,8 +327,7 @@ Config from_tree(const YAML::Node& root_node) {
   wavelet.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
   c.sources.wavelet.type = wavelet.choice("type", c.sources.wavelet.type, {"ricker", "file"});
   c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
-  check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency",
-                 "a positive frequency in Hz");
+  check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency", "a positive frequency in Hz");
   if (wavelet.has("delay") && wavelet.node()["delay"].Scalar() != "auto")
     c.sources.wavelet.delay = wavelet.number("delay", 0);
   if (c.sources.wavelet.type == "file") {
@@ -333,8 +336,7 @@ Config from_tree(const YAML::Node& root_node) {
       throw Error("config key 'sources.wavelet.file' is required for type file: an HDF5 path");
   }
   c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
-  c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation,
-                                           {"nearest", "trilinear", "hicks"});
+  c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation, {"nearest", "trilinear", "hicks"});
   if (migration) {
     if (sources.has("shots") || sources.has("wavelet"))
       throw Error("config key 'sources." + std::string(sources.has("shots") ? "shots" : "wavelet") +
@@ -349,13 +351,14 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto receivers = root.child("receivers");
   receivers.allow_only({"interpolation", "line", "grid", "list"});
-  c.receivers.interpolation = receivers.choice("interpolation", c.receivers.interpolation,
-                                               {"nearest", "trilinear", "hicks"});
+  c.receivers.interpolation =
+      receivers.choice("interpolation", c.receivers.interpolation, {"nearest", "trilinear", "hicks"});
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
   if (migration && layouts > 0)
-    throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' are not allowed in a "
-                "migration config: receivers come from the file named by migration.data (only "
-                "receivers.interpolation may be set)");
+    throw Error(
+        "config keys 'receivers.line', 'receivers.grid' and 'receivers.list' are not allowed in a "
+        "migration config: receivers come from the file named by migration.data (only "
+        "receivers.interpolation may be set)");
   if (layouts > 1)
     throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
   if (receivers.has("line")) {
@@ -378,17 +381,16 @@ Config from_tree(const YAML::Node& root_node) {
       if (!g.has(k)) throw Error("config key 'receivers.grid." + std::string(k) + "' is required");
     c.receivers.grid.origin = g.triple("origin", {}, false);
     const YAML::Node sp = g.node()["spacing"], cn = g.node()["count"];
-    if (!sp.IsSequence() || sp.size() != 2)
-      throw Error("config key 'receivers.grid.spacing' must be [dx, dy] in m");
-    if (!cn.IsSequence() || cn.size() != 2)
-      throw Error("config key 'receivers.grid.count' must be [nx, ny]");
+    if (!sp.IsSequence() || sp.size() != 2) throw Error("config key 'receivers.grid.spacing' must be [dx, dy] in m");
+    if (!cn.IsSequence() || cn.size() != 2) throw Error("config key 'receivers.grid.count' must be [nx, ny]");
     for (int i = 0; i < 2; ++i) {
       c.receivers.grid.spacing[i] = io::YamlReader::as_number(sp[i], "receivers.grid.spacing");
       c.receivers.grid.count[i] = io::YamlReader::as_integer(cn[i], "receivers.grid.count[" + std::to_string(i) + "]");
       if (c.receivers.grid.count[i] <= 0)
         throw Error("config key 'receivers.grid.count' must hold positive integers, got " +
                     std::to_string(c.receivers.grid.count[i]));
-      if (c.receivers.grid.count[i] > 1) check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
+      if (c.receivers.grid.count[i] > 1)
+        check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
     }
   } else if (receivers.has("list")) {
     c.receivers.layout = "list";
@@ -412,8 +414,7 @@ Config from_tree(const YAML::Node& root_node) {
     // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
     // field: signed in rev 1, unsigned in rev 2.
     const long long most = io::segy_max_samples(c.output.segy == "rev1" ? 1 : 2) - 1;
-    if (migration)
-      throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
+    if (migration) throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
     if (c.time.steps > most)
       throw Error("config key 'output.segy' = " + c.output.segy + " holds at most " + std::to_string(most) +
                   " time steps a trace (the samples field is 16 bits; t = 0 is written too), but time.steps = " +
@@ -424,17 +425,16 @@ Config from_tree(const YAML::Node& root_node) {
   auto solver = root.child("solver");
   solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
-  c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0,
-                                                        std::numeric_limits<int>::max(),
+  c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, std::numeric_limits<int>::max(),
                                                         "planes (0 = the whole column)"));
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
-  c.solver.device = static_cast<int>(solver.integer_in("device", c.solver.device, 0, 1023,
-                                                       "a CUDA device index (seisrtm info lists them)"));
+  c.solver.device = static_cast<int>(
+      solver.integer_in("device", c.solver.device, 0, 1023, "a CUDA device index (seisrtm info lists them)"));
   c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
-  c.solver.threads = static_cast<int>(solver.integer_in(
-      "threads", c.solver.threads, 0, max_threads(),
-      "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
+  c.solver.threads = static_cast<int>(
+      solver.integer_in("threads", c.solver.threads, 0, max_threads(),
+                        "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   if (migration) c.migration = parse_migration(root.child("migration"));
   return c;
 }
@@ -452,8 +452,8 @@ void check_unique_keys(const YAML::Node& n, const std::string& path, const std::
       const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
       const std::string full = path.empty() ? key : path + "." + key;
       if (!seen.insert(key).second)
-        throw Error(origin + ": config key '" + full + "' appears twice (line " + std::to_string(kv.first.Mark().line + 1) +
-                    "); give each key once");
+        throw Error(origin + ": config key '" + full + "' appears twice (line " +
+                    std::to_string(kv.first.Mark().line + 1) + "); give each key once");
       check_unique_keys(kv.second, full, origin);
     }
   } else if (n.IsSequence()) {
@@ -497,9 +497,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
 
 std::string to_yaml(const Config& c) {
   YAML::Emitter e;
-  auto seq3 = [&](const auto& a) {
-    e << YAML::Flow << YAML::BeginSeq << a[0] << a[1] << a[2] << YAML::EndSeq;
-  };
+  auto seq3 = [&](const auto& a) { e << YAML::Flow << YAML::BeginSeq << a[0] << a[1] << a[2] << YAML::EndSeq; };
   e << YAML::BeginMap;
   e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "shape" << YAML::Value;
@@ -510,22 +508,24 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "steps" << YAML::Value << c.time.steps;
   e << YAML::Key << "dt" << YAML::Value;
-  if (c.time.dt) e << *c.time.dt; else e << "auto";
+  if (c.time.dt)
+    e << *c.time.dt;
+  else
+    e << "auto";
   e << YAML::Key << "safety" << YAML::Value << c.time.safety << YAML::EndMap;
   e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "equation" << YAML::Value << c.physics.equation;
   e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
-  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap << YAML::Key << "vp" << YAML::Value
-    << YAML::BeginMap;
+  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap << YAML::Key << "vp" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "type" << YAML::Value << c.model.type;
   e << YAML::Key << "value" << YAML::Value << c.model.vp;
   e << YAML::Key << "gradient" << YAML::Value << c.model.gradient;
   if (c.model.type == "layers") {
     e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
     for (const auto& l : c.model.layers)
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key
-        << "vp" << YAML::Value << l.vp << YAML::Key << "dip" << YAML::Value << YAML::Flow << YAML::BeginSeq
-        << l.dip[0] << l.dip[1] << YAML::EndSeq << YAML::EndMap;
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key << "vp"
+        << YAML::Value << l.vp << YAML::Key << "dip" << YAML::Value << YAML::Flow << YAML::BeginSeq << l.dip[0]
+        << l.dip[1] << YAML::EndSeq << YAML::EndMap;
     e << YAML::EndSeq;
   }
   if (!c.model.bodies.empty()) {
@@ -551,7 +551,10 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "type" << YAML::Value << c.sources.wavelet.type;
   e << YAML::Key << "peak_frequency" << YAML::Value << c.sources.wavelet.peak_frequency;
   e << YAML::Key << "delay" << YAML::Value;
-  if (c.sources.wavelet.delay) e << *c.sources.wavelet.delay; else e << "auto";
+  if (c.sources.wavelet.delay)
+    e << *c.sources.wavelet.delay;
+  else
+    e << "auto";
   e << YAML::Key << "file" << YAML::Value << c.sources.wavelet.file;
   e << YAML::Key << "dataset" << YAML::Value << c.sources.wavelet.dataset << YAML::EndMap;
   e << YAML::Key << "interpolation" << YAML::Value << c.sources.interpolation;
@@ -570,10 +573,10 @@ std::string to_yaml(const Config& c) {
     const auto& g = c.receivers.grid;
     e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap << YAML::Key << "origin" << YAML::Value;
     seq3(g.origin);
-    e << YAML::Key << "spacing" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.spacing[0]
-      << g.spacing[1] << YAML::EndSeq;
-    e << YAML::Key << "count" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.count[0]
-      << g.count[1] << YAML::EndSeq << YAML::EndMap;
+    e << YAML::Key << "spacing" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.spacing[0] << g.spacing[1]
+      << YAML::EndSeq;
+    e << YAML::Key << "count" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.count[0] << g.count[1] << YAML::EndSeq
+      << YAML::EndMap;
   } else if (c.receivers.layout == "list") {
     e << YAML::Key << "list" << YAML::Value << YAML::BeginSeq;
     for (const auto& r : c.receivers.list) seq3(r);
@@ -602,13 +605,19 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "data" << YAML::Value << m.data;
     e << YAML::Key << "mode" << YAML::Value << m.mode;
     e << YAML::Key << "image_interval" << YAML::Value;
-    if (m.image_interval > 0) e << m.image_interval; else e << "auto";
+    if (m.image_interval > 0)
+      e << m.image_interval;
+    else
+      e << "auto";
     e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
     e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
     e << YAML::Key << "fused" << YAML::Value << m.fused;
     e << YAML::Key << "store" << YAML::Value << m.store;
     e << YAML::Key << "depth_slice" << YAML::Value;
-    if (m.depth_slice) e << *m.depth_slice; else e << "auto";
+    if (m.depth_slice)
+      e << *m.depth_slice;
+    else
+      e << "auto";
     if (m.wavelet) {
       const WaveletConfig& w = *m.wavelet;
       e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
@@ -616,7 +625,10 @@ std::string to_yaml(const Config& c) {
       if (w.type == "ricker") {
         e << YAML::Key << "peak_frequency" << YAML::Value << w.peak_frequency;
         e << YAML::Key << "delay" << YAML::Value;
-        if (w.delay) e << *w.delay; else e << "auto";
+        if (w.delay)
+          e << *w.delay;
+        else
+          e << "auto";
       } else {
         e << YAML::Key << "file" << YAML::Value << w.file;
         e << YAML::Key << "dataset" << YAML::Value << w.dataset;
@@ -624,12 +636,16 @@ std::string to_yaml(const Config& c) {
       e << YAML::EndMap;
       const SegyHeaderConfig& h = m.segy_headers;
       e << YAML::Key << "segy_headers" << YAML::Value << YAML::BeginMap;
-      for (const auto& [k, v] : std::vector<std::pair<const char*, int>>{
-               {"shot", h.shot}, {"source_x", h.source_x}, {"source_y", h.source_y},
-               {"source_depth", h.source_depth}, {"source_elevation", h.source_elevation},
-               {"receiver_x", h.receiver_x}, {"receiver_y", h.receiver_y},
-               {"receiver_elevation", h.receiver_elevation}, {"coordinate_scalar", h.coordinate_scalar},
-               {"elevation_scalar", h.elevation_scalar}})
+      for (const auto& [k, v] : std::vector<std::pair<const char*, int>>{{"shot", h.shot},
+                                                                         {"source_x", h.source_x},
+                                                                         {"source_y", h.source_y},
+                                                                         {"source_depth", h.source_depth},
+                                                                         {"source_elevation", h.source_elevation},
+                                                                         {"receiver_x", h.receiver_x},
+                                                                         {"receiver_y", h.receiver_y},
+                                                                         {"receiver_elevation", h.receiver_elevation},
+                                                                         {"coordinate_scalar", h.coordinate_scalar},
+                                                                         {"elevation_scalar", h.elevation_scalar}})
         e << YAML::Key << k << YAML::Value << v;
       e << YAML::EndMap;
     }
@@ -637,9 +653,15 @@ std::string to_yaml(const Config& c) {
       e << YAML::Key << "mute" << YAML::Value << YAML::BeginMap;
       e << YAML::Key << "velocity" << YAML::Value << m.mute.velocity;
       e << YAML::Key << "t0" << YAML::Value;
-      if (m.mute.t0) e << *m.mute.t0; else e << "auto";
+      if (m.mute.t0)
+        e << *m.mute.t0;
+      else
+        e << "auto";
       e << YAML::Key << "taper" << YAML::Value;
-      if (m.mute.taper) e << *m.mute.taper; else e << "auto";
+      if (m.mute.taper)
+        e << *m.mute.taper;
+      else
+        e << "auto";
       e << YAML::EndMap;
     }
     e << YAML::EndMap;

@@ -15,9 +15,9 @@ struct GridConfig {
 };
 
 struct TimeConfig {
-  long long steps = 0;           // number of time steps
-  std::optional<double> dt;      // s; empty = auto from the stability limit
-  double safety = 0.8;           // fraction of the largest stable dt used by dt: auto
+  long long steps = 0;       // number of time steps
+  std::optional<double> dt;  // s; empty = auto from the stability limit
+  double safety = 0.8;       // fraction of the largest stable dt used by dt: auto
 };
 
 struct PhysicsConfig {
@@ -26,8 +26,8 @@ struct PhysicsConfig {
 };
 
 struct LayerConfig {
-  double top = 0;  // m, depth of the layer's top at the grid's centre (x, y)
-  double vp = 0;   // m/s
+  double top = 0;                   // m, depth of the layer's top at the grid's centre (x, y)
+  double vp = 0;                    // m/s
   std::array<double, 2> dip{0, 0};  // degrees: the top deepens along +x and +y by tan(dip)
 };
 
@@ -43,31 +43,31 @@ struct ModelConfig {
   double vp = 2000;               // m/s (constant; gradient: value at z = 0)
   double gradient = 0;            // 1/s (gradient: dv/dz)
   std::vector<LayerConfig> layers;
-  std::string file;     // HDF5 file (file)
-  std::string dataset = "vp";  // dataset in that file, shape [nz, ny, nx]
+  std::string file;                // HDF5 file (file)
+  std::string dataset = "vp";      // dataset in that file, shape [nz, ny, nx]
   std::vector<BodyConfig> bodies;  // over constant, gradient and layers models
-  double smoothing = 0;  // m; > 0: Gaussian smoothing of slowness with this standard deviation
+  double smoothing = 0;            // m; > 0: Gaussian smoothing of slowness with this standard deviation
 };
 
 struct BoundaryConfig {
   // Cells, inside the grid, on every face but a free surface. 30 cells with a round-trip
   // attenuation of 0.03 gave the least reflected energy in the scan of docs/BOUNDARY.md.
   int damping_width = 30;
-  double reflection = 0.03;  // normal-incidence round-trip amplitude attenuation of the zone
-  bool free_surface = false;       // p = 0 at z = 0
+  double reflection = 0.03;   // normal-incidence round-trip amplitude attenuation of the zone
+  bool free_surface = false;  // p = 0 at z = 0
 };
 
 struct WaveletConfig {
-  std::string type = "ricker";     // ricker | file
-  double peak_frequency = 10;      // Hz
-  std::optional<double> delay;     // s; empty = 1.2 / peak_frequency
-  std::string file;                // HDF5 file (file)
-  std::string dataset = "wavelet"; // 1D dataset; optional attribute dt (s) to resample
+  std::string type = "ricker";      // ricker | file
+  double peak_frequency = 10;       // Hz
+  std::optional<double> delay;      // s; empty = 1.2 / peak_frequency
+  std::string file;                 // HDF5 file (file)
+  std::string dataset = "wavelet";  // 1D dataset; optional attribute dt (s) to resample
 };
 
 struct SourceConfig {
   WaveletConfig wavelet;
-  std::string interpolation = "trilinear";  // nearest | trilinear | hicks
+  std::string interpolation = "trilinear";   // nearest | trilinear | hicks
   std::vector<std::array<double, 3>> shots;  // m
 };
 
@@ -116,18 +116,18 @@ struct SolverConfig {
 // cosine ramp up to t = offset / velocity + t0, untouched below.
 struct MuteConfig {
   bool enabled = false;
-  double velocity = 0;            // m/s
-  std::optional<double> t0;       // s; empty = auto: twice the peak time of the source wavelet
-  std::optional<double> taper;    // s; empty = auto: half the peak time of the source wavelet
+  double velocity = 0;          // m/s
+  std::optional<double> t0;     // s; empty = auto: twice the peak time of the source wavelet
+  std::optional<double> taper;  // s; empty = auto: half the peak time of the source wavelet
 };
 
 // Trace header bytes (1-based, the first byte of a standard field) that carry the geometry of
 // SEG-Y data; defaults from SEG-Y rev 1/2. Surveys that keep a value elsewhere move it here.
 struct SegyHeaderConfig {
-  int shot = 9;                 // field record number: traces are grouped into shots by it
+  int shot = 9;  // field record number: traces are grouped into shots by it
   int source_x = 73, source_y = 77;
-  int source_depth = 49;        // source depth below the surface, positive down
-  int source_elevation = 45;    // surface elevation at the source
+  int source_depth = 49;      // source depth below the surface, positive down
+  int source_elevation = 45;  // surface elevation at the source
   int receiver_x = 81, receiver_y = 85;
   int receiver_elevation = 41;  // receiver group elevation (z = -elevation)
   int coordinate_scalar = 71;   // applies to x and y
@@ -136,8 +136,8 @@ struct SegyHeaderConfig {
 
 // Reverse-time migration (seisrtm migrate): present only in migration configs.
 struct MigrationConfig {
-  std::string data;                  // HDF5 file written by seisrtm run (traces, positions, dt)
-  std::string mode = "boundary";     // boundary | snapshots: how the source field is rebuilt
+  std::string data;               // HDF5 file written by seisrtm run (traces, positions, dt)
+  std::string mode = "boundary";  // boundary | snapshots: how the source field is rebuilt
   // Steps between imaging time levels; 0 = auto: the largest k with 1 / (k dt) > 2 f_max (the
   // zero-lag sum of S R is then the same as at every step, up to the wavelet's band limit).
   long long image_interval = 0;
@@ -146,7 +146,7 @@ struct MigrationConfig {
   // Data filter (-i w)^alpha before back-propagation (docs/ADJOINT.md): the correlation image
   // of an areal spread is rotated by 90 degrees in phase (derivative, alpha = 1, undoes it),
   // of a line by 45 (half_derivative, alpha = 1/2). auto picks by the receivers' spread.
-  std::string data_filter = "auto";  // auto | derivative | half_derivative | none
+  std::string data_filter = "auto";   // auto | derivative | half_derivative | none
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
   // GPU, tma, space order <= 8: one fused kernel per backward step (both fields and imaging);
   // false: separate kernels. Measured on an H100 at 800^3 (2026-11-22): with image_interval
@@ -173,7 +173,7 @@ struct Config {
   OutputConfig output;
   SolverConfig solver;
   std::optional<MigrationConfig> migration;  // migration configs only
-  std::string source_file;  // the YAML file this came from (not part of the schema)
+  std::string source_file;                   // the YAML file this came from (not part of the schema)
 };
 
 // Parses and checks a config file, applying `key.path=value` overrides first.

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "io/output_file.hpp"
 #include "base/error.hpp"
+#include "io/output_file.hpp"
 
 namespace seisrtm::io {
 
@@ -25,7 +25,9 @@ H5QuietErrors::H5QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
-H5QuietErrors::~H5QuietErrors() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
+H5QuietErrors::~H5QuietErrors() {
+  H5Eset_auto2(H5E_DEFAULT, func_, data_);
+}
 
 namespace {
 
@@ -106,22 +108,19 @@ std::string failed_at(hid_t loc) {
   return where + " failed" + why;
 }
 
-void write_any(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem,
-               hid_t file_type, const void* data) {
+void write_any(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, hid_t mem, hid_t file_type,
+               const void* data) {
   H5Handle s(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose);
-  H5Handle d(H5Dcreate2(loc, name.c_str(), file_type, s.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-             H5Dclose);
+  H5Handle d(H5Dcreate2(loc, name.c_str(), file_type, s.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose);
   if (!d.valid() || H5Dwrite(d.get(), mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
     throw Error("writing HDF5 dataset '" + name + "'" + failed_at(loc));
 }
 }  // namespace
 
-void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
-                   const float* data) {
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const float* data) {
   write_any(loc, name, dims, H5T_NATIVE_FLOAT, H5T_IEEE_F32LE, data);
 }
-void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
-                   const double* data) {
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const double* data) {
   write_any(loc, name, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
 }
 
@@ -138,16 +137,14 @@ void write_attribute(hid_t loc, const std::string& name, const std::string& valu
 void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value) {
   const hsize_t n = value.size();
   H5Handle s(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
-             H5Aclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, value.data()) < 0)
     throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
 void write_attribute(hid_t loc, const std::string& name, long long value) {
   H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
-  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
-             H5Aclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, &value) < 0)
     throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
@@ -155,15 +152,13 @@ void write_attribute(hid_t loc, const std::string& name, long long value) {
 void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value) {
   const hsize_t n = value.size();
   H5Handle s(H5Screate_simple(1, &n, nullptr), H5Sclose);
-  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT),
-             H5Aclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()) < 0)
     throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
 }
 
-void write_float_file(const std::string& file, const std::string& dataset,
-                      const std::vector<hsize_t>& dims, const std::vector<float>& data,
-                      double dt_attribute) {
+void write_float_file(const std::string& file, const std::string& dataset, const std::vector<hsize_t>& dims,
+                      const std::vector<float>& data, double dt_attribute) {
   H5Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("cannot create HDF5 file '" + file + "'");
   write_dataset(f.get(), dataset, dims, data.data());

@@ -58,18 +58,15 @@ Array3 read_float3(const std::string& file, const std::string& dataset);
 std::vector<float> read_float1(const std::string& file, const std::string& dataset, double* dt);
 
 // Writes helpers used by the output file and by tests that make inputs.
-void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
-                   const float* data);
-void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims,
-                   const double* data);
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const float* data);
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const double* data);
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);
 void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value);
 void write_attribute(hid_t loc, const std::string& name, long long value);
 void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value);
 
 // Creates a file holding one float32 dataset (used for model and wavelet inputs).
-void write_float_file(const std::string& file, const std::string& dataset,
-                      const std::vector<hsize_t>& dims, const std::vector<float>& data,
-                      double dt_attribute = 0);
+void write_float_file(const std::string& file, const std::string& dataset, const std::vector<hsize_t>& dims,
+                      const std::vector<float>& data, double dt_attribute = 0);
 
 }  // namespace seisrtm::io

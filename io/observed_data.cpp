@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "io/hdf5_file.hpp"
 #include "base/error.hpp"
+#include "io/hdf5_file.hpp"
 
 namespace seisrtm::io {
 
@@ -73,8 +73,7 @@ std::string dims_text(const std::vector<hsize_t>& d) {
 
 ObservedData read_observed(const std::string& file, bool with_traces, double max_bytes) {
   H5QuietErrors quiet;
-  if (!std::filesystem::exists(file))
-    throw Error("data file '" + file + "' (migration.data) does not exist");
+  if (!std::filesystem::exists(file)) throw Error("data file '" + file + "' (migration.data) does not exist");
   H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("data file '" + file + "' (migration.data) is not a readable HDF5 file");
   ObservedData o;
@@ -85,8 +84,8 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
   {
     H5Handle a(H5Aopen(f.get(), "dt", H5P_DEFAULT), H5Aclose);
     H5Handle s(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(s.get()) != 1 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, &o.dt) < 0 ||
-        !(o.dt > 0) || !std::isfinite(o.dt))
+    if (H5Sget_simple_extent_npoints(s.get()) != 1 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, &o.dt) < 0 || !(o.dt > 0) ||
+        !std::isfinite(o.dt))
       throw Error("data file '" + file + "': the root attribute 'dt' must be one positive number (s)");
   }
 
@@ -107,25 +106,26 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
   const double wavelet_limit = std::max(4.0 * double(o.samples), double(1 << 20));
   if (double(wdims[0]) > wavelet_limit)
     throw Error("data file '" + file + "': dataset '/sources/wavelet' declares shape " + dims_text(wdims) +
-                "; /traces " + dims_text(tdims) + " has " + std::to_string(o.samples) + " samples a trace, and at most [" +
-                std::to_string(static_cast<long long>(wavelet_limit)) + "] is accepted; nothing was read");
+                "; /traces " + dims_text(tdims) + " has " + std::to_string(o.samples) +
+                " samples a trace, and at most [" + std::to_string(static_cast<long long>(wavelet_limit)) +
+                "] is accepted; nothing was read");
   // Bytes held while reading: positions as doubles twice (read, then [x, y, z]), the wavelet as
   // double and float, the traces as float. In double: the declared products may overflow.
   const double bytes = 48.0 * (double(o.shots) + double(o.receivers)) + 12.0 * double(wdims[0]) +
                        (with_traces ? 4.0 * double(o.shots) * double(o.receivers) * double(o.samples) : 0.0);
   if (max_bytes > 0 && bytes > max_bytes)
-    throw Error("data file '" + file + "': /traces declares shape " + dims_text(tdims) + " (" + std::to_string(o.shots) +
-                " shots, " + std::to_string(o.receivers) + " receivers, " + std::to_string(o.samples) +
-                " samples); reading it needs " + gib(bytes) + " of host memory but at most " + gib(max_bytes) +
-                " may be used; nothing was read");
+    throw Error("data file '" + file + "': /traces declares shape " + dims_text(tdims) + " (" +
+                std::to_string(o.shots) + " shots, " + std::to_string(o.receivers) + " receivers, " +
+                std::to_string(o.samples) + " samples); reading it needs " + gib(bytes) +
+                " of host memory but at most " + gib(max_bytes) + " may be used; nothing was read");
 
   auto positions = [&](const std::string& name, long long count, const std::string& what) {
     const std::string expect = "[" + what + ", 3] positions [x, y, z] in m";
     Dataset p;
     H5Handle d = open_numbers(f.get(), file, name, 2, expect, p.dims);
     if (static_cast<long long>(p.dims[0]) != count || p.dims[1] != 3)
-      throw Error("data file '" + file + "': dataset '" + name + "' has shape " + dims_text(p.dims) +
-                  "; /traces " + dims_text(tdims) + " needs [" + std::to_string(count) + ", 3]; nothing was read");
+      throw Error("data file '" + file + "': dataset '" + name + "' has shape " + dims_text(p.dims) + "; /traces " +
+                  dims_text(tdims) + " needs [" + std::to_string(count) + ", 3]; nothing was read");
     read_values(d.get(), file, name, expect, p.values, static_cast<size_t>(count) * 3);
     std::vector<std::array<double, 3>> out(static_cast<size_t>(count));
     for (long long i = 0; i < count; ++i)
@@ -139,7 +139,8 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
   read_values(wavelet.get(), file, "/sources/wavelet", wavelet_what, w, static_cast<size_t>(wdims[0]));
   o.wavelet.assign(w.begin(), w.end());
   if (with_traces)
-    read_values(traces.get(), file, "/traces", traces_what, o.traces, static_cast<size_t>(o.shots * o.receivers * o.samples));
+    read_values(traces.get(), file, "/traces", traces_what, o.traces,
+                static_cast<size_t>(o.shots * o.receivers * o.samples));
   return o;
 }
 

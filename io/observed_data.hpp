@@ -10,12 +10,12 @@ namespace seisrtm::io {
 
 struct ObservedData {
   std::string file;
-  double dt = 0;                  // s; trace sample n is at t = (n + 1) dt
+  double dt = 0;  // s; trace sample n is at t = (n + 1) dt
   long long shots = 0, receivers = 0, samples = 0;
-  std::vector<float> traces;      // [shot][receiver][sample]
+  std::vector<float> traces;                              // [shot][receiver][sample]
   std::vector<std::array<double, 3>> source_positions;    // m, one per shot
   std::vector<std::array<double, 3>> receiver_positions;  // m, one per receiver
-  std::vector<float> wavelet;     // f(n dt), n = 0..; the source time function of the data
+  std::vector<float> wavelet;                             // f(n dt), n = 0..; the source time function of the data
 };
 
 // Reads /traces [shot, receiver, time], /sources/positions [shot, 3],

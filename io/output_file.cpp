@@ -4,14 +4,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <pugixml.hpp>
-
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <pugixml.hpp>
 #include <random>
 #include <set>
 #include <system_error>
@@ -29,12 +28,13 @@ namespace {
 std::string temp_suffix() {
   static std::mt19937 bits{std::random_device{}()};
   char b[48];
-  std::snprintf(b, sizeof b, ".%ld.%08x.partial", static_cast<long>(::getpid()),
-                static_cast<unsigned>(bits()));
+  std::snprintf(b, sizeof b, ".%ld.%08x.partial", static_cast<long>(::getpid()), static_cast<unsigned>(bits()));
   return b;
 }
 
-std::string reason() { return write_failure_reason(); }
+std::string reason() {
+  return write_failure_reason();
+}
 
 }  // namespace
 
@@ -58,8 +58,7 @@ std::string shown_name(const std::string& path) {
   return p;
 }
 
-PartialFile::PartialFile(std::string final_path)
-    : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {}
+PartialFile::PartialFile(std::string final_path) : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {}
 
 PartialFile::~PartialFile() {
   if (!committed_) {
@@ -94,14 +93,15 @@ OutputFile::OutputFile(const std::string& directory, const std::string& name)
     : partial_((fs::path(directory) / (name + ".h5")).string()) {
   ensure_directory(directory);
   H5QuietErrors quiet;
-  file_ = H5Handle(H5Fcreate(partial_.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                   H5Fclose);
+  file_ = H5Handle(H5Fcreate(partial_.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!file_.valid())
     throw Error("cannot create '" + path() + "' in output directory '" + directory +
                 "' (is it writable? set output.directory or --output)");
 }
 
-std::string OutputFile::file_name() const { return fs::path(path()).filename().string(); }
+std::string OutputFile::file_name() const {
+  return fs::path(path()).filename().string();
+}
 
 void OutputFile::create_group(const std::string& name) {
   H5Handle g(H5Gcreate2(file_.get(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
@@ -121,8 +121,7 @@ void OutputFile::create_chunked(const std::string& name, const std::vector<hsize
     bytes /= 2;
   }
   H5Pset_chunk(plist.get(), static_cast<int>(chunk.size()), chunk.data());
-  H5Handle d(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT,
-                        plist.get(), H5P_DEFAULT),
+  H5Handle d(H5Dcreate2(file_.get(), name.c_str(), H5T_IEEE_F32LE, space.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
              H5Dclose);
   if (!d.valid()) throw Error("cannot create HDF5 dataset '" + name + "' in '" + path() + "'" + reason());
 }
@@ -241,8 +240,7 @@ void xml_item(pugi::xml_node parent, const std::string& dims, const std::string&
 }
 
 // <DataItem> reading float32 values of shape `dims` from `<h5>:<dataset>`.
-void hdf_item(pugi::xml_node parent, const std::string& dims, const std::string& h5,
-              const std::string& dataset) {
+void hdf_item(pugi::xml_node parent, const std::string& dims, const std::string& h5, const std::string& dataset) {
   pugi::xml_node d = parent.append_child("DataItem");
   d.append_attribute("Dimensions") = dims.c_str();
   d.append_attribute("NumberType") = "Float";
@@ -256,8 +254,7 @@ void hdf_item(pugi::xml_node parent, const std::string& dims, const std::string&
 void write_xdmf(const std::string& path, const std::string& h5, const std::array<long long, 3>& n,
                 const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes) {
   // 3DCoRectMesh lists dimensions and spacing slowest axis first: z y x.
-  const std::string dims =
-      std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
+  const std::string dims = std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
   const std::string spacing = number_text(h[2]) + " " + number_text(h[1]) + " " + number_text(h[0]);
   // The mesh of every grid: node (ix, iy, iz) at (ix hx, iy hy, iz hz) m.
   auto mesh = [&](pugi::xml_node grid) {

@@ -97,15 +97,14 @@ class OutputSet {
 
 // XDMF sidecar so ParaView opens the model and the snapshots of each shot (temporal grids).
 struct XdmfVolume {
-  std::string dataset;  // path in the HDF5 file, e.g. /snapshots/shot_0000
-  std::string name;     // attribute name shown in ParaView
-  long long time_steps = 0;  // 0: a static 3D dataset; else [time][z][y][x]
+  std::string dataset;        // path in the HDF5 file, e.g. /snapshots/shot_0000
+  std::string name;           // attribute name shown in ParaView
+  long long time_steps = 0;   // 0: a static 3D dataset; else [time][z][y][x]
   std::vector<double> times;  // s, one per time step
 };
 // Writes the sidecar at `path` (a member's temporary path) through pugixml, so names and paths
 // are escaped; checks the close.
-void write_xdmf(const std::string& path, const std::string& h5_file_name,
-                const std::array<long long, 3>& n, const std::array<double, 3>& h,
-                const std::vector<XdmfVolume>& volumes);
+void write_xdmf(const std::string& path, const std::string& h5_file_name, const std::array<long long, 3>& n,
+                const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes);
 
 }  // namespace seisrtm::io

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <memory>
 
-#include "io/output_file.hpp"
 #include "base/error.hpp"
+#include "io/output_file.hpp"
 
 namespace seisrtm::io {
 
@@ -57,8 +57,7 @@ int text_width(gdFontPtr f, const std::string& s) {
 }
 
 void text(gdImagePtr im, gdFontPtr f, int x, int y, const std::string& s, uint32_t c) {
-  gdImageString(im, f, x, y, reinterpret_cast<unsigned char*>(const_cast<char*>(s.c_str())),
-                rgb(im, c));
+  gdImageString(im, f, x, y, reinterpret_cast<unsigned char*>(const_cast<char*>(s.c_str())), rgb(im, c));
 }
 // Vertical text reading upwards, centred on (x, y) horizontally and vertically.
 void text_up_centred(gdImagePtr im, gdFontPtr f, int x, int y, const std::string& s, uint32_t c) {
@@ -68,8 +67,7 @@ void text_up_centred(gdImagePtr im, gdFontPtr f, int x, int y, const std::string
 
 void line(gdImagePtr im, double x0, double y0, double x1, double y1, uint32_t c, int thick = 1) {
   gdImageSetThickness(im, thick);
-  gdImageLine(im, int(std::lround(x0)), int(std::lround(y0)), int(std::lround(x1)),
-              int(std::lround(y1)), rgb(im, c));
+  gdImageLine(im, int(std::lround(x0)), int(std::lround(y0)), int(std::lround(x1)), int(std::lround(y1)), rgb(im, c));
   gdImageSetThickness(im, 1);
 }
 // Dashes of 10 pixels every 16 along the segment.
@@ -77,8 +75,7 @@ void dashed_line(gdImagePtr im, double x0, double y0, double x1, double y1, uint
   const double len = std::hypot(x1 - x0, y1 - y0);
   for (double s = 0; s < len; s += 16) {
     const double a = s / len, b = std::min(s + 10, len) / len;
-    line(im, x0 + a * (x1 - x0), y0 + a * (y1 - y0), x0 + b * (x1 - x0), y0 + b * (y1 - y0), c,
-         thick);
+    line(im, x0 + a * (x1 - x0), y0 + a * (y1 - y0), x0 + b * (x1 - x0), y0 + b * (y1 - y0), c, thick);
   }
 }
 
@@ -92,16 +89,13 @@ void save_png(gdImagePtr im, const std::string& path) {
   if (!out) throw Error("cannot write picture '" + shown_name(path) + "'" + write_failure_reason());
   out.write(static_cast<const char*>(png.get()), size);
   out.close();
-  if (!out)
-    throw Error("writing picture '" + shown_name(path) + "' failed" + write_failure_reason());
+  if (!out) throw Error("writing picture '" + shown_name(path) + "' failed" + write_failure_reason());
 }
 
 GdImage blank(int w, int h) {
   GdImage im(gdImageCreate(w, h));
-  if (!im)
-    throw Error("cannot make a " + std::to_string(w) + " x " + std::to_string(h) + " picture");
-  gdImageFilledRectangle(im.get(), 0, 0, w - 1, h - 1,
-                         rgb(im.get(), kWhite));  // the first colour: background
+  if (!im) throw Error("cannot make a " + std::to_string(w) + " x " + std::to_string(h) + " picture");
+  gdImageFilledRectangle(im.get(), 0, 0, w - 1, h - 1, rgb(im.get(), kWhite));  // the first colour: background
   return im;
 }
 
@@ -233,8 +227,7 @@ Ticks nice_ticks(double lo, double hi, int n) {
     }
   // Integer multiples of the step, so 0 is exactly 0 and labels do not drift.
   const long long first = static_cast<long long>(std::ceil(lo / t.step - 1e-9));
-  for (long long k = first; k * t.step <= hi + 1e-9 * t.step; ++k)
-    t.values.push_back(double(k) * t.step);
+  for (long long k = first; k * t.step <= hi + 1e-9 * t.step; ++k) t.values.push_back(double(k) * t.step);
   return t;
 }
 
@@ -289,8 +282,8 @@ std::string bar_tick(const Frame& f, double v) {
 
 Frame frame_of(const Image2D& im, const std::string& path) {
   if (im.rows <= 0 || im.cols <= 0 || im.values.size() != size_t(im.rows * im.cols))
-    throw Error("picture '" + shown_name(path) + "': " + std::to_string(im.values.size()) +
-                " values do not fill " + std::to_string(im.rows) + " x " + std::to_string(im.cols));
+    throw Error("picture '" + shown_name(path) + "': " + std::to_string(im.values.size()) + " values do not fill " +
+                std::to_string(im.rows) + " x " + std::to_string(im.cols));
   Frame f;
   f.ex = extent(im.x, im.cols), f.ey = extent(im.y, im.rows);
   const Extent &ex = f.ex, &ey = f.ey;
@@ -319,11 +312,9 @@ Frame frame_of(const Image2D& im, const std::string& path) {
   int ylab_w = 0;
   for (double v : f.ty.values) ylab_w = std::max(ylab_w, text_width(fk, tick_label(v, f.ty.step)));
   const double big = std::max(std::abs(range.lo), std::abs(range.hi));
-  if (big > 0 && (big < 1e-2 || big >= 1e5))
-    f.bar_exponent = static_cast<int>(std::floor(std::log10(big)));
+  if (big > 0 && (big < 1e-2 || big >= 1e5)) f.bar_exponent = static_cast<int>(std::floor(std::log10(big)));
   std::string unit = im.value_unit;
-  if (f.bar_exponent != 0)
-    unit = "1e" + std::to_string(f.bar_exponent) + (unit.empty() ? "" : " ") + unit;
+  if (f.bar_exponent != 0) unit = "1e" + std::to_string(f.bar_exponent) + (unit.empty() ? "" : " ") + unit;
   f.bar_label = with_unit(im.value_label, unit);
   for (double v : f.tc.values) f.clab_w = std::max(f.clab_w, text_width(fk, bar_tick(f, v)));
 
@@ -337,12 +328,12 @@ Frame frame_of(const Image2D& im, const std::string& path) {
   } else if (im.clip_percentile < 100) {
     std::snprintf(b, sizeof b, "%s, %s..%s percentiles: %s..%s%s%s", colormap_name(im.map),
                   percent(100 - im.clip_percentile).c_str(), percent(im.clip_percentile).c_str(),
-                  tick_label(range.lo, f.tc.step / 10).c_str(),
-                  tick_label(range.hi, f.tc.step / 10).c_str(), sp, im.value_unit.c_str());
+                  tick_label(range.lo, f.tc.step / 10).c_str(), tick_label(range.hi, f.tc.step / 10).c_str(), sp,
+                  im.value_unit.c_str());
   } else {
     std::snprintf(b, sizeof b, "%s, min..max: %s..%s%s%s", colormap_name(im.map),
-                  tick_label(range.lo, f.tc.step / 10).c_str(),
-                  tick_label(range.hi, f.tc.step / 10).c_str(), sp, im.value_unit.c_str());
+                  tick_label(range.lo, f.tc.step / 10).c_str(), tick_label(range.hi, f.tc.step / 10).c_str(), sp,
+                  im.value_unit.c_str());
   }
   f.scale_line = b;
 
@@ -353,8 +344,7 @@ Frame frame_of(const Image2D& im, const std::string& path) {
   const int bottom = (im.y_down ? 0 : axis_text + 4) + kPad;
   const int right = kBarGap + kBarW + kTick + 3 + f.clab_w + 8 + fl->h + kPad;
   ImageLayout& l = f.l;
-  l.width = std::max(left + W + right,
-                     kPad * 2 + std::max(text_width(ft, im.title), text_width(fk, f.scale_line)));
+  l.width = std::max(left + W + right, kPad * 2 + std::max(text_width(ft, im.title), text_width(fk, f.scale_line)));
   l.height = top + H + bottom;
   l.x0 = left, l.y0 = top, l.w = W, l.h = H;
   l.bar_x = left + W + kBarGap, l.bar_w = kBarW;
@@ -387,22 +377,17 @@ void write_image(const std::string& path, const Image2D& im) {
   for (int j = 0; j < H; ++j) {
     const double fy = H > 1 ? double(j) / (H - 1) : 0;
     const double r = (im.y_down ? fy : 1 - fy) * double(im.rows - 1);
-    const long long r0 = std::min(static_cast<long long>(r), im.rows - 1),
-                    r1 = std::min(r0 + 1, im.rows - 1);
+    const long long r0 = std::min(static_cast<long long>(r), im.rows - 1), r1 = std::min(r0 + 1, im.rows - 1);
     const double wr = r - double(r0);
     for (int i = 0; i < W; ++i) {
       const double c = (W > 1 ? double(i) / (W - 1) : 0) * double(im.cols - 1);
-      const long long c0 = std::min(static_cast<long long>(c), im.cols - 1),
-                      c1 = std::min(c0 + 1, im.cols - 1);
+      const long long c0 = std::min(static_cast<long long>(c), im.cols - 1), c1 = std::min(c0 + 1, im.cols - 1);
       const double wc = c - double(c0);
-      const auto at = [&](long long rr, long long cc) {
-        return double(im.values[rr * im.cols + cc]);
-      };
-      const double v = (1 - wr) * ((1 - wc) * at(r0, c0) + wc * at(r0, c1)) +
-                       wr * ((1 - wc) * at(r1, c0) + wc * at(r1, c1));
+      const auto at = [&](long long rr, long long cc) { return double(im.values[rr * im.cols + cc]); };
+      const double v =
+          (1 - wr) * ((1 - wc) * at(r0, c0) + wc * at(r0, c1)) + wr * ((1 - wc) * at(r1, c0) + wc * at(r1, c1));
       const double t = std::clamp(std::isfinite(v) ? (v - range.lo) / span : 0.5, 0.0, 1.0);
-      gdImageSetPixel(g, x0 + i, y0 + j,
-                      level[static_cast<size_t>(std::lround(t * (kLevels - 1)))]);
+      gdImageSetPixel(g, x0 + i, y0 + j, level[static_cast<size_t>(std::lround(t * (kLevels - 1)))]);
     }
   }
   gdImageRectangle(g, x0 - 1, y0 - 1, x0 + W, y0 + H, rgb(g, kBlack));
@@ -413,8 +398,7 @@ void write_image(const std::string& path, const Image2D& im) {
 
   // x axis: along the top for y-down sections, else along the bottom.
   const auto px = [&](double v) {
-    return x0 +
-           (ex.last != ex.first ? (v - ex.first) / (ex.last - ex.first) * (W - 1) : (W - 1) / 2.0);
+    return x0 + (ex.last != ex.first ? (v - ex.first) / (ex.last - ex.first) * (W - 1) : (W - 1) / 2.0);
   };
   const auto py = [&](double v) {
     const double f = ey.last != ey.first ? (v - ey.first) / (ey.last - ey.first) : 0.5;
@@ -449,8 +433,7 @@ void write_image(const std::string& path, const Image2D& im) {
   const int bx = l.bar_x;
   for (int j = 0; j < H; ++j) {
     const double t = H > 1 ? 1 - double(j) / (H - 1) : 0.5;
-    gdImageLine(g, bx, y0 + j, bx + kBarW - 1, y0 + j,
-                level[static_cast<size_t>(std::lround(t * (kLevels - 1)))]);
+    gdImageLine(g, bx, y0 + j, bx + kBarW - 1, y0 + j, level[static_cast<size_t>(std::lround(t * (kLevels - 1)))]);
   }
   gdImageRectangle(g, bx - 1, y0 - 1, bx + kBarW, y0 + H, rgb(g, kBlack));
   for (double v : tc.values) {
@@ -459,8 +442,7 @@ void write_image(const std::string& path, const Image2D& im) {
     line(g, bx + kBarW, y, bx + kBarW + kTick, y, kBlack);
     text(g, fk, bx + kBarW + kTick + 3, y - fk->h / 2, s, kBlack);
   }
-  text_up_centred(g, fl, bx + kBarW + kTick + 3 + clab_w + 8 + fl->h / 2, y0 + H / 2, f.bar_label,
-                  kBlack);
+  text_up_centred(g, fl, bx + kBarW + kTick + 3 + clab_w + 8 + fl->h / 2, y0 + H / 2, f.bar_label, kBlack);
   save_png(g, path);
 }
 
@@ -514,19 +496,15 @@ Image2D gather_picture(const std::vector<float>& traces, long long nrec, long lo
   return im;
 }
 
-Image2D volume_slice(const float* v, const std::array<long long, 3>& n,
-                     const std::array<double, 3>& h, const std::array<double, 3>& origin,
-                     char normal, long long index) {
+Image2D volume_slice(const float* v, const std::array<long long, 3>& n, const std::array<double, 3>& h,
+                     const std::array<double, 3>& origin, char normal, long long index) {
   const int k = normal == 'x' ? 0 : normal == 'y' ? 1 : normal == 'z' ? 2 : -1;
   if (k < 0) throw Error(std::string("slice normal '") + normal + "': valid are x, y, z");
   if (index < 0 || index >= n[k])
-    throw Error(std::string("slice ") + normal + " index " + std::to_string(index) +
-                " is outside 0.." + std::to_string(n[k] - 1));
-  const Axis ax{"x", "m", origin[0], h[0]}, ay{"y", "m", origin[1], h[1]},
-      az{"depth z", "m", origin[2], h[2]};
-  const auto at = [&](long long ix, long long iy, long long iz) {
-    return v[(iz * n[1] + iy) * n[0] + ix];
-  };
+    throw Error(std::string("slice ") + normal + " index " + std::to_string(index) + " is outside 0.." +
+                std::to_string(n[k] - 1));
+  const Axis ax{"x", "m", origin[0], h[0]}, ay{"y", "m", origin[1], h[1]}, az{"depth z", "m", origin[2], h[2]};
+  const auto at = [&](long long ix, long long iy, long long iz) { return v[(iz * n[1] + iy) * n[0] + ix]; };
   Image2D im;
   const std::string where = metres(origin[k] + double(index) * h[k]);
   if (k == 2) {  // a map view: x across, y up
@@ -539,8 +517,7 @@ Image2D volume_slice(const float* v, const std::array<long long, 3>& n,
     im.rows = n[2], im.cols = nc, im.x = k == 1 ? ax : ay, im.y = az;
     im.title = std::string(k == 1 ? "x-z at y = " : "y-z at x = ") + where + " m";
     for (long long iz = 0; iz < n[2]; ++iz)
-      for (long long c = 0; c < nc; ++c)
-        im.values.push_back(k == 1 ? at(c, index, iz) : at(index, c, iz));
+      for (long long c = 0; c < nc; ++c) im.values.push_back(k == 1 ? at(c, index, iz) : at(index, c, iz));
   }
   return im;
 }
@@ -574,23 +551,21 @@ void draw_panel(gdImagePtr g, int top, int height, const LinePlot& p) {
     const double y = Y(v);
     line(g, x0, y, x1, y, kGrid);
     const std::string t = tick_label(v, ty.step);
-    text(g, fk, x0 - 8 - text_width(fk, t), static_cast<int>(std::lround(y)) - fk->h / 2, t,
-         kBlack);
+    text(g, fk, x0 - 8 - text_width(fk, t), static_cast<int>(std::lround(y)) - fk->h / 2, t, kBlack);
   }
   line(g, x0, y0, x0, y1, kBlack, 2);
   line(g, x0, y1, x1, y1, kBlack, 2);
   for (int i = 0; i < nx; ++i) {
     const double x = X(i);
     line(g, x, y1, x, y1 + 6, kBlack, 2);
-    text(g, fk, static_cast<int>(std::lround(x)) - text_width(fk, p.x_ticks[i]) / 2, y1 + 10,
-         p.x_ticks[i], kBlack);
+    text(g, fk, static_cast<int>(std::lround(x)) - text_width(fk, p.x_ticks[i]) / 2, y1 + 10, p.x_ticks[i], kBlack);
   }
   text(g, fl, (x0 + x1 - text_width(fl, p.x_label)) / 2, y1 + 32, p.x_label, kBlack);
   text_up_centred(g, fl, 20, (y0 + y1) / 2, p.y_label, kBlack);
   if (p.reference > 0) {
     dashed_line(g, x0, Y(p.reference), x1, Y(p.reference), kRef, 2);
-    text(g, fl, x1 - 6 - text_width(fl, p.reference_label), static_cast<int>(Y(p.reference)) + 6,
-         p.reference_label, kRef);
+    text(g, fl, x1 - 6 - text_width(fl, p.reference_label), static_cast<int>(Y(p.reference)) + 6, p.reference_label,
+         kRef);
   }
   int legend_y = y0;
   for (const auto& s : p.series) {
@@ -602,12 +577,11 @@ void draw_panel(gdImagePtr g, int top, int height, const LinePlot& p) {
         line(g, a, b, e, f, c, 3);
     };
     for (int i = 0; i + 1 < nx && i + 1 < static_cast<int>(s.y.size()); ++i)
-      if (std::isfinite(s.y[i]) && std::isfinite(s.y[i + 1]))
-        draw(X(i), Y(s.y[i]), X(i + 1), Y(s.y[i + 1]));
+      if (std::isfinite(s.y[i]) && std::isfinite(s.y[i + 1])) draw(X(i), Y(s.y[i]), X(i + 1), Y(s.y[i + 1]));
     for (int i = 0; i < nx && i < static_cast<int>(s.y.size()); ++i)
       if (std::isfinite(s.y[i]))
-        gdImageFilledEllipse(g, static_cast<int>(std::lround(X(i))),
-                             static_cast<int>(std::lround(Y(s.y[i]))), 9, 9, rgb(g, c));
+        gdImageFilledEllipse(g, static_cast<int>(std::lround(X(i))), static_cast<int>(std::lround(Y(s.y[i]))), 9, 9,
+                             rgb(g, c));
     draw(x1 + 16, legend_y + fl->h / 2, x1 + 56, legend_y + fl->h / 2);
     text(g, fl, x1 + 64, legend_y, s.label, kBlack);
     legend_y += 20;
@@ -620,8 +594,7 @@ void write_line_plots(const std::string& path, const std::vector<LinePlot>& pane
   if (panels.empty()) throw Error("no data to plot for " + path);
   const int panel_h = 560;
   GdImage img = blank(1200, panel_h * static_cast<int>(panels.size()));
-  for (size_t i = 0; i < panels.size(); ++i)
-    draw_panel(img.get(), static_cast<int>(i) * panel_h, panel_h, panels[i]);
+  for (size_t i = 0; i < panels.size(); ++i) draw_panel(img.get(), static_cast<int>(i) * panel_h, panel_h, panels[i]);
   PartialFile out(path);
   save_png(img.get(), out.temp_path());
   out.commit();

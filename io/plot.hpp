@@ -98,9 +98,8 @@ Image2D gather_picture(const std::vector<float>& traces, long long nrec, long lo
 // A slice of a [z][y][x] volume (n, h, origin as [x, y, z]; m) through the plane `normal`
 // ('x', 'y' or 'z') = origin + index * h: y-z, x-z (depth down) or x-y (a map view, y up).
 // Its title is the slice's name, "x-z at y = 495 m".
-Image2D volume_slice(const float* volume, const std::array<long long, 3>& n,
-                     const std::array<double, 3>& h, const std::array<double, 3>& origin,
-                     char normal, long long index);
+Image2D volume_slice(const float* volume, const std::array<long long, 3>& n, const std::array<double, 3>& h,
+                     const std::array<double, 3>& origin, char normal, long long index);
 
 // Line charts: categorical x axis, one polyline per series, an optional horizontal reference
 // line, a legend.

@@ -15,8 +15,8 @@
 #include <memory>
 #include <sstream>
 
-#include "io/output_file.hpp"
 #include "base/error.hpp"
+#include "io/output_file.hpp"
 
 namespace seisrtm::io {
 
@@ -82,7 +82,9 @@ int scalar_exponent(const std::vector<double>& values) {
   return fits;
 }
 
-int scalar_of(int k) { return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k))); }
+int scalar_of(int k) {
+  return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k)));
+}
 
 int32_t scaled(double v, int scalar) {
   const double f = scalar < 0 ? -scalar : 1.0 / scalar;  // stored = value x f
@@ -103,7 +105,9 @@ bool valid_scalar(int s) {
   return false;
 }
 
-std::string exact_dt_key() { return "EXACT SAMPLE INTERVAL DT = "; }
+std::string exact_dt_key() {
+  return "EXACT SAMPLE INTERVAL DT = ";
+}
 
 // 40 lines of 80 characters, "C01 ..." to "C40 ...".
 std::string text_header(const std::vector<std::string>& lines) {
@@ -121,7 +125,9 @@ std::string text_header(const std::vector<std::string>& lines) {
 
 }  // namespace
 
-long long segy_max_samples(int revision) { return revision == 1 ? 32767 : 65535; }
+long long segy_max_samples(int revision) {
+  return revision == 1 ? 32767 : 65535;
+}
 
 bool is_segy_trace_field(int byte) {
   const auto v = trace_fields();
@@ -138,7 +144,8 @@ SegyRun plan_segy(int revision, double dt, long long steps, const std::vector<st
                   const std::vector<std::array<double, 3>>& receivers) {
   const std::string key = "output.segy: rev" + std::to_string(revision);
   if (receivers.empty())
-    throw Error("config key '" + key + "' needs receivers (receivers.line, .grid or .list): a SEG-Y file holds "
+    throw Error("config key '" + key +
+                "' needs receivers (receivers.line, .grid or .list): a SEG-Y file holds "
                 "their traces");
   if (steps + 1 > segy_max_samples(revision))
     throw Error("config key '" + key + "': " + std::to_string(steps + 1) + " samples a trace exceed the " +
@@ -146,8 +153,8 @@ SegyRun plan_segy(int revision, double dt, long long steps, const std::vector<st
   // The binary header's interval is a whole number of microseconds, 16 bits.
   const double us = std::round(dt * 1e6);
   if (us < 1 || us > double(segy_max_samples(revision)))
-    throw Error("config key '" + key + "': dt = " + fmt(dt) + " s is " + fmt(dt * 1e6) +
-                " us, outside the 1 to " + std::to_string(segy_max_samples(revision)) +
+    throw Error("config key '" + key + "': dt = " + fmt(dt) + " s is " + fmt(dt * 1e6) + " us, outside the 1 to " +
+                std::to_string(segy_max_samples(revision)) +
                 " us a SEG-Y sample interval holds; set time.dt or output.segy: none");
   SegyRun r;
   r.revision = revision;
@@ -164,7 +171,8 @@ SegyRun plan_segy(int revision, double dt, long long steps, const std::vector<st
   // Offsets are whole metres (bytes 37-40 have no scalar): checked to fit as well.
   const int kc = scalar_exponent(xy), kz = scalar_exponent(z);
   if (kc < 0 || kz < 0)
-    throw Error("config key '" + key + "': a source or receiver coordinate exceeds the 32-bit range of the "
+    throw Error("config key '" + key +
+                "': a source or receiver coordinate exceeds the 32-bit range of the "
                 "SEG-Y position fields (2147483647 m)");
   r.coordinate_scalar = scalar_of(kc);
   r.elevation_scalar = scalar_of(kz);
@@ -185,15 +193,21 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
   char dtbuf[40];
   std::snprintf(dtbuf, sizeof dtbuf, "%.17g", run.dt);
   const std::string rev = run.revision == 1 ? "1" : "2.0";
-  auto scal = [](int s) { return std::to_string(s) + (s == 1 ? " (m)" : s == -10 ? " (dm)" : s == -100 ? " (cm)" : s == -1000 ? " (mm)" : " (0.1 mm)"); };
+  auto scal = [](int s) {
+    return std::to_string(s) + (s == 1       ? " (m)"
+                                : s == -10   ? " (dm)"
+                                : s == -100  ? " (cm)"
+                                : s == -1000 ? " (mm)"
+                                             : " (0.1 mm)");
+  };
   std::vector<std::string> lines = {
       run.producer + ": synthetic shot gather, acoustic finite differences",
       "config " + run.config_file,
-      "shot " + std::to_string(shot) + " (0-based) of " + std::to_string(run.shots) + "; field record (9) = " +
-          std::to_string(shot + 1),
+      "shot " + std::to_string(shot) + " (0-based) of " + std::to_string(run.shots) +
+          "; field record (9) = " + std::to_string(shot + 1),
       "grid " + std::to_string(run.shape[0]) + " x " + std::to_string(run.shape[1]) + " x " +
-          std::to_string(run.shape[2]) + " cells, spacing " + fmt(run.spacing[0]) + " " + fmt(run.spacing[1]) +
-          " " + fmt(run.spacing[2]) + " m, origin 0 0 0",
+          std::to_string(run.shape[2]) + " cells, spacing " + fmt(run.spacing[0]) + " " + fmt(run.spacing[1]) + " " +
+          fmt(run.spacing[2]) + " m, origin 0 0 0",
       "units: m, s (headers: us, ms); samples: pressure p, in the wavelet's units",
       exact_dt_key() + dtbuf + " S",
       "binary header 3217, trace 117: " + std::to_string(us) + " us (dt rounded to the nearest us)",
@@ -230,7 +244,7 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
   bset(SEGY_BIN_SORTING_CODE, 1);        // as recorded
   bset(SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
   bset(SEGY_BIN_SEGY_REVISION, run.revision == 1 ? 0x0100 : 0x0200);
-  bset(SEGY_BIN_TRACE_FLAG, 1);          // fixed length
+  bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
   bset(SEGY_BIN_EXT_HEADERS, 0);
   if (run.revision == 2) {
     // Rev 2 fields (offsets into the 400-byte header): extended traces per ensemble (3261),
@@ -313,8 +327,7 @@ std::vector<std::string> segy_files(const std::string& data) {
   std::vector<std::string> v;
   for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) v.emplace_back(g.gl_pathv[i]);
   globfree(&g);
-  if (v.empty())
-    throw Error("migration.data = '" + data + "' matches no file (a glob such as out/run_shot_*.sgy)");
+  if (v.empty()) throw Error("migration.data = '" + data + "' matches no file (a glob such as out/run_shot_*.sgy)");
   std::sort(v.begin(), v.end());
   return v;
 }
@@ -347,14 +360,22 @@ struct FileLayout {
 
 const char* format_name(int f) {
   switch (f) {
-    case 1: return "4-byte IBM float";
-    case 2: return "4-byte integer";
-    case 3: return "2-byte integer";
-    case 4: return "4-byte fixed point with gain";
-    case 5: return "4-byte IEEE float";
-    case 6: return "8-byte IEEE float";
-    case 8: return "1-byte integer";
-    default: return "not a SEG-Y format code";
+    case 1:
+      return "4-byte IBM float";
+    case 2:
+      return "4-byte integer";
+    case 3:
+      return "2-byte integer";
+    case 4:
+      return "4-byte fixed point with gain";
+    case 5:
+      return "4-byte IEEE float";
+    case 6:
+      return "8-byte IEEE float";
+    case 8:
+      return "1-byte integer";
+    default:
+      return "not a SEG-Y format code";
   }
 }
 
@@ -366,7 +387,8 @@ FileLayout read_layout(const std::string& path) {
   const auto size = fs::file_size(path, ec);
   if (ec) throw bad("cannot be read: " + ec.message());
   if (size < static_cast<uintmax_t>(kTrace0))
-    throw bad("holds " + std::to_string(size) + " bytes, less than the 3600-byte file header (3200 textual + 400 "
+    throw bad("holds " + std::to_string(size) +
+              " bytes, less than the 3600-byte file header (3200 textual + 400 "
               "binary): truncated or not SEG-Y");
   unsigned char raw[kTrace0];
   {
@@ -397,11 +419,13 @@ FileLayout read_layout(const std::string& path) {
   const unsigned char* b = raw + kText;
   if (major >= 2 && get_raw(b + 3507 - 3201, 4, L.lsb) != 0)
     throw bad("binary header bytes 3507-3510 (additional trace headers) = " +
-              std::to_string(get_raw(b + 3507 - 3201, 4, L.lsb)) + "; seisrtm reads traces with the standard "
+              std::to_string(get_raw(b + 3507 - 3201, 4, L.lsb)) +
+              "; seisrtm reads traces with the standard "
               "240-byte header only (0)");
   segy_get_bfield(bin, SEGY_BIN_SAMPLES, &v);
   L.samples = static_cast<uint16_t>(v);
-  if (major >= 2 && get_raw(b + 3269 - 3201, 4, L.lsb) != 0) L.samples = static_cast<long long>(get_raw(b + 3269 - 3201, 4, L.lsb));
+  if (major >= 2 && get_raw(b + 3269 - 3201, 4, L.lsb) != 0)
+    L.samples = static_cast<long long>(get_raw(b + 3269 - 3201, 4, L.lsb));
   if (L.samples < 1)
     throw bad("binary header bytes 3221-3222 (samples per trace) = 0; it must give the samples of every trace");
   segy_get_bfield(bin, SEGY_BIN_INTERVAL, &v);
@@ -437,8 +461,10 @@ FileLayout read_layout(const std::string& path) {
   if (body <= 0) throw bad("holds no traces after its " + std::to_string(L.trace0) + "-byte file header");
   if (body % per != 0)
     throw bad(std::to_string(body) + " bytes of traces after the " + std::to_string(L.trace0) +
-              "-byte file header are not a whole number of traces of " + std::to_string(per) + " bytes (240-byte "
-              "header + " + std::to_string(L.samples) + " samples x 4 bytes, binary header bytes 3221-3222): trace " +
+              "-byte file header are not a whole number of traces of " + std::to_string(per) +
+              " bytes (240-byte "
+              "header + " +
+              std::to_string(L.samples) + " samples x 4 bytes, binary header bytes 3221-3222): trace " +
               std::to_string(body / per + 1) + " is cut short after " + std::to_string(body % per) +
               " bytes (a truncated file, or traces of varying length)");
   if (body / per > INT32_MAX) throw bad("holds more than 2^31 traces");
@@ -499,8 +525,11 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
         const double t = unscaled(delay, ts) * 1e-3;
         const double m = t / dt;
         if (std::abs(m - std::round(m)) > 1e-6)
-          throw bad("bytes 109-110 (delay recording time) = " + std::to_string(delay) + " ms is not a whole number "
-                    "of samples of dt = " + fmt(dt) + " s; seisrtm needs the first sample at a multiple of dt "
+          throw bad("bytes 109-110 (delay recording time) = " + std::to_string(delay) +
+                    " ms is not a whole number "
+                    "of samples of dt = " +
+                    fmt(dt) +
+                    " s; seisrtm needs the first sample at a multiple of dt "
                     "(0 for data it wrote)");
         delay_samples = std::llround(m);
         first = false;
@@ -549,13 +578,13 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
         const TraceRef& t = st.traces[r];
         const auto& a = st.receivers[r];
         const auto& b = s0.receivers[r];
-        throw Error("SEG-Y file '" + layouts[t.file].path + "', trace " + std::to_string(t.index + 1) +
-                    ": receiver " + std::to_string(r + 1) + " of field record " + std::to_string(st.record) +
-                    " is at [" + fmt(a[0]) + ", " + fmt(a[1]) + ", " + fmt(a[2]) + "] m (bytes " +
-                    std::to_string(hb.receiver_x) + ", " + std::to_string(hb.receiver_y) + ", " +
-                    std::to_string(hb.receiver_elevation) + "), receiver " + std::to_string(r + 1) +
-                    " of field record " + std::to_string(s0.record) + " at [" + fmt(b[0]) + ", " + fmt(b[1]) + ", " +
-                    fmt(b[2]) + "] m: seisrtm migrates shots that share one receiver layout, in one order");
+        throw Error("SEG-Y file '" + layouts[t.file].path + "', trace " + std::to_string(t.index + 1) + ": receiver " +
+                    std::to_string(r + 1) + " of field record " + std::to_string(st.record) + " is at [" + fmt(a[0]) +
+                    ", " + fmt(a[1]) + ", " + fmt(a[2]) + "] m (bytes " + std::to_string(hb.receiver_x) + ", " +
+                    std::to_string(hb.receiver_y) + ", " + std::to_string(hb.receiver_elevation) + "), receiver " +
+                    std::to_string(r + 1) + " of field record " + std::to_string(s0.record) + " at [" + fmt(b[0]) +
+                    ", " + fmt(b[1]) + ", " + fmt(b[2]) +
+                    "] m: seisrtm migrates shots that share one receiver layout, in one order");
       }
   }
 
@@ -569,8 +598,8 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
   const long long shift = delay_samples - 1;
   o.samples = L0.samples + shift;
   if (o.samples < 1)
-    throw Error("SEG-Y data '" + data + "': the traces end before t = dt (delay " + std::to_string(delay0) +
-                " ms, " + std::to_string(L0.samples) + " samples): nothing to migrate");
+    throw Error("SEG-Y data '" + data + "': the traces end before t = dt (delay " + std::to_string(delay0) + " ms, " +
+                std::to_string(L0.samples) + " samples): nothing to migrate");
   for (const auto& st : shots) o.source_positions.push_back(st.source);
   o.receiver_positions = s0.receivers;
   const double bytes = 4.0 * double(o.shots) * double(o.receivers) * double(o.samples + L0.samples);
@@ -594,7 +623,8 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
       }
       if (segy_readtrace(open[t.file].get(), t.index, buf.data(), L.trace0, L.trsize) != SEGY_OK ||
           segy_to_native(L.format, L0.samples, buf.data()) != SEGY_OK)
-        throw Error("SEG-Y file '" + L.path + "', trace " + std::to_string(t.index + 1) + ": its samples cannot be read");
+        throw Error("SEG-Y file '" + L.path + "', trace " + std::to_string(t.index + 1) +
+                    ": its samples cannot be read");
       float* out = o.traces.data() + (static_cast<long long>(si) * o.receivers + static_cast<long long>(r)) * o.samples;
       for (long long k = 0; k < L0.samples; ++k) {
         if (!std::isfinite(buf[k]))

@@ -18,17 +18,17 @@ namespace seisrtm::io {
 
 // What every file of a run shares.
 struct SegyRun {
-  int revision = 1;             // 1 or 2
-  std::string producer;         // "seisrtm <version>"
-  std::string config_file;      // the YAML file (for the textual header)
+  int revision = 1;         // 1 or 2
+  std::string producer;     // "seisrtm <version>"
+  std::string config_file;  // the YAML file (for the textual header)
   std::array<long long, 3> shape{0, 0, 0};
   std::array<double, 3> spacing{0, 0, 0};  // m
-  double dt = 0;                // s, exact
-  long long steps = 0;          // samples a trace in the run (SEG-Y: steps + 1)
+  double dt = 0;                           // s, exact
+  long long steps = 0;                     // samples a trace in the run (SEG-Y: steps + 1)
   long long shots = 0;
-  std::string wavelet;          // a line describing the source wavelet
-  int coordinate_scalar = 1;    // SEG-Y scalar for x, y (byte 71): -100 = cm
-  int elevation_scalar = 1;     // for depths and elevations (byte 69)
+  std::string wavelet;        // a line describing the source wavelet
+  int coordinate_scalar = 1;  // SEG-Y scalar for x, y (byte 71): -100 = cm
+  int elevation_scalar = 1;   // for depths and elevations (byte 69)
 };
 
 // Checks what can be checked before a run (dt within the 16-bit microsecond field, samples

@@ -16,8 +16,7 @@ std::string describe(const YAML::Node& n) {
 }
 }  // namespace
 
-YamlReader::YamlReader(YAML::Node node, std::string path)
-    : node_(std::move(node)), path_(std::move(path)) {
+YamlReader::YamlReader(YAML::Node node, std::string path) : node_(std::move(node)), path_(std::move(path)) {
   if (node_ && !node_.IsNull() && !node_.IsMap())
     throw Error("config key '" + path_ + "' must be a mapping of keys, got " + describe(node_));
 }
@@ -59,8 +58,7 @@ double YamlReader::as_number(const YAML::Node& n, const std::string& path) {
 
 std::array<double, 3> YamlReader::as_triple(const YAML::Node& n, const std::string& path) {
   if (!n.IsSequence() || n.size() != 3)
-    throw Error("config key '" + path + "' must be a list of 3 numbers [x, y, z], got " +
-                describe(n));
+    throw Error("config key '" + path + "' must be a list of 3 numbers [x, y, z], got " + describe(n));
   std::array<double, 3> out{};
   for (int i = 0; i < 3; ++i) out[i] = as_number(n[i], path + "[" + std::to_string(i) + "]");
   return out;
@@ -115,8 +113,7 @@ bool YamlReader::boolean(const std::string& key, bool fallback) {
 std::string YamlReader::text(const std::string& key, const std::string& fallback) {
   if (!has(key)) return fallback;
   const YAML::Node n = node_[key];
-  if (!n.IsScalar())
-    throw Error("config key '" + key_path(key) + "' must be a string, got " + describe(n));
+  if (!n.IsScalar()) throw Error("config key '" + key_path(key) + "' must be a string, got " + describe(n));
   return n.Scalar();
 }
 
@@ -130,8 +127,7 @@ std::string YamlReader::choice(const std::string& key, const std::string& fallba
   throw Error("config key '" + key_path(key) + "' must be one of " + valid + ", got '" + v + "'");
 }
 
-std::array<double, 3> YamlReader::triple(const std::string& key, std::array<double, 3> fallback,
-                                         bool broadcast) {
+std::array<double, 3> YamlReader::triple(const std::string& key, std::array<double, 3> fallback, bool broadcast) {
   if (!has(key)) return fallback;
   const YAML::Node n = node_[key];
   if (broadcast && n.IsScalar()) {
@@ -141,13 +137,11 @@ std::array<double, 3> YamlReader::triple(const std::string& key, std::array<doub
   return as_triple(n, key_path(key));
 }
 
-std::array<long long, 3> YamlReader::int_triple(const std::string& key,
-                                                std::array<long long, 3> fallback) {
+std::array<long long, 3> YamlReader::int_triple(const std::string& key, std::array<long long, 3> fallback) {
   if (!has(key)) return fallback;
   const YAML::Node n = node_[key];
   if (!n.IsSequence() || n.size() != 3)
-    throw Error("config key '" + key_path(key) + "' must be a list of 3 integers [nx, ny, nz], got " +
-                describe(n));
+    throw Error("config key '" + key_path(key) + "' must be a list of 3 integers [nx, ny, nz], got " + describe(n));
   std::array<long long, 3> out{};
   for (int i = 0; i < 3; ++i) out[i] = as_integer(n[i], key_path(key) + "[" + std::to_string(i) + "]");
   return out;

@@ -34,11 +34,9 @@ class YamlReader {
   bool boolean(const std::string& key, bool fallback);
   std::string text(const std::string& key, const std::string& fallback);
   // A string restricted to one of `choices`.
-  std::string choice(const std::string& key, const std::string& fallback,
-                     const std::vector<std::string>& choices);
+  std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& choices);
   // A list of exactly N numbers; a scalar is accepted and repeated when `broadcast`.
-  std::array<double, 3> triple(const std::string& key, std::array<double, 3> fallback,
-                               bool broadcast);
+  std::array<double, 3> triple(const std::string& key, std::array<double, 3> fallback, bool broadcast);
   std::array<long long, 3> int_triple(const std::string& key, std::array<long long, 3> fallback);
 
   // Element parsers for values that are not under a key (list entries).

@@ -13,16 +13,16 @@ namespace seisrtm::kernels {
 inline constexpr int kMaxRadius = 8;
 
 struct AcousticArgs {
-  const float* p = nullptr;  // p^n
-  float* pn = nullptr;       // p^{n-1} on entry, p^{n+1} on exit
-  const float* m = nullptr;  // v^2 dt^2
+  const float* p = nullptr;       // p^n
+  float* pn = nullptr;            // p^{n-1} on entry, p^{n+1} on exit
+  const float* m = nullptr;       // v^2 dt^2
   const float* damp_x = nullptr;  // sigma dt / 2 per x index (1D)
   const float* damp_y = nullptr;
   const float* damp_z = nullptr;
   int nx = 0, ny = 0, nz = 0;
   long long sy = 0, sz = 0;  // strides in elements (rows padded for alignment)
   float cx[kMaxRadius + 1] = {}, cy[kMaxRadius + 1] = {}, cz[kMaxRadius + 1] = {};  // c_k / h^2
-  int free_surface = 0;  // p = 0 at z = 0, odd image above
+  int free_surface = 0;                                                             // p = 0 at z = 0, odd image above
 };
 
 enum class Variant { naive, smem, tma };
@@ -57,17 +57,22 @@ struct TmaMaps {
 // x0 - 1 or x0 - 2 stopped the copy engine with an illegal-instruction error on an H100), so
 // the left halo is widened to HX = R rounded up to 4 floats; the width BX + HX + R is rounded
 // up to 8 floats. Height: the block's rows plus 2R.
-constexpr int tma_halo_x(int radius) { return (radius + 3) / 4 * 4; }
-constexpr int tma_tile_width(int radius) { return (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8; }
-constexpr int tma_tile_height(int radius) { return TmaPolicy::kTileY + 2 * radius; }
+constexpr int tma_halo_x(int radius) {
+  return (radius + 3) / 4 * 4;
+}
+constexpr int tma_tile_width(int radius) {
+  return (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8;
+}
+constexpr int tma_tile_height(int radius) {
+  return TmaPolicy::kTileY + 2 * radius;
+}
 std::array<int, 3> tma_box(int radius);
 std::array<int, 3> tma_center_box();
 
-
 // Runs one step. `maps` (CUtensorMaps of p, p_prev and m) are needed by tma.
 // z_block: planes per block along z (0 = the whole column); ignored by naive.
-void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block,
-                          const TmaMaps& maps, cudaStream_t stream);
+void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block, const TmaMaps& maps,
+                          cudaStream_t stream);
 
 // Sources and receivers. The step index n is read from *d_step (device memory), so a captured
 // graph replays correctly step after step.
@@ -78,11 +83,10 @@ struct PointArgs {
   int entries = 0;                   // injection entries
   int receivers = 0;
 };
-void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step,
-                   cudaStream_t stream);
+void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step, cudaStream_t stream);
 // traces[(n % block_steps) * receivers + r] = sum_e coef_e pn[cell_e]
-void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps,
-                   const int* d_step, cudaStream_t stream);
+void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps, const int* d_step,
+                   cudaStream_t stream);
 void launch_advance_step(int* d_step, cudaStream_t stream);
 // Sets *d_flag to 1 if any of the n values is NaN or Inf.
 void launch_check_finite(const float* v, long long n, int* d_flag, cudaStream_t stream);

@@ -5,21 +5,29 @@
 
 namespace seisrtm::kernels {
 
-void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, int z_block,
-                          const TmaMaps& maps, cudaStream_t stream) {
+void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, int z_block, const TmaMaps& maps,
+                          cudaStream_t stream) {
   auto dispatch = [&]<int R>() {
     switch (variant) {
-      case Variant::naive: return launch_naive<R>(a, stream);
-      case Variant::smem: return launch_smem<R>(a, z_block, stream);
-      case Variant::tma: return launch_tma<R>(a, z_block, maps, stream);
+      case Variant::naive:
+        return launch_naive<R>(a, stream);
+      case Variant::smem:
+        return launch_smem<R>(a, z_block, stream);
+      case Variant::tma:
+        return launch_tma<R>(a, z_block, maps, stream);
     }
   };
   switch (radius) {
-    case 1: return dispatch.template operator()<1>();
-    case 2: return dispatch.template operator()<2>();
-    case 4: return dispatch.template operator()<4>();
-    case 8: return dispatch.template operator()<8>();
-    default: throw Error("acoustic step: unsupported radius " + std::to_string(radius));
+    case 1:
+      return dispatch.template operator()<1>();
+    case 2:
+      return dispatch.template operator()<2>();
+    case 4:
+      return dispatch.template operator()<4>();
+    case 8:
+      return dispatch.template operator()<8>();
+    default:
+      throw Error("acoustic step: unsupported radius " + std::to_string(radius));
   }
 }
 
@@ -38,7 +46,9 @@ __global__ void record_kernel(const float* pn, PointArgs r, float* traces, int b
   traces[(long long)(*step % block_steps) * r.receivers + rec] = v;
 }
 
-__global__ void advance_step_kernel(int* step) { ++*step; }
+__global__ void advance_step_kernel(int* step) {
+  ++*step;
+}
 
 __global__ void check_finite_kernel(const float* v, long long n, int* flag) {
   bool bad = false;
@@ -49,15 +59,14 @@ __global__ void check_finite_kernel(const float* v, long long n, int* flag) {
 
 }  // namespace
 
-void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step,
-                   cudaStream_t stream) {
+void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step, cudaStream_t stream) {
   if (src.entries == 0) return;
   inject_kernel<<<(src.entries + 127) / 128, 128, 0, stream>>>(pn, src, d_wavelet, d_step);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps,
-                   const int* d_step, cudaStream_t stream) {
+void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps, const int* d_step,
+                   cudaStream_t stream) {
   if (rec.receivers == 0) return;
   record_kernel<<<(rec.receivers + 127) / 128, 128, 0, stream>>>(pn, rec, d_traces, block_steps, d_step);
   SEISRTM_CUDA_LAUNCHED();

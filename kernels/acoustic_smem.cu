@@ -10,7 +10,7 @@ namespace seisrtm::kernels {
 namespace {
 
 template <int Radius>
-__global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
+__global__ void __launch_bounds__(MarchPolicy::kBlockX* MarchPolicy::kBlockY)
     smem_kernel(const AcousticArgs a, int z_block) {
   constexpr int BX = MarchPolicy::kBlockX, BY = MarchPolicy::kBlockY;
   constexpr int TW = BX + 2 * Radius, TH = BY + 2 * Radius;
@@ -36,8 +36,7 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX * MarchPolicy::kBlockY)
     const float* plane = a.p + (long long)iz * a.sz;
     for (int e = tid; e < TW * TH; e += BX * BY) {
       const int gx = x0 - Radius + e % TW, gy = y0 - Radius + e / TW;
-      tile[e / TW][e % TW] =
-          (gx >= 0 && gx < a.nx && gy >= 0 && gy < a.ny) ? plane[(long long)gy * a.sy + gx] : 0.0f;
+      tile[e / TW][e % TW] = (gx >= 0 && gx < a.nx && gy >= 0 && gy < a.ny) ? plane[(long long)gy * a.sy + gx] : 0.0f;
     }
     __syncthreads();
     if (active) {

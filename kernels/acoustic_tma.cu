@@ -24,7 +24,9 @@ namespace seisrtm::kernels {
 
 namespace {
 
-constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
+constexpr int round_up(int v, int m) {
+  return (v + m - 1) / m * m;
+}
 
 template <int Radius>
 struct TmaShape {
@@ -71,7 +73,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
   const int ix = x0 + tx, iy0 = y0 + ty * RY;  // this thread's rows: iy0 .. iy0 + RY - 1
   const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
-  const int planes = z1 - z0, total = planes + Radius;  // loads: planes z0 .. z1 + R - 1
+  const int planes = z1 - z0, total = planes + Radius;    // loads: planes z0 .. z1 + R - 1
   const int center0 = (ty * RY + Radius) * TW + tx + HX;  // tile index of row 0's cell
 
   if (tid == 0) {
@@ -80,21 +82,21 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
-  auto issue = [&](int j, int s) {  // plane z0 + j of p into stage s
+  auto issue = [&](int j, int s) {            // plane z0 + j of p into stage s
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                         cuda::ptx::space_shared, &bar[s], bytes);
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
+                                         bytes);
     const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap,
-                                    coords, &bar[s]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
+                                    &bar[s]);
   };
   auto issue_fields = [&](int j, int f) {  // plane z0 + j of p_prev and m into field stage f
     const uint32_t bytes = Shape::kFieldBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                         cuda::ptx::space_shared, &field_bar[f], bytes);
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                         &field_bar[f], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + 2 * f * FF,
-                                    &tmap_prev, coords, &field_bar[f]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + 2 * f * FF, &tmap_prev,
+                                    coords, &field_bar[f]);
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + (2 * f + 1) * FF,
                                     &tmap_m, coords, &field_bar[f]);
   };
@@ -204,14 +206,18 @@ void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStr
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
                   (a.nz + zb - 1) / zb);
-  tma_kernel<Radius><<<grid, block, Shape::kSharedBytes, stream>>>(
-      *static_cast<const CUtensorMap*>(maps.p), *static_cast<const CUtensorMap*>(maps.p_prev),
-      *static_cast<const CUtensorMap*>(maps.m), a, zb);
+  tma_kernel<Radius><<<grid, block, Shape::kSharedBytes, stream>>>(*static_cast<const CUtensorMap*>(maps.p),
+                                                                   *static_cast<const CUtensorMap*>(maps.p_prev),
+                                                                   *static_cast<const CUtensorMap*>(maps.m), a, zb);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-std::array<int, 3> tma_box(int radius) { return {tma_tile_width(radius), tma_tile_height(radius), 1}; }
-std::array<int, 3> tma_center_box() { return {TmaPolicy::kBlockX, TmaPolicy::kTileY, 1}; }
+std::array<int, 3> tma_box(int radius) {
+  return {tma_tile_width(radius), tma_tile_height(radius), 1};
+}
+std::array<int, 3> tma_center_box() {
+  return {TmaPolicy::kBlockX, TmaPolicy::kTileY, 1};
+}
 
 template void launch_tma<1>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);
 template void launch_tma<2>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);

@@ -1,8 +1,8 @@
-#include "kernels/cuda_check.hpp"
-
 #include <mutex>
 #include <set>
 #include <utility>
+
+#include "kernels/cuda_check.hpp"
 
 namespace seisrtm::kernels {
 

@@ -4,10 +4,10 @@
 
 #include "base/error.hpp"
 
-#define SEISRTM_CUDA(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t seisrtm_err_ = (call);                                           \
-    if (seisrtm_err_ != cudaSuccess)                                                   \
+#define SEISRTM_CUDA(call)                                                                     \
+  do {                                                                                         \
+    const cudaError_t seisrtm_err_ = (call);                                                   \
+    if (seisrtm_err_ != cudaSuccess)                                                           \
       throw ::seisrtm::CudaError(#call, cudaGetErrorString(seisrtm_err_), __FILE__, __LINE__); \
   } while (0)
 

@@ -34,7 +34,8 @@ template <class Index>
 __global__ void gather_at_kernel(const float* p, const Index* cells, long long count, float* store,
                                  const long long* level, long long slot_offset) {
   float* slot = store + (*level + slot_offset) * count;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
     slot[k] = p[cells[k]];
 }
 
@@ -42,21 +43,26 @@ template <class Index>
 __global__ void scatter_at_kernel(float* p, const Index* cells, long long count, const float* store,
                                   const long long* level, long long slot_offset) {
   const float* slot = store + (*level + slot_offset) * count;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
     p[cells[k]] = slot[k];
 }
 
-__global__ void add_level_kernel(long long* level, long long delta) { *level += delta; }
+__global__ void add_level_kernel(long long* level, long long delta) {
+  *level += delta;
+}
 
 template <class Index>
 __global__ void gather_kernel(const float* p, const Index* cells, long long count, float* store) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
     store[k] = p[cells[k]];
 }
 
 template <class Index>
 __global__ void scatter_kernel(float* p, const Index* cells, long long count, const float* store) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count; k += (long long)gridDim.x * blockDim.x)
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
     p[cells[k]] = store[k];
 }
 
@@ -73,7 +79,9 @@ __global__ void image_kernel(const float* s, const float* r, float* image, float
   illum[i] += sv * sv;
 }
 
-int blocks_for(long long n) { return static_cast<int>(std::min<long long>((n + 255) / 256, 65535)); }
+int blocks_for(long long n) {
+  return static_cast<int>(std::min<long long>((n + 255) / 256, 65535));
+}
 
 }  // namespace
 

@@ -16,9 +16,9 @@ namespace seisrtm::kernels {
 struct SeriesInjection {
   const long long* cells = nullptr;
   const int* offset = nullptr;
-  const int* row = nullptr;      // which series (receiver) an entry takes its value from
-  const float* coef = nullptr;   // m w / (1 + s), with 1 / (hx hy hz) for a source
-  int count = 0;                 // distinct cells
+  const int* row = nullptr;     // which series (receiver) an entry takes its value from
+  const float* coef = nullptr;  // m w / (1 + s), with 1 / (hx hy hz) for a source
+  int count = 0;                // distinct cells
 };
 void launch_inject_series(float* pn, const SeriesInjection& inj, const float* series, long long stride,
                           long long sample, cudaStream_t stream);

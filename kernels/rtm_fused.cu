@@ -27,7 +27,9 @@ namespace seisrtm::kernels {
 
 namespace {
 
-constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
+constexpr int round_up(int v, int m) {
+  return (v + m - 1) / m * m;
+}
 
 // Launch shapes (an A/B axis, kernels/rtm.hpp): `wide` is the forward kernel's tile (rows of
 // BX + HX + R rounded up to 8 floats, 3 planes of lookahead, one block per SM: 172 KB at R = 4);
@@ -40,7 +42,9 @@ struct FusedShapeOf {
   static constexpr int TW = fused_tile_width(Radius, Kind);
   static constexpr int TH = tma_tile_height(Radius);
   static constexpr int HX = tma_halo_x(Radius);
-  static constexpr int kLookahead = Kind == FusedShape::wide ? TmaPolicy::kLookahead : Kind == FusedShape::compact ? 2 : 1;
+  static constexpr int kLookahead = Kind == FusedShape::wide      ? TmaPolicy::kLookahead
+                                    : Kind == FusedShape::compact ? 2
+                                                                  : 1;
   static constexpr int kStages = Radius + 1 + kLookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 32);
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
@@ -95,26 +99,26 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   __syncthreads();
   auto issue = [&](int j, int s) {  // plane z0 + j of both fields into stage s of both rings
     const uint32_t bytes = 2 * Shape::kBoxBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                         cuda::ptx::space_shared, &bar[s], bytes);
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
+                                         bytes);
     const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_s + s * SF, &map_s,
-                                    coords, &bar[s]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_r + s * SF, &map_r,
-                                    coords, &bar[s]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_s + s * SF, &map_s, coords,
+                                    &bar[s]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_r + s * SF, &map_r, coords,
+                                    &bar[s]);
   };
   auto issue_fields = [&](int j, int g) {
     const uint32_t bytes = Shape::kFieldBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta,
-                                         cuda::ptx::space_shared, &field_bar[g], bytes);
+    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
+                                         &field_bar[g], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
     float* base = fields + 3 * g * FF;
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base, &map_s_prev, coords,
                                     &field_bar[g]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + FF, &map_r_prev,
-                                    coords, &field_bar[g]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + 2 * FF, &map_m,
-                                    coords, &field_bar[g]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + FF, &map_r_prev, coords,
+                                    &field_bar[g]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + 2 * FF, &map_m, coords,
+                                    &field_bar[g]);
   };
   auto wait = [](uint64_t* b, uint32_t parity) {
     while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
@@ -255,7 +259,9 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
 
 }  // namespace
 
-bool fused_backward_supported(int radius) { return radius <= 4; }
+bool fused_backward_supported(int radius) {
+  return radius <= 4;
+}
 
 std::array<int, 3> fused_box(int radius, FusedShape shape) {
   return {fused_tile_width(radius, shape), tma_tile_height(radius), 1};
@@ -279,16 +285,23 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
   };
   auto by_shape = [&]<int R>() {
     switch (shape) {
-      case FusedShape::wide: return launch.template operator()<R, FusedShape::wide>();
-      case FusedShape::compact: return launch.template operator()<R, FusedShape::compact>();
-      case FusedShape::compact1: return launch.template operator()<R, FusedShape::compact1>();
+      case FusedShape::wide:
+        return launch.template operator()<R, FusedShape::wide>();
+      case FusedShape::compact:
+        return launch.template operator()<R, FusedShape::compact>();
+      case FusedShape::compact1:
+        return launch.template operator()<R, FusedShape::compact1>();
     }
   };
   switch (radius) {
-    case 1: return by_shape.template operator()<1>();
-    case 2: return by_shape.template operator()<2>();
-    case 4: return by_shape.template operator()<4>();
-    default: throw Error("fused backward step: radius " + std::to_string(radius) + " is not supported (<= 4)");
+    case 1:
+      return by_shape.template operator()<1>();
+    case 2:
+      return by_shape.template operator()<2>();
+    case 4:
+      return by_shape.template operator()<4>();
+    default:
+      throw Error("fused backward step: radius " + std::to_string(radius) + " is not supported (<= 4)");
   }
 }
 

@@ -12,8 +12,7 @@ __global__ void ricker_kernel(float* out, long long count, double dt, double f, 
 }
 }  // namespace
 
-void launch_ricker(float* d_out, long long count, double dt, double peak_frequency, double delay,
-                   cudaStream_t stream) {
+void launch_ricker(float* d_out, long long count, double dt, double peak_frequency, double delay, cudaStream_t stream) {
   constexpr int kThreads = 256;
   const auto blocks = static_cast<unsigned>((count + kThreads - 1) / kThreads);
   ricker_kernel<<<blocks, kThreads, 0, stream>>>(d_out, count, dt, peak_frequency, delay);

@@ -16,8 +16,8 @@ CopyBandwidth measure_copy_bandwidth(std::size_t bytes, MemoryKind kind, bool ra
     std::uniform_real_distribution<float> u(-1, 1);
     for (auto& v : h) v = u(gen);
     for (std::size_t off = 0; off < bytes; off += h.size() * 4)
-      SEISRTM_CUDA(cudaMemcpy(src.as<char>() + off, h.data(), std::min(h.size() * 4, bytes - off),
-                              cudaMemcpyHostToDevice));
+      SEISRTM_CUDA(
+          cudaMemcpy(src.as<char>() + off, h.data(), std::min(h.size() * 4, bytes - off), cudaMemcpyHostToDevice));
   } else {
     SEISRTM_CUDA(cudaMemset(src.as<void>(), 0, bytes));
   }

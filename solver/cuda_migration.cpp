@@ -1,9 +1,9 @@
 #include "solver/cuda_migration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <array>
 #include <map>
 #include <memory>
 
@@ -18,7 +18,7 @@ namespace seisrtm {
 namespace {
 
 constexpr long long kRowAlign = 32;  // floats, as the forward backend
-constexpr int kStoreRing = 8;         // device slots of a boundary store kept in host memory
+constexpr int kStoreRing = 8;        // device slots of a boundary store kept in host memory
 
 const char* fused_shape_name(kernels::FusedShape s) {
   return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
@@ -42,7 +42,9 @@ std::string gib(std::size_t b) {
   return s;
 }
 
-long long shell_count(const Problem& pb) { return interior_box(pb).cells() - inner_box(pb).cells(); }
+long long shell_count(const Problem& pb) {
+  return interior_box(pb).cells() - inner_box(pb).cells();
+}
 
 }  // namespace
 
@@ -95,8 +97,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) 
   f.volumes = 7 * (f.volume + round);
   const bool boundary = pb.config.migration->mode == "boundary";
   f.store_per_step = boundary ? static_cast<std::size_t>(shell_count(pb)) * sizeof(float) : 0;
-  if (!boundary)
-    f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
+  if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
   f.data = static_cast<std::size_t>(pb.receivers.size() * pb.steps) * sizeof(float);
@@ -116,14 +117,16 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
   const std::size_t need = host ? fp.total_host_store : fp.total;
   if (need > free_b || (host && !host_fits)) {
-    const std::size_t spare = free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
+    const std::size_t spare =
+        free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
     throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
                 ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
                 gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
                 "; the store would fit the device for about " +
-                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) + " steps (time.steps); in host memory it needs " +
-                gib(fp.store) + " pinned plus about " + gib(6 * fp.volume) + " for the host's own volumes, within 80% of the " +
-                gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
+                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
+                " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
+                gib(6 * fp.volume) + " for the host's own volumes, within 80% of the " + gib(host_free) +
+                " available (migration.store: host), or use solver.backend: cpu");
   }
   return host;
 }
@@ -140,7 +143,7 @@ struct CudaMigrator::Impl {
   CUtensorMap tmap_s_fused[2]{}, tmap_r_fused[2]{};  // halo boxes of the fused step's shape
   kernels::FusedShape fused_shape = kernels::FusedShape::compact;
   CudaStream stream;
-  bool fused = false;  // the fused backward step (tma, radius <= 4, migration.fused)
+  bool fused = false;      // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
   // The boundary store in pinned host memory: levels pass through kStoreRing device slots;
   // copies run on copy_stream, ordered by events (slot_ready: the slot holds its level; slot_free:
@@ -150,9 +153,7 @@ struct CudaMigrator::Impl {
   float* host = nullptr;
   CudaStream copy_stream;
   std::vector<std::unique_ptr<CudaEvent>> slot_ready, slot_free;
-  float* slot(long long level) {
-    return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * ns;
-  }
+  float* slot(long long level) { return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * ns; }
   // Forward: level L's shell into its slot, then (host store) down to host memory.
   void save(long long level, const float* p) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
@@ -250,7 +251,8 @@ struct CudaMigrator::Impl {
         if (pb.free_surface && iz == 0) continue;
         const double sdamp = double(pb.damping[0][ix]) + pb.damping[1][iy] + pb.damping[2][iz];
         const double v = pb.vp[c];
-        by_cell[padded(c)].push_back({static_cast<int>(i), static_cast<float>(v * v * dt2 * ps.weight[e] * scale / (1 + sdamp))});
+        by_cell[padded(c)].push_back(
+            {static_cast<int>(i), static_cast<float>(v * v * dt2 * ps.weight[e] * scale / (1 + sdamp))});
       }
     std::vector<long long> cells;
     std::vector<int> offset{0}, row;
@@ -264,7 +266,8 @@ struct CudaMigrator::Impl {
     offset_b = upload(offset);
     row_b = upload(row);
     coef_b = upload(coef);
-    inj = {cells_b.as<long long>(), offset_b.as<int>(), row_b.as<int>(), coef_b.as<float>(), static_cast<int>(cells.size())};
+    inj = {cells_b.as<long long>(), offset_b.as<int>(), row_b.as<int>(), coef_b.as<float>(),
+           static_cast<int>(cells.size())};
   }
 
   // A pinned host volume for the shot's image and illumination: copies at the link's speed
@@ -294,8 +297,9 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   if (pb.config.migration->mode != "boundary")
-    throw Error("config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
-                "store); use migration.mode: boundary or solver.backend: cpu");
+    throw Error(
+        "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
+        "store); use migration.mode: boundary or solver.backend: cpu");
   d.fused = opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
             pb.config.migration->fused;
   d.nx = pb.grid.n[0];
@@ -303,7 +307,8 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   d.nz = pb.grid.n[2];
   d.nxp = (d.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
   if (inner_box(pb).cells() == 0)
-    throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
+    throw Error(
+        "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
   const MigrationFootprint fp = migration_footprint(pb, opt);
   std::size_t free_b = 0, total_b = 0;
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
@@ -320,7 +325,8 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   if (!warning.empty()) notes_.push_back(warning);
   std::vector<float> mp(static_cast<size_t>(d.nxp * d.ny * d.nz), 0.0f);
   const double dt2 = pb.dt * pb.dt;
-  for (long long c = 0; c < pb.grid.cells(); ++c) mp[d.padded(c)] = static_cast<float>(double(pb.vp[c]) * pb.vp[c] * dt2);
+  for (long long c = 0; c < pb.grid.cells(); ++c)
+    mp[d.padded(c)] = static_cast<float>(double(pb.vp[c]) * pb.vp[c] * dt2);
   SEISRTM_CUDA(cudaMemcpy(d.m.as<float>(), mp.data(), fp.volume, cudaMemcpyHostToDevice));
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.wavelet = upload(pb.wavelet);
@@ -374,12 +380,14 @@ CudaMigrator::~CudaMigrator() = default;
 
 std::string CudaMigrator::name() const {
   const Impl& d = *impl_;
-  const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
+  const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
+                  : d.opt.variant == kernels::Variant::smem ? "smem"
+                                                            : "tma";
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
-                 : std::string("separate backward kernels")) + ", boundary store " +
-         (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
+                  : std::string("separate backward kernels")) +
+         ", boundary store " + (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
          query_gpu(d.opt.device).name;
 }
 
@@ -409,7 +417,8 @@ std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::ve
   const long long nt = d.pb.steps, nrec = d.pb.receivers.size();
   cudaStream_t st = d.stream.get();
   for (auto* b : {&d.s[0], &d.s[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
-  DeviceBuffer series = upload(f), cells, offset, row, coef, traces(std::max<long long>(1, nrec * nt) * sizeof(float), MemoryKind::plain),
+  DeviceBuffer series = upload(f), cells, offset, row, coef,
+               traces(std::max<long long>(1, nrec * nt) * sizeof(float), MemoryKind::plain),
                counter(sizeof(int), MemoryKind::plain);
   kernels::SeriesInjection inj;
   d.make_injection(src, 1.0 / d.pb.cell_volume(), cells, offset, row, coef, inj);
@@ -419,12 +428,14 @@ std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::ve
   for (long long n = 0; n < nt; ++n) {
     d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
     kernels::launch_inject_series(d.s[1 - cs].as<float>(), inj, series.as<float>(), nt, n, st);
-    kernels::launch_record(d.s[1 - cs].as<float>(), rec.args, traces.as<float>(), static_cast<int>(nt), counter.as<int>(), st);
+    kernels::launch_record(d.s[1 - cs].as<float>(), rec.args, traces.as<float>(), static_cast<int>(nt),
+                           counter.as<int>(), st);
     kernels::launch_advance_step(counter.as<int>(), st);
     cs = 1 - cs;
   }
   std::vector<float> rows(static_cast<size_t>(nrec * nt)), out(rows.size());
-  SEISRTM_CUDA(cudaMemcpyAsync(rows.data(), traces.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
+  SEISRTM_CUDA(
+      cudaMemcpyAsync(rows.data(), traces.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
   SEISRTM_CUDA(cudaStreamSynchronize(st));
   for (long long n = 0; n < nt; ++n)
     for (long long r = 0; r < nrec; ++r) out[r * nt + n] = rows[n * nrec + r];  // [step][receiver] -> [receiver][step]
@@ -445,15 +456,18 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   for (long long n = nt; n >= 1; --n) {
     d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
     kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, data.as<float>(), nt, n - 1, st);
-    kernels::launch_record(d.r[1 - cr].as<float>(), at_src.args, samples.as<float>(), static_cast<int>(nt), counter.as<int>(), st);
+    kernels::launch_record(d.r[1 - cr].as<float>(), at_src.args, samples.as<float>(), static_cast<int>(nt),
+                           counter.as<int>(), st);
     kernels::launch_advance_step(counter.as<int>(), st);
     cr = 1 - cr;
   }
   std::vector<float> rows(static_cast<size_t>(npt * nt)), out(rows.size());
-  SEISRTM_CUDA(cudaMemcpyAsync(rows.data(), samples.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
+  SEISRTM_CUDA(
+      cudaMemcpyAsync(rows.data(), samples.as<float>(), rows.size() * sizeof(float), cudaMemcpyDeviceToHost, st));
   SEISRTM_CUDA(cudaStreamSynchronize(st));
   for (long long k = 0; k < nt; ++k)
-    for (long long i = 0; i < npt; ++i) out[i * nt + (nt - k) - 1] = static_cast<float>(rows[k * npt + i] / d.pb.cell_volume());
+    for (long long i = 0; i < npt; ++i)
+      out[i * nt + (nt - k) - 1] = static_cast<float>(rows[k * npt + i] / d.pb.cell_volume());
   return out;
 }
 
@@ -491,8 +505,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   for (auto* b : {&d.s[0], &d.s[1], &d.r[0], &d.r[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
   if (!d.own_stack)
     for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
-  SEISRTM_CUDA(cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float),
-                               cudaMemcpyHostToDevice, st));
+  SEISRTM_CUDA(
+      cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float), cudaMemcpyHostToDevice, st));
   d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
   const long long report = std::max(1LL, nt / 100);
   // Runs body(n) for n = first, first + dir, ... (count steps), then after(n) for each: as
@@ -503,8 +517,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // group replays for every later one. Graph launches time as one phase.
   const bool graphs = d.opt.graphs && !d.host_store && !on_source_level;
   PhaseTimer& t = d.timer;
-  auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body,
-                    auto&& after) {
+  auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body, auto&& after) {
     CudaGraphExec g;
     long long n = first, left = count;
     while (left > 0) {

@@ -86,11 +86,11 @@ struct CudaPropagator::Impl {
   const Problem& pb;
   CudaOptions opt;
   long long nx, ny, nz, nxp;
-  DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells,
-      src_coef, step_counter, d_traces, flag;
+  DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells, src_coef, step_counter,
+      d_traces, flag;
   CUtensorMap tmap[2]{};         // p in buf[c], the halo box
   CUtensorMap tmap_center[3]{};  // buf[0], buf[1] and m, the block's own box
-  int cur = 0;  // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
+  int cur = 0;                   // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
   long long n_done = 0;
   int src_entries = 0;
   CudaStream stream, copy_stream;
@@ -229,7 +229,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   d.rec_offset = upload(offsets);
   d.step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
   d.flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
-  d.d_traces = DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
+  d.d_traces =
+      DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
   d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
   if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));
   if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
@@ -250,7 +251,9 @@ CudaPropagator::~CudaPropagator() {
 
 std::string CudaPropagator::name() const {
   const Impl& d = *impl_;
-  const char* v = d.opt.variant == kernels::Variant::naive ? "naive" : d.opt.variant == kernels::Variant::smem ? "smem" : "tma";
+  const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
+                  : d.opt.variant == kernels::Variant::smem ? "smem"
+                                                            : "tma";
   const GpuInfo g = query_gpu(d.opt.device);
   return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.buf[0].compressible() ? "compressible" : "plain") + " memory, graphs " + (d.opt.graphs ? "on" : "off") +
@@ -289,9 +292,13 @@ void CudaPropagator::begin_shot(long long shot) {
   d.stepping_ms = 0;
 }
 
-double CudaPropagator::stepping_seconds() const { return impl_->stepping_ms * 1e-3; }
+double CudaPropagator::stepping_seconds() const {
+  return impl_->stepping_ms * 1e-3;
+}
 
-bool CudaPropagator::compressible() const { return impl_->buf[0].compressible(); }
+bool CudaPropagator::compressible() const {
+  return impl_->buf[0].compressible();
+}
 
 void CudaPropagator::advance(long long first, long long count) {
   Impl& d = *impl_;
@@ -343,12 +350,12 @@ void CudaPropagator::request_wavefield(long long cells) {
   // A device-to-device copy into the spare volume (in stream order, ~1 ms for 2 GB), then the
   // copy to pinned host memory on its own stream while the time loop goes on.
   SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));  // the previous copy is delivered
-  SEISRTM_CUDA(cudaMemcpyAsync(d.spare.as<void>(), d.buf[d.cur].as<void>(), d.spare.bytes(),
-                               cudaMemcpyDeviceToDevice, d.stream.get()));
+  SEISRTM_CUDA(cudaMemcpyAsync(d.spare.as<void>(), d.buf[d.cur].as<void>(), d.spare.bytes(), cudaMemcpyDeviceToDevice,
+                               d.stream.get()));
   SEISRTM_CUDA(cudaEventRecord(d.snapshot_taken.get(), d.stream.get()));
   SEISRTM_CUDA(cudaStreamWaitEvent(d.copy_stream.get(), d.snapshot_taken.get()));
-  SEISRTM_CUDA(cudaMemcpyAsync(d.pinned, d.spare.as<void>(), d.spare.bytes(), cudaMemcpyDeviceToHost,
-                               d.copy_stream.get()));
+  SEISRTM_CUDA(
+      cudaMemcpyAsync(d.pinned, d.spare.as<void>(), d.spare.bytes(), cudaMemcpyDeviceToHost, d.copy_stream.get()));
   d.snapshot_pending = true;
 }
 
@@ -356,8 +363,7 @@ void CudaPropagator::receive_wavefield(float* out) {
   Impl& d = *impl_;
   if (!d.pinned) return Propagator::receive_wavefield(out);
   SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
-  for (long long r = 0; r < d.ny * d.nz; ++r)
-    std::memcpy(out + r * d.nx, d.pinned + r * d.nxp, d.nx * sizeof(float));
+  for (long long r = 0; r < d.ny * d.nz; ++r) std::memcpy(out + r * d.nx, d.pinned + r * d.nxp, d.nx * sizeof(float));
   d.snapshot_pending = false;
 }
 

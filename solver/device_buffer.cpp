@@ -36,10 +36,10 @@ const VmmApi& vmm() {
     a.unmap = reinterpret_cast<decltype(a.unmap)>(driver_entry_point("cuMemUnmap"));
     a.address_free = reinterpret_cast<decltype(a.address_free)>(driver_entry_point("cuMemAddressFree"));
     a.release = reinterpret_cast<decltype(a.release)>(driver_entry_point("cuMemRelease"));
-    a.properties = reinterpret_cast<decltype(a.properties)>(
-        driver_entry_point("cuMemGetAllocationPropertiesFromHandle"));
-    a.ok = a.granularity && a.create && a.reserve && a.map && a.set_access && a.unmap &&
-           a.address_free && a.release && a.properties;
+    a.properties =
+        reinterpret_cast<decltype(a.properties)>(driver_entry_point("cuMemGetAllocationPropertiesFromHandle"));
+    a.ok = a.granularity && a.create && a.reserve && a.map && a.set_access && a.unmap && a.address_free && a.release &&
+           a.properties;
     return a;
   }();
   return api;
@@ -55,8 +55,10 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes, MemoryKind kind, std::string* warn
     int device = 0;
     SEISRTM_CUDA(cudaGetDevice(&device));
     const GpuInfo info = query_gpu(device);
-    if (!api.ok) why = "the driver offers no VMM entry points";
-    else if (!info.vmm || !info.compression) why = "the device does not support compressible memory";
+    if (!api.ok)
+      why = "the driver offers no VMM entry points";
+    else if (!info.vmm || !info.compression)
+      why = "the device does not support compressible memory";
     if (why.empty()) {
       CUmemAllocationProp prop{};
       prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -130,11 +132,15 @@ void DeviceBuffer::swap(DeviceBuffer& o) noexcept {
   std::swap(vmm_handle_, o.vmm_handle_);
 }
 
-CudaStream::CudaStream() { SEISRTM_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+CudaStream::CudaStream() {
+  SEISRTM_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+}
 CudaStream::~CudaStream() {
   if (s_) cudaStreamDestroy(s_);
 }
-CudaEvent::CudaEvent() { SEISRTM_CUDA(cudaEventCreate(&e_)); }
+CudaEvent::CudaEvent() {
+  SEISRTM_CUDA(cudaEventCreate(&e_));
+}
 CudaEvent::~CudaEvent() {
   if (e_) cudaEventDestroy(e_);
 }
@@ -151,7 +157,9 @@ CudaGraphExec& CudaGraphExec::operator=(CudaGraphExec&& o) noexcept {
   std::swap(exec_, o.exec_);
   return *this;
 }
-void CudaGraphExec::launch(cudaStream_t s) const { SEISRTM_CUDA(cudaGraphLaunch(exec_, s)); }
+void CudaGraphExec::launch(cudaStream_t s) const {
+  SEISRTM_CUDA(cudaGraphLaunch(exec_, s));
+}
 
 void throw_upload_failed(std::size_t bytes) {
   throw Error("copying " + std::to_string(bytes) + " bytes to the GPU failed");

@@ -30,7 +30,9 @@ class DeviceBuffer {
   ~DeviceBuffer();
 
   template <class T>
-  T* as() const { return static_cast<T*>(ptr_); }
+  T* as() const {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t bytes() const { return bytes_; }
   bool compressible() const { return vmm_handle_ != 0; }
 
@@ -78,7 +80,10 @@ class CudaGraphExec {
   ~CudaGraphExec();
   CudaGraphExec(const CudaGraphExec&) = delete;
   CudaGraphExec& operator=(const CudaGraphExec&) = delete;
-  CudaGraphExec(CudaGraphExec&& o) noexcept : graph_(o.graph_), exec_(o.exec_) { o.graph_ = nullptr; o.exec_ = nullptr; }
+  CudaGraphExec(CudaGraphExec&& o) noexcept : graph_(o.graph_), exec_(o.exec_) {
+    o.graph_ = nullptr;
+    o.exec_ = nullptr;
+  }
   CudaGraphExec& operator=(CudaGraphExec&& o) noexcept;
   bool valid() const { return exec_ != nullptr; }
   void launch(cudaStream_t s) const;

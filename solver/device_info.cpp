@@ -24,8 +24,8 @@ GpuInfo query_gpu(int device) {
                : e != cudaSuccess ? std::string(cudaGetErrorString(e))
                : count == 0       ? "no CUDA device found"
                                   : "device " + std::to_string(device) + " does not exist: this process sees " +
-                                        std::to_string(count) + " CUDA device(s), 0 to " + std::to_string(count - 1) +
-                                        " (solver.device, --device)";
+                                  std::to_string(count) + " CUDA device(s), 0 to " + std::to_string(count - 1) +
+                                  " (solver.device, --device)";
     cudaGetLastError();
     return g;
   }
@@ -56,11 +56,9 @@ GpuInfo query_gpu(int device) {
   using GetAttr = CUresult (*)(int*, CUdevice_attribute, CUdevice);
   if (auto get = reinterpret_cast<GetAttr>(driver_entry_point("cuDeviceGetAttribute"))) {
     int v = 0;
-    if (get(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device) == CUDA_SUCCESS)
-      g.vmm = v != 0;
+    if (get(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device) == CUDA_SUCCESS) g.vmm = v != 0;
     v = 0;
-    if (get(&v, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, device) == CUDA_SUCCESS)
-      g.compression = v != 0;
+    if (get(&v, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, device) == CUDA_SUCCESS) g.compression = v != 0;
   }
   return g;
 }

@@ -35,9 +35,8 @@ void axis_weights(double x, long long n, const std::string& method, std::vector<
       const double d = static_cast<double>(i) - x;
       const double sinc = std::sin(std::numbers::pi * d) / (std::numbers::pi * d);
       const double q = d / r;
-      const double win = std::abs(q) <= 1 ? bessel_i0(kHicksKaiserB * std::sqrt(1 - q * q)) /
-                                                bessel_i0(kHicksKaiserB)
-                                          : 0.0;
+      const double win =
+          std::abs(q) <= 1 ? bessel_i0(kHicksKaiserB * std::sqrt(1 - q * q)) / bessel_i0(kHicksKaiserB) : 0.0;
       push(i, sinc * win);
     }
   }

@@ -11,9 +11,9 @@
 namespace seisrtm {
 
 struct PointSet {
-  std::vector<long long> offset{0};  // point i owns entries [offset[i], offset[i+1])
-  std::vector<long long> cell;       // linear cell index
-  std::vector<float> weight;         // dimensionless interpolation weight
+  std::vector<long long> offset{0};             // point i owns entries [offset[i], offset[i+1])
+  std::vector<long long> cell;                  // linear cell index
+  std::vector<float> weight;                    // dimensionless interpolation weight
   std::vector<std::array<double, 3>> position;  // m
 
   long long size() const { return static_cast<long long>(offset.size()) - 1; }

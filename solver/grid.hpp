@@ -11,9 +11,7 @@ struct Grid {
   std::array<double, 3> h{0, 0, 0};     // m [hx, hy, hz]
 
   long long cells() const { return n[0] * n[1] * n[2]; }
-  long long index(long long ix, long long iy, long long iz) const {
-    return (iz * n[1] + iy) * n[0] + ix;
-  }
+  long long index(long long ix, long long iy, long long iz) const { return (iz * n[1] + iy) * n[0] + ix; }
   double extent(int axis) const { return static_cast<double>(n[axis] - 1) * h[axis]; }
 };
 

@@ -77,7 +77,7 @@ void check_host_memory(const HostMemoryEstimate& e, const Config& c, double avai
   if (available <= 0 || e.total <= kHostMemoryMargin * available) return;
   // The key to change: the one behind the largest part.
   const double grid_part = e.model + e.smoothing + e.wavefields + e.volumes;
-  const std::string rec_key = c.receivers.layout == "none" ? "the receiver count"
+  const std::string rec_key = c.receivers.layout == "none"   ? "the receiver count"
                               : c.receivers.layout == "list" ? "receivers.list"
                                                              : "receivers." + c.receivers.layout + ".count";
   std::string fix;

@@ -1,21 +1,21 @@
 #include "solver/migration.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <cmath>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <numbers>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "io/interrupt.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
-#include "base/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"
@@ -101,28 +101,35 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     if (w.type == "ricker") {
       const double delay = w.delay ? *w.delay : 1.2 / w.peak_frequency;
       o.wavelet.resize(static_cast<size_t>(o.samples));
-      for (long long n = 0; n < o.samples; ++n) o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
+      for (long long n = 0; n < o.samples; ++n)
+        o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
     } else {
       double wdt = 0;
       auto raw = io::read_float1(w.file, w.dataset, &wdt);
       for (size_t i = 0; i < raw.size(); ++i)
         if (!std::isfinite(raw[i]))
-          throw Error("wavelet file '" + w.file + "' dataset '" + w.dataset + "' (migration.wavelet) has a NaN or "
-                      "infinite value at sample " + std::to_string(i));
+          throw Error("wavelet file '" + w.file + "' dataset '" + w.dataset +
+                      "' (migration.wavelet) has a NaN or "
+                      "infinite value at sample " +
+                      std::to_string(i));
       // Without a dt attribute it is taken at the data's dt; else resampled (band-limited) to it.
-      o.wavelet = wdt > 0 && wdt != o.dt ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
-                                                    static_cast<long long>(std::ceil(raw.size() * wdt / o.dt)), o.dt, 0.0)
-                                         : raw;
+      o.wavelet = wdt > 0 && wdt != o.dt
+                      ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
+                                 static_cast<long long>(std::ceil(raw.size() * wdt / o.dt)), o.dt, 0.0)
+                      : raw;
     }
     return o;
   };
   io::ObservedData d = read_data(false);
   if (std::all_of(d.wavelet.begin(), d.wavelet.end(), [](float v) { return v == 0.0f; }))
-    throw Error(segy ? "config key 'migration.wavelet' is zero at every sample of the data's record (" +
-                           std::to_string(d.samples) + " samples of " + fmt(d.dt) + " s): the source field and the "
-                           "image would be zero; give the source time function of the SEG-Y traces"
-                     : "data file '" + mc.data + "': dataset '/sources/wavelet' is zero at every sample: the source "
-                       "field and the image would be zero; the data file needs the source time function of its traces");
+    throw Error(
+        segy ? "config key 'migration.wavelet' is zero at every sample of the data's record (" +
+                   std::to_string(d.samples) + " samples of " + fmt(d.dt) +
+                   " s): the source field and the "
+                   "image would be zero; give the source time function of the SEG-Y traces"
+             : "data file '" + mc.data +
+                   "': dataset '/sources/wavelet' is zero at every sample: the source "
+                   "field and the image would be zero; the data file needs the source time function of its traces");
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
@@ -136,10 +143,10 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     for (size_t i = 0; i < pos.size(); ++i)
       for (int a = 0; a < 3; ++a)
         if (!(pos[i][a] >= 0 && pos[i][a] <= g.extent(a)))
-          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" +
-                      fmt(pos[i][0]) + ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) +
-                      "] m lies outside the migration grid: x in [0, " + fmt(g.extent(0)) + "], y in [0, " +
-                      fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) + "] m (grid.shape x grid.spacing)");
+          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" + fmt(pos[i][0]) +
+                      ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) + "] m lies outside the migration grid: x in [0, " +
+                      fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) +
+                      "] m (grid.shape x grid.spacing)");
   };
   check(d.source_positions, "/sources/positions");
   check(d.receiver_positions, "/receivers/positions");
@@ -153,8 +160,10 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   if (steps_auto) {
     p.steps = static_cast<long long>(std::floor(d.samples * d.dt / p.dt + 1e-9));
     if (p.steps < 2)
-      throw Error("data file '" + mc.data + "' holds " + fmt(d.samples * d.dt) + " s of data, less than two "
-                  "time steps of " + fmt(p.dt) + " s: nothing to migrate");
+      throw Error("data file '" + mc.data + "' holds " + fmt(d.samples * d.dt) +
+                  " s of data, less than two "
+                  "time steps of " +
+                  fmt(p.dt) + " s: nothing to migrate");
   }
   p.config.time.steps = p.steps;
   if (p.steps < 2) throw Error("config key 'time.steps' must be >= 2 for a migration");
@@ -170,7 +179,8 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     // folds onto zero frequency only where f is a multiple of 1 / (k dt): with 1 / (k dt) >
     // 2 f_max none does, and the sum equals the every-step sum up to the band limit.
     const double limit = 1.0 / (2.0 * in.f_max * p.dt);
-    p.config.migration->image_interval = std::clamp<long long>(static_cast<long long>(std::ceil(limit)) - 1, 1, p.steps);
+    p.config.migration->image_interval =
+        std::clamp<long long>(static_cast<long long>(std::ceil(limit)) - 1, 1, p.steps);
   }
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
@@ -205,12 +215,12 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   const double need = required_points_per_wavelength(c.physics.space_order);
   if (p.v_min / (f_max * h_max) < need)
     p.warnings.push_back("too few points per wavelength for the data's wavelet: v_min " + fmt(p.v_min) +
-                         " m/s / (f_max " + fmt(f_max) + " Hz x h_max " + fmt(h_max) + " m) = " +
-                         fmt(p.v_min / (f_max * h_max)) + "; space_order " +
+                         " m/s / (f_max " + fmt(f_max) + " Hz x h_max " + fmt(h_max) +
+                         " m) = " + fmt(p.v_min / (f_max * h_max)) + "; space_order " +
                          std::to_string(c.physics.space_order) + " wants >= " + fmt(need));
   if (p.steps * p.dt > d.samples * d.dt * (1 + 1e-9))
-    p.warnings.push_back("time.steps x dt = " + fmt(p.steps * p.dt) + " s exceeds the data's " +
-                         fmt(d.samples * d.dt) + " s: the rest is taken as zero");
+    p.warnings.push_back("time.steps x dt = " + fmt(p.steps * p.dt) + " s exceeds the data's " + fmt(d.samples * d.dt) +
+                         " s: the rest is taken as zero");
 
   in.data_file = mc.data;
   in.data_dt = d.dt;
@@ -243,7 +253,8 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
       if (mc.mute.enabled) {
         double off = 0;
         for (int a = 0; a < 3; ++a)
-          off += (d.receiver_positions[r][a] - d.source_positions[s][a]) * (d.receiver_positions[r][a] - d.source_positions[s][a]);
+          off += (d.receiver_positions[r][a] - d.source_positions[s][a]) *
+                 (d.receiver_positions[r][a] - d.source_positions[s][a]);
         off = std::sqrt(off);
         for (long long n = 0; n < nt; ++n) {
           const double wgt = mute_weight((n + 1) * p.dt, off, mc.mute.velocity, t0, taper);
@@ -284,8 +295,7 @@ std::string resolve_data_filter(const std::string& key, const std::vector<std::a
 
 std::string MigrationPlan::describe() const {
   std::string s = "migration plan: source field by " + mode + ", store " + gib(store_bytes) + " per shot";
-  s += ", volumes " + gib(volumes_bytes) + ", data " + gib(data_bytes) + ": " + gib(total_bytes) +
-       " of host memory";
+  s += ", volumes " + gib(volumes_bytes) + ", data " + gib(data_bytes) + ": " + gib(total_bytes) + " of host memory";
   if (available_bytes > 0) s += " (" + gib(available_bytes) + " available)";
   return s;
 }
@@ -316,10 +326,11 @@ MigrationPlan plan_migration(const Problem& pb, long long data_samples, double a
   const double spare = 0.9 * available - pl.volumes_bytes - data_fixed;
   pl.max_steps = spare > 0 ? static_cast<long long>(spare / (per_step + data_per_step)) : 0;
   if (available > 0 && pl.total_bytes > 0.9 * available) {
-    std::string alt = mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
+    std::string alt =
+        mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
     throw Error("the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode + " store " +
-                gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " + gib(pl.data_bytes) +
-                ") but " + gib(available) + " is available; at most about " + std::to_string(pl.max_steps) +
+                gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " + gib(pl.data_bytes) + ") but " +
+                gib(available) + " is available; at most about " + std::to_string(pl.max_steps) +
                 " steps would fit (time.steps, or a coarser grid.shape)" + alt);
   }
   return pl;
@@ -394,8 +405,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     } else {
       std::fill(shot_image.begin(), shot_image.end(), 0.0f);
       std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
-                            report);
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
 #pragma omp parallel for schedule(static)
       for (long long i = 0; i < cells; ++i) {
         image[i] += k * shot_image[i];

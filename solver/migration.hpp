@@ -25,14 +25,14 @@ std::vector<float> extract_box(const Grid& g, const CellBox& box, const float* v
 
 // The problem and the data of a migration, everything at the migration's dt.
 struct MigrationInput {
-  Problem problem;             // shots and receivers from the data file, its wavelet resampled
-  std::vector<float> traces;   // [shot][receiver][step]; sample n at t = (n + 1) dt; muted
+  Problem problem;            // shots and receivers from the data file, its wavelet resampled
+  std::vector<float> traces;  // [shot][receiver][step]; sample n at t = (n + 1) dt; muted
   std::string data_file;
-  double data_dt = 0;          // s
+  double data_dt = 0;  // s
   long long data_samples = 0;
-  long long muted_samples = 0; // samples zeroed by the mute (all traces)
-  std::string data_filter;     // derivative | half_derivative | none, as applied
-  double f_max = 0;            // Hz, highest useful frequency of the data's wavelet
+  long long muted_samples = 0;  // samples zeroed by the mute (all traces)
+  std::string data_filter;      // derivative | half_derivative | none, as applied
+  double f_max = 0;             // Hz, highest useful frequency of the data's wavelet
 };
 
 // What data_filter auto means for a receiver spread: derivative when the spread's smaller
@@ -40,8 +40,6 @@ struct MigrationInput {
 // x-y covariance) is at least half the larger (an area), half_derivative for a line or a narrow
 // swath in any direction, none for a single point.
 std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& receivers);
-
-
 
 // Reads and checks the data file of c.migration, builds the problem (sources and receivers
 // from the file, steps = the record length when time.steps is auto), resamples traces and
@@ -56,14 +54,14 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 
 // Host memory of a CPU migration, bytes.
 struct MigrationPlan {
-  std::string mode;                // boundary | snapshots
-  double volume_bytes = 0;         // one float volume
-  double volumes_bytes = 0;        // model, two wavefield pairs, image, illumination, outputs
-  double data_bytes = 0;           // observed data at both sample rates
-  double store_bytes = 0;          // boundary store or snapshots, one shot
+  std::string mode;          // boundary | snapshots
+  double volume_bytes = 0;   // one float volume
+  double volumes_bytes = 0;  // model, two wavefield pairs, image, illumination, outputs
+  double data_bytes = 0;     // observed data at both sample rates
+  double store_bytes = 0;    // boundary store or snapshots, one shot
   double total_bytes = 0;
-  double available_bytes = 0;      // MemAvailable
-  long long max_steps = 0;         // the most steps whose store would fit
+  double available_bytes = 0;  // MemAvailable
+  long long max_steps = 0;     // the most steps whose store would fit
   std::string describe() const;
 };
 // The plan for `data_samples` samples a trace in the data file; throws Error with the numbers
@@ -107,7 +105,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
 struct MigrationSummary {
   std::string h5_path, xdmf_path;
   std::vector<std::string> pictures;
-  double seconds = 0;  // all passes of all shots
+  double seconds = 0;      // all passes of all shots
   double depth_slice = 0;  // m
 };
 

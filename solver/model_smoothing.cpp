@@ -28,9 +28,12 @@ void smooth_slowness(const Grid& g, double length, std::vector<float>& vp) {
 #pragma omp parallel for schedule(static)
     for (long long l = 0; l < lines; ++l) {
       long long start;
-      if (a == 0) start = l * n;
-      else if (a == 1) start = (l / g.n[0]) * g.n[0] * g.n[1] + l % g.n[0];
-      else start = l;
+      if (a == 0)
+        start = l * n;
+      else if (a == 1)
+        start = (l / g.n[0]) * g.n[0] * g.n[1] + l % g.n[0];
+      else
+        start = l;
       double* line = scratch.data() + omp_get_thread_num() * 2 * n;
       double* out = line + n;
       for (long long i = 0; i < n; ++i) line[i] = s[start + i * stride[a]];

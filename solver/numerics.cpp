@@ -75,11 +75,11 @@ double bessel_i0(double x) {
   return sum;
 }
 
-std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in,
-                            long long n_out, double dt_out, double t0_out) {
+std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in, long long n_out, double dt_out,
+                            double t0_out) {
   const double T = std::max(dt_in, dt_out);  // the coarser sampling sets the pass band
-  const double half = 8 * T;                  // window half-width, s
-  const double beta = 6.0;                    // Kaiser: sidelobes near -60 dB
+  const double half = 8 * T;                 // window half-width, s
+  const double beta = 6.0;                   // Kaiser: sidelobes near -60 dB
   const double i0b = bessel_i0(beta);
   std::vector<float> y(static_cast<size_t>(n_out), 0.0f);
   for (long long k = 0; k < n_out; ++k) {
@@ -171,10 +171,14 @@ std::vector<float> minus_i_omega_power(const float* x, long long n, double dt, d
 double required_points_per_wavelength(int space_order) {
   // Rules of thumb for a few percent of phase error over tens of wavelengths.
   switch (space_order) {
-    case 2: return 10;
-    case 4: return 7;
-    case 8: return 5;
-    default: return 4;
+    case 2:
+      return 10;
+    case 4:
+      return 7;
+    case 8:
+      return 5;
+    default:
+      return 4;
   }
 }
 

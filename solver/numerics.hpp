@@ -32,8 +32,8 @@ double bessel_i0(double x);
 // n_out samples at t = t0_out + k dt_out. A Kaiser-windowed sinc (8 periods of the coarser
 // sampling on each side) low-passed at the coarser Nyquist frequency, so downsampling does
 // not alias; upsampling reproduces the input at coinciding times. Zero outside the input.
-std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in,
-                            long long n_out, double dt_out, double t0_out);
+std::vector<float> resample(const float* x, long long n_in, double dt_in, double t0_in, long long n_out, double dt_out,
+                            double t0_out);
 
 // The filter (-i w)^alpha on a trace sampled at dt, with w from the forward transform
 // X(w) = sum x(t) e^{-i w t} (in which d/dt is i w): alpha = 1 is -d/dt, alpha = 0.5 its square

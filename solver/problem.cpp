@@ -8,9 +8,9 @@
 #include <numbers>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "io/hdf5_file.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/model_smoothing.hpp"
 #include "solver/numerics.hpp"
@@ -36,8 +36,7 @@ void check_inside(const Grid& g, const std::array<double, 3>& p, const std::stri
   for (int a = 0; a < 3; ++a) {
     if (!(p[a] >= 0 && p[a] <= g.extent(a)))
       throw Error("config key '" + key + "' = " + fmt3(p) + " m lies outside the grid; valid: x in [0, " +
-                  fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " +
-                  fmt(g.extent(2)) + "] m");
+                  fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) + "] m");
   }
 }
 
@@ -127,8 +126,10 @@ void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
   constexpr int kSub = 4;
   std::array<long long, 3> lo{}, hi{};
   for (int a = 0; a < 3; ++a) {
-    lo[a] = std::clamp<long long>(static_cast<long long>(std::floor((b.center[a] - b.radii[a]) / g.h[a])) - 1, 0, g.n[a] - 1);
-    hi[a] = std::clamp<long long>(static_cast<long long>(std::ceil((b.center[a] + b.radii[a]) / g.h[a])) + 1, 0, g.n[a] - 1);
+    lo[a] = std::clamp<long long>(static_cast<long long>(std::floor((b.center[a] - b.radii[a]) / g.h[a])) - 1, 0,
+                                  g.n[a] - 1);
+    hi[a] = std::clamp<long long>(static_cast<long long>(std::ceil((b.center[a] + b.radii[a]) / g.h[a])) + 1, 0,
+                                  g.n[a] - 1);
   }
   const double sb = 1.0 / (b.vp * b.vp);
 #pragma omp parallel for schedule(static)
@@ -165,18 +166,17 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
                   ", " + std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz]); nothing was read");
     const io::Array3 a = io::read_float3(m.file, m.dataset);
     if (a.shape != want)
-      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" +
-                  std::to_string(a.shape[0]) + ", " + std::to_string(a.shape[1]) + ", " +
-                  std::to_string(a.shape[2]) + "]; the grid needs [nz, ny, nx] = [" +
-                  std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
-                  std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
+      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" + std::to_string(a.shape[0]) +
+                  ", " + std::to_string(a.shape[1]) + ", " + std::to_string(a.shape[2]) +
+                  "]; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) +
+                  ", " + std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
     for (size_t i = 0; i < a.data.size(); ++i) {
       const float v = a.data[i];
       if (!std::isfinite(v) || v <= 0) {
         const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
-        throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(v) +
-                    " at [z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " +
-                    std::to_string(ix) + "]; velocities must be finite and > 0 m/s");
+        throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(v) + " at [z, y, x] = [" +
+                    std::to_string(iz) + ", " + std::to_string(iy) + ", " + std::to_string(ix) +
+                    "]; velocities must be finite and > 0 m/s");
       }
     }
     return a.data;
@@ -198,8 +198,7 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   // Per thread a copy of the layers whose tops a dipping model moves column by column, made
   // before the parallel loop: nothing may throw inside it (an exception leaving it ends the
   // program).
-  std::vector<std::vector<LayerConfig>> thread_layers(static_cast<size_t>(omp_get_max_threads()),
-                                                      m.layers);
+  std::vector<std::vector<LayerConfig>> thread_layers(static_cast<size_t>(omp_get_max_threads()), m.layers);
 #pragma omp parallel for schedule(static)
   for (long long col = 0; col < columns; ++col) {
     std::vector<LayerConfig>& layers = thread_layers[static_cast<size_t>(omp_get_thread_num())];
@@ -228,8 +227,8 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   return vp;
 }
 
-std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt,
-                                   double reflection, bool low, bool high) {
+std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt, double reflection,
+                                   bool low, bool high) {
   std::vector<float> prof(static_cast<size_t>(n), 0.0f);
   if (width <= 0) return prof;
   const double sigma_max = 3.0 * v_max * std::log(1.0 / reflection) / (width * h);  // 1/s
@@ -278,13 +277,14 @@ Problem build_problem(const Config& c) {
     p.dt = *c.time.dt;
     if (p.dt > p.dt_max)
       throw Error("config key 'time.dt' = " + fmt(p.dt) + " s is unstable: the largest stable dt for space_order " +
-                  std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s and spacing " +
-                  fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
+                  std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s and spacing " + fmt3(g.h) +
+                  " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
   } else {
     p.dt = c.time.safety * p.dt_max;
   }
   if (!(std::isfinite(p.dt) && p.dt > 0))
-    throw Error("the time step is " + fmt(p.dt) + " s (from grid.spacing " + fmt3(g.h) + " m and v_max " + fmt(p.v_max) +
+    throw Error("the time step is " + fmt(p.dt) + " s (from grid.spacing " + fmt3(g.h) + " m and v_max " +
+                fmt(p.v_max) +
                 " m/s): it must be a finite positive number; check grid.spacing and the model's velocities");
 
   for (int a = 0; a < 3; ++a) {
@@ -324,8 +324,9 @@ Problem build_problem(const Config& c) {
     const auto raw = io::read_float1(wc.file, wc.dataset, &wdt);
     for (size_t i = 0; i < raw.size(); ++i)
       if (!std::isfinite(raw[i]))
-        throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' has a NaN or infinite value at sample " +
-                    std::to_string(i) + " (sources.wavelet.file): every sample must be a finite number");
+        throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset +
+                    "' has a NaN or infinite value at sample " + std::to_string(i) +
+                    " (sources.wavelet.file): every sample must be a finite number");
     if (std::isnan(wdt) || std::isinf(wdt) || wdt < 0)
       throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' has the attribute dt = " + fmt(wdt) +
                   "; it must be a positive sample interval in s (or absent: sampled at the run's dt)");
@@ -344,19 +345,20 @@ Problem build_problem(const Config& c) {
   // else to show). A migration replaces this wavelet with its data's (prepare_migration).
   if (!c.migration && std::all_of(p.wavelet.begin(), p.wavelet.end(), [](float v) { return v == 0.0f; }))
     throw Error("the source wavelet is zero at every one of the " + std::to_string(p.steps) + " time steps (" +
-                (wc.type == "file" ? "wavelet file '" + wc.file + "' dataset '" + wc.dataset + "'"
-                                   : "sources.wavelet.delay " + fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s") +
+                (wc.type == "file"
+                     ? "wavelet file '" + wc.file + "' dataset '" + wc.dataset + "'"
+                     : "sources.wavelet.delay " + fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s") +
                 "): every trace and snapshot would be zero; give a wavelet that is non-zero within time.steps x dt = " +
                 fmt(p.steps * p.dt) + " s");
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);
   if (ppw < need_ppw)
-    p.warnings.push_back("too few points per wavelength: v_min " + fmt(p.v_min) + " m/s / (f_max " +
-                         fmt(f_max) + " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) +
-                         " points; space_order " + std::to_string(c.physics.space_order) +
-                         " wants >= " + fmt(need_ppw) + " (refine grid.spacing to <= " +
-                         fmt(p.v_min / (f_max * need_ppw)) + " m or lower the peak frequency)");
+    p.warnings.push_back("too few points per wavelength: v_min " + fmt(p.v_min) + " m/s / (f_max " + fmt(f_max) +
+                         " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) + " points; space_order " +
+                         std::to_string(c.physics.space_order) + " wants >= " + fmt(need_ppw) +
+                         " (refine grid.spacing to <= " + fmt(p.v_min / (f_max * need_ppw)) +
+                         " m or lower the peak frequency)");
 
   for (size_t s = 0; s < c.sources.shots.size(); ++s) {
     const std::string key = "sources.shots[" + std::to_string(s) + "]";
@@ -367,9 +369,12 @@ Problem build_problem(const Config& c) {
     // zeroed (all-zero output at z = 0 with nearest or trilinear interpolation), and within the
     // first cell part of its injection is lost.
     if (p.free_surface && c.sources.shots[s][2] < g.h[2])
-      p.warnings.push_back(key + " = " + fmt3(c.sources.shots[s]) + " m lies less than one cell below the free surface, "
-                           "where p = 0 is enforced: its injection is partly or (at z = 0) wholly zeroed and the output "
-                           "is weak or all zero; put it at least one cell deep, z >= " + fmt(g.h[2]) + " m");
+      p.warnings.push_back(
+          key + " = " + fmt3(c.sources.shots[s]) +
+          " m lies less than one cell below the free surface, "
+          "where p = 0 is enforced: its injection is partly or (at z = 0) wholly zeroed and the output "
+          "is weak or all zero; put it at least one cell deep, z >= " +
+          fmt(g.h[2]) + " m");
     PointSet ps;
     ps.add(g, c.sources.shots[s], c.sources.interpolation);
     p.shots.push_back(std::move(ps));
@@ -387,15 +392,16 @@ Problem build_problem(const Config& c) {
   } else if (rc.layout == "grid") {
     for (long long j = 0; j < rc.grid.count[1]; ++j)
       for (long long i = 0; i < rc.grid.count[0]; ++i)
-        rec.push_back({rc.grid.origin[0] + i * rc.grid.spacing[0],
-                       rc.grid.origin[1] + j * rc.grid.spacing[1], rc.grid.origin[2]});
+        rec.push_back({rc.grid.origin[0] + i * rc.grid.spacing[0], rc.grid.origin[1] + j * rc.grid.spacing[1],
+                       rc.grid.origin[2]});
   } else if (rc.layout == "list") {
     rec = rc.list;
   }
   long long damped = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
-    const std::string key = "receivers." + rc.layout + (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
-                                                          : std::string(" (receiver ") + std::to_string(r) + ")");
+    const std::string key = "receivers." + rc.layout +
+                            (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
+                                                 : std::string(" (receiver ") + std::to_string(r) + ")");
     check_inside(g, rec[r], key);
     p.receivers.add(g, rec[r], rc.interpolation);
   }
@@ -404,7 +410,8 @@ Problem build_problem(const Config& c) {
     std::string interior;
     for (int a = 0; a < 3; ++a) {
       const double lo = a == 2 && p.free_surface ? 0.0 : w * g.h[a];
-      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(lo) + ", " + fmt((g.n[a] - 1 - w) * g.h[a]) + "]";
+      interior +=
+          std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(lo) + ", " + fmt((g.n[a] - 1 - w) * g.h[a]) + "]";
     }
     p.warnings.push_back(std::to_string(damped) + " of " + std::to_string(rec.size()) +
                          " receivers lie in the damping zone (boundary.damping_width " + std::to_string(w) +

@@ -14,18 +14,18 @@ namespace seisrtm {
 struct Problem {
   Config config;
   Grid grid;
-  int radius = 4;          // space_order / 2
-  double dt = 0;           // s
-  double dt_max = 0;       // s, largest stable dt
+  int radius = 4;     // space_order / 2
+  double dt = 0;      // s
+  double dt_max = 0;  // s, largest stable dt
   long long steps = 0;
   double v_min = 0, v_max = 0;  // m/s
-  std::vector<float> vp;   // m/s, [nz][ny][nx]
+  std::vector<float> vp;        // m/s, [nz][ny][nx]
   // Second-derivative weights per axis, c_k / h_axis^2 for k = 0..R (1/m^2).
   std::array<std::vector<double>, 3> d2;
   // Damping per axis, sigma(i) dt / 2 (dimensionless); the cell's value is the sum of the three.
   std::array<std::vector<float>, 3> damping;
   bool free_surface = false;
-  std::vector<float> wavelet;  // source time function f(n dt), n = 0..steps-1
+  std::vector<float> wavelet;   // source time function f(n dt), n = 0..steps-1
   std::vector<PointSet> shots;  // source points per shot (one point each)
   PointSet receivers;
   std::vector<std::string> warnings;
@@ -43,7 +43,7 @@ std::vector<float> build_velocity(const Config& c, const Grid& g);
 // Damping profile of one axis: sigma dt / 2 per cell, quadratic in depth into the zone, with
 // sigma_max = 3 v_max ln(1/R) / (W h) so that a normal-incidence round trip through the zone
 // attenuates by R. `low`/`high` say whether each end of the axis has a zone.
-std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt,
-                                   double reflection, bool low, bool high);
+std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt, double reflection,
+                                   bool low, bool high);
 
 }  // namespace seisrtm

@@ -35,16 +35,15 @@ void Progress::update(long long steps_done) {
   last_print_ = now;
   const double s = seconds();
   const double left = done_ > 0 ? s * (total_ - done_) / done_ : 0.0;
-  std::fprintf(stderr, "%s%s step %lld/%lld (%3.0f%%)  %.3f GCells/s  %.0f s left%s", tty_ ? "\r" : "",
-               label_.c_str(), done_, total_, 100.0 * done_ / total_, gcells_per_second(), left,
-               tty_ ? "   " : "\n");
+  std::fprintf(stderr, "%s%s step %lld/%lld (%3.0f%%)  %.3f GCells/s  %.0f s left%s", tty_ ? "\r" : "", label_.c_str(),
+               done_, total_, 100.0 * done_ / total_, gcells_per_second(), left, tty_ ? "   " : "\n");
   std::fflush(stderr);
 }
 
 void Progress::finish() {
   if (quiet_) return;
-  std::fprintf(stderr, "%s%s done: %lld steps in %.2f s, %.3f GCells/s\n", tty_ ? "\r" : "",
-               label_.c_str(), done_, seconds(), gcells_per_second());
+  std::fprintf(stderr, "%s%s done: %lld steps in %.2f s, %.3f GCells/s\n", tty_ ? "\r" : "", label_.c_str(), done_,
+               seconds(), gcells_per_second());
 }
 
 }  // namespace seisrtm

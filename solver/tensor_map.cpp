@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "solver/device_info.hpp"
 #include "base/error.hpp"
+#include "solver/device_info.hpp"
 
 namespace seisrtm {
 
@@ -20,12 +20,12 @@ void encode_volume_map(CUtensorMap* map, const void* base, long long nxp, long l
   const cuuint64_t strides[2] = {cuuint64_t(nxp * sizeof(float)), cuuint64_t(nxp * ny * sizeof(float))};
   const cuuint32_t elem[3] = {1, 1, 1};
   const cuuint32_t boxd[3] = {cuuint32_t(box[0]), cuuint32_t(box[1]), cuuint32_t(box[2])};
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(base), dims, strides, boxd,
-                            elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(base), dims, strides, boxd, elem,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                             CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)
-    throw Error("cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for the " +
-                std::to_string(nxp) + " x " + std::to_string(ny) + " x " + std::to_string(nz) + " padded grid");
+    throw Error("cuTensorMapEncodeTiled failed (error " + std::to_string(int(r)) + ") for the " + std::to_string(nxp) +
+                " x " + std::to_string(ny) + " x " + std::to_string(nz) + " padded grid");
 }
 
 }  // namespace seisrtm

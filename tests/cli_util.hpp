@@ -1,8 +1,6 @@
 #pragma once
 // Helpers of the [integration] tests that run the seisrtm binary (test_cli, test_cli_migrate):
 // run it and capture what it prints and its exit code, make scratch directories, write files.
-#include "tests/catch.hpp"
-
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -16,6 +14,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tests/catch.hpp"
 
 namespace seisrtm::test {
 

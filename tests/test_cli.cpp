@@ -1,7 +1,5 @@
 // [integration] The seisrtm binary end to end: every file in configs/ runs, and each kind of bad
 // input gets one clear message, a non-zero exit and no output file left behind.
-#include "tests/catch.hpp"
-
 #include <hdf5.h>
 
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "io/hdf5_file.hpp"
+#include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;
@@ -169,8 +168,9 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
   expect_refused("missing_model", small, "--set model.vp.type=file --set model.vp.file=/nonexistent/vp.h5",
                  "'/nonexistent/vp.h5' does not exist");
   expect_refused("duplicate_key", small + "time: {steps: 4}\n", "", "config key 'time' appears twice");
-  expect_refused("duplicate_nested", "grid: {shape: [32, 30, 28], spacing: 10, spacing: 20}\n" + small.substr(small.find('\n') + 1),
-                 "", "config key 'grid.spacing' appears twice");
+  expect_refused("duplicate_nested",
+                 "grid: {shape: [32, 30, 28], spacing: 10, spacing: 20}\n" + small.substr(small.find('\n') + 1), "",
+                 "config key 'grid.spacing' appears twice");
   {
     const Result r = run_cli("run " + fs::temp_directory_path().string());
     CHECK(r.code != 0);
@@ -187,7 +187,8 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
   seisrtm::io::write_float_file((md / "shape.h5").string(), "vp", {28, 32, 30}, v);
   expect_refused("model_shape", small, "--set model.vp.type=file --set model.vp.file=" + (md / "shape.h5").string(),
                  "needs [nz, ny, nx] = [28, 30, 32]");
-  for (const auto& [name, bad] : std::vector<std::pair<std::string, float>>{{"nan", NAN}, {"zero", 0.0f}, {"negative", -1500.0f}}) {
+  for (const auto& [name, bad] :
+       std::vector<std::pair<std::string, float>>{{"nan", NAN}, {"zero", 0.0f}, {"negative", -1500.0f}}) {
     v[100] = bad;
     const std::string f = (md / (name + ".h5")).string();
     seisrtm::io::write_float_file(f, "vp", {28, 30, 32}, v);
@@ -266,13 +267,16 @@ TEST_CASE("integers: leading zeros, values beyond int and huge thread counts are
   std::string octal = small;
   octal.replace(octal.find("steps: 40"), 9, "steps: 010");
   expect_refused("octal_file", octal, "", "config key 'time.steps' = 010 has a leading zero; write 10");
-  expect_refused("octal_set", small, "--set output.snapshot_interval=020", "'output.snapshot_interval' = 020 has a leading zero");
+  expect_refused("octal_set", small, "--set output.snapshot_interval=020",
+                 "'output.snapshot_interval' = 020 has a leading zero");
   expect_refused("space_order_wide", small, "--set physics.space_order=4294967304",
                  "'physics.space_order' must be 2, 4, 8 or 16, got 4294967304");
   expect_refused("damping_wide", small, "--set boundary.damping_width=4294967297",
                  "'boundary.damping_width' must be an integer in [0, 2147483647]");
-  expect_refused("threads_huge", small, "--set solver.threads=1000000000", "'solver.threads' must be an integer in [0, ");
-  expect_refused("steps_64bit", small, "--set time.steps=99999999999999999999", "'time.steps' = 99999999999999999999 is out of range");
+  expect_refused("threads_huge", small, "--set solver.threads=1000000000",
+                 "'solver.threads' must be an integer in [0, ");
+  expect_refused("steps_64bit", small, "--set time.steps=99999999999999999999",
+                 "'time.steps' = 99999999999999999999 is out of range");
   expect_refused("shape_overflow", small, "--set grid.shape=[4294967296,4294967296,4294967296]",
                  "'grid.shape' = [4294967296, 4294967296, 4294967296] has too many cells");
 }
@@ -307,7 +311,8 @@ std::string write_declared(const fs::path& file, const std::string& name, const 
 }
 }  // namespace
 
-TEST_CASE("input files that declare huge datasets are refused quickly, naming the file and both shapes", "[integration]") {
+TEST_CASE("input files that declare huge datasets are refused quickly, naming the file and both shapes",
+          "[integration]") {
   // Before: the model was read in full before its shape was compared (here std::bad_alloc);
   // the wavelet was read and went through a DFT of 512 x 5e7 terms (minutes).
   const fs::path d = fresh_dir("declared");
@@ -319,8 +324,10 @@ TEST_CASE("input files that declare huge datasets are refused quickly, naming th
                  "dataset 'wavelet' declares shape [50000000]; the run uses [41] samples");
 }
 
-TEST_CASE("nothing silently zero: a source on the free surface and receivers in the damping zone warn, a zero wavelet is refused",
-          "[integration]") {
+TEST_CASE(
+    "nothing silently zero: a source on the free surface and receivers in the damping zone warn, a zero wavelet is "
+    "refused",
+    "[integration]") {
   const fs::path d = fresh_dir("silent");
   const std::string cfg = write_config(d, kSmall);
   // p = 0 on z = 0: a source there gave all-zero traces without a word.
@@ -328,12 +335,14 @@ TEST_CASE("nothing silently zero: a source on the free surface and receivers in 
                      " --set boundary.free_surface=true --set sources.shots=[[150,150,0]]");
   CHECK(r.code == 0);
   CHECK_THAT(r.output, Contains("seisrtm: warning: sources.shots[0] = [150, 150, 0] m lies less than one cell below "
-                                "the free surface") && Contains("z >= 10 m"));
+                                "the free surface") &&
+                           Contains("z >= 10 m"));
   // Receivers from x = 20 m: those at 20 and 52.9 m lie in the 6-cell (60 m) zone.
   r = run_cli("run " + cfg + " --quiet --output " + (d / "zone").string() + " --set receivers.line.start=[20,150,60]");
   CHECK(r.code == 0);
-  CHECK_THAT(r.output, Contains("seisrtm: warning: 2 of 8 receivers lie in the damping zone (boundary.damping_width 6 cells)") &&
-                           Contains("x in [60, 250], y in [60, 230], z in [60, 210] m"));
+  CHECK_THAT(r.output,
+             Contains("seisrtm: warning: 2 of 8 receivers lie in the damping zone (boundary.damping_width 6 cells)") &&
+                 Contains("x in [60, 250], y in [60, 230], z in [60, 210] m"));
   // A wavelet of zeros gave an all-zero result and exit 0.
   const std::string zero = (d / "zero.h5").string();
   seisrtm::io::write_float_file(zero, "wavelet", {50}, std::vector<float>(50, 0.0f));

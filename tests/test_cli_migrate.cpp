@@ -1,8 +1,6 @@
 // [integration] seisrtm migrate end to end: a tiny survey is modelled with seisrtm run, migrated
 // (boundary and snapshots modes), and every kind of bad migration input (config keys and data
 // files) gets one clear message naming the key or dataset, exit code 1 and no output left behind.
-#include "tests/catch.hpp"
-
 #include <hdf5.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;
@@ -48,7 +47,9 @@ std::string migration_config(const std::string& data) {
          "model: {vp: {type: constant, value: 2000}}\n"
          "output: {name: rtm}\n"
          "migration:\n"
-         "  data: " + data + "\n"
+         "  data: " +
+         data +
+         "\n"
          "  mute: {velocity: 2000}\n";
 }
 
@@ -143,8 +144,7 @@ std::string write_data(const fs::path& file, const DataFile& d) {
     H5Sclose(s);
   }
   if (d.with_traces) write_array(f, "traces", d.traces, H5T_IEEE_F32LE);
-  for (const char* g : {"sources", "receivers"})
-    H5Gclose(H5Gcreate2(f, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  for (const char* g : {"sources", "receivers"}) H5Gclose(H5Gcreate2(f, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
   write_array(f, "sources/positions", d.sources, H5T_IEEE_F64LE);
   write_array(f, "receivers/positions", d.receivers, H5T_IEEE_F64LE);
   write_array(f, "sources/wavelet", d.wavelet, H5T_IEEE_F32LE);
@@ -181,15 +181,14 @@ void expect_refused(const std::string& name, const std::string& yaml, const std:
 
 }  // namespace
 
-TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and snapshots modes",
-          "[integration]") {
+TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and snapshots modes", "[integration]") {
   const std::string data = good_data();
   const fs::path d = fresh_dir("happy");
   const std::string cfg = write_text(d / "migrate.yaml", migration_config(data));
   for (const std::string mode : {"boundary", "snapshots"}) {
     const fs::path out = d / mode;
-    const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + out.string() +
-                             " --set migration.mode=" + mode);
+    const Result r =
+        run_cli("migrate " + cfg + " --quiet --backend cpu --output " + out.string() + " --set migration.mode=" + mode);
     INFO(mode << ": " << r.output);
     REQUIRE(r.code == 0);
     CHECK_THAT(r.output, Contains("seisrtm: wrote") && Contains("rtm.h5"));
@@ -199,8 +198,8 @@ TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and sn
                            "/model/vp", "/sources/positions", "/receivers/positions"})
       CHECK(has_link(h5, ds));
     CHECK(fs::exists(out / "rtm.xmf"));
-    for (const char* png : {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png",
-                            "rtm_model_vp.png"})
+    for (const char* png :
+         {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png", "rtm_model_vp.png"})
       CHECK(fs::exists(out / png));
     for (const auto& f : fs::directory_iterator(out)) CHECK(f.path().extension() != ".partial");
 
@@ -225,41 +224,92 @@ TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and sn
 
 TEST_CASE("migrate: bad migration keys are refused with the key named", "[integration]") {
   const std::string good = migration_config(good_data());
-  SECTION("mode") { expect_refused("mode", good, "--set migration.mode=foo", {"'migration.mode'", "boundary | snapshots"}); }
-  SECTION("mode not a string") { expect_refused("mode_list", good, "--set migration.mode=[a,b]", {"'migration.mode' must be a string"}); }
-  SECTION("image_interval 0") { expect_refused("interval0", good, "--set migration.image_interval=0", {"'migration.image_interval' must be >= 1"}); }
-  SECTION("image_interval not an integer") { expect_refused("interval_text", good, "--set migration.image_interval=ten", {"'migration.image_interval' must be an integer"}); }
-  SECTION("illumination_epsilon 2") { expect_refused("eps2", good, "--set migration.illumination_epsilon=2", {"'migration.illumination_epsilon' must be in (0, 1)"}); }
-  SECTION("illumination_epsilon 0") { expect_refused("eps0", good, "--set migration.illumination_epsilon=0", {"'migration.illumination_epsilon'"}); }
-  SECTION("illumination_epsilon text") { expect_refused("eps_text", good, "--set migration.illumination_epsilon=small", {"'migration.illumination_epsilon' must be a finite number"}); }
-  SECTION("data_filter") { expect_refused("filter", good, "--set migration.data_filter=bar", {"'migration.data_filter'", "derivative | none"}); }
-  SECTION("image_interval above the step count") { expect_refused("interval_big", good, "--set migration.image_interval=5000", {"'migration.image_interval' = 5000 exceeds"}); }
-  SECTION("depth_slice below the grid") { expect_refused("slice_deep", good, "--set migration.depth_slice=100000", {"'migration.depth_slice' = 100000 m lies below the grid"}); }
-  SECTION("depth_slice negative") { expect_refused("slice_neg", good, "--set migration.depth_slice=-5", {"'migration.depth_slice' must be >= 0"}); }
-  SECTION("depth_slice text") { expect_refused("slice_text", good, "--set migration.depth_slice=deep", {"'migration.depth_slice'"}); }
+  SECTION("mode") {
+    expect_refused("mode", good, "--set migration.mode=foo", {"'migration.mode'", "boundary | snapshots"});
+  }
+  SECTION("mode not a string") {
+    expect_refused("mode_list", good, "--set migration.mode=[a,b]", {"'migration.mode' must be a string"});
+  }
+  SECTION("image_interval 0") {
+    expect_refused("interval0", good, "--set migration.image_interval=0", {"'migration.image_interval' must be >= 1"});
+  }
+  SECTION("image_interval not an integer") {
+    expect_refused("interval_text", good, "--set migration.image_interval=ten",
+                   {"'migration.image_interval' must be an integer"});
+  }
+  SECTION("illumination_epsilon 2") {
+    expect_refused("eps2", good, "--set migration.illumination_epsilon=2",
+                   {"'migration.illumination_epsilon' must be in (0, 1)"});
+  }
+  SECTION("illumination_epsilon 0") {
+    expect_refused("eps0", good, "--set migration.illumination_epsilon=0", {"'migration.illumination_epsilon'"});
+  }
+  SECTION("illumination_epsilon text") {
+    expect_refused("eps_text", good, "--set migration.illumination_epsilon=small",
+                   {"'migration.illumination_epsilon' must be a finite number"});
+  }
+  SECTION("data_filter") {
+    expect_refused("filter", good, "--set migration.data_filter=bar", {"'migration.data_filter'", "derivative | none"});
+  }
+  SECTION("image_interval above the step count") {
+    expect_refused("interval_big", good, "--set migration.image_interval=5000",
+                   {"'migration.image_interval' = 5000 exceeds"});
+  }
+  SECTION("depth_slice below the grid") {
+    expect_refused("slice_deep", good, "--set migration.depth_slice=100000",
+                   {"'migration.depth_slice' = 100000 m lies below the grid"});
+  }
+  SECTION("depth_slice negative") {
+    expect_refused("slice_neg", good, "--set migration.depth_slice=-5", {"'migration.depth_slice' must be >= 0"});
+  }
+  SECTION("depth_slice text") {
+    expect_refused("slice_text", good, "--set migration.depth_slice=deep", {"'migration.depth_slice'"});
+  }
   SECTION("mute without velocity") {
     std::string y = good;
     y.replace(y.find("{velocity: 2000}"), 16, "{t0: 0.1}");
     expect_refused("mute_novel", y, "", {"'migration.mute.velocity' is required"});
   }
-  SECTION("mute velocity negative") { expect_refused("mute_vneg", good, "--set migration.mute.velocity=-1", {"'migration.mute.velocity' must be a positive"}); }
-  SECTION("mute velocity zero") { expect_refused("mute_v0", good, "--set migration.mute.velocity=0", {"'migration.mute.velocity'"}); }
-  SECTION("mute t0 negative") { expect_refused("mute_t0", good, "--set migration.mute.t0=-1", {"'migration.mute.t0' must be >= 0"}); }
-  SECTION("mute taper negative") { expect_refused("mute_taper", good, "--set migration.mute.taper=-0.1", {"'migration.mute.taper' must be >= 0"}); }
-  SECTION("mute not a mapping") { expect_refused("mute_scalar", good, "--set migration.mute=5", {"'migration.mute' must be a mapping"}); }
-  SECTION("mute unknown key") { expect_refused("mute_unknown", good, "--set migration.mute.speed=5", {"'migration.mute.speed' is unknown"}); }
-  SECTION("smoothing negative") { expect_refused("smoothing", good, "--set model.vp.smoothing=-10", {"'model.vp.smoothing' must be >= 0"}); }
-  SECTION("unknown migration key") { expect_refused("unknown", good, "--set migration.colour=red", {"'migration.colour' is unknown", "valid keys under 'migration'"}); }
-  SECTION("time.steps text") { expect_refused("steps_text", good, "--set time.steps=many", {"'time.steps' must be an integer"}); }
+  SECTION("mute velocity negative") {
+    expect_refused("mute_vneg", good, "--set migration.mute.velocity=-1",
+                   {"'migration.mute.velocity' must be a positive"});
+  }
+  SECTION("mute velocity zero") {
+    expect_refused("mute_v0", good, "--set migration.mute.velocity=0", {"'migration.mute.velocity'"});
+  }
+  SECTION("mute t0 negative") {
+    expect_refused("mute_t0", good, "--set migration.mute.t0=-1", {"'migration.mute.t0' must be >= 0"});
+  }
+  SECTION("mute taper negative") {
+    expect_refused("mute_taper", good, "--set migration.mute.taper=-0.1", {"'migration.mute.taper' must be >= 0"});
+  }
+  SECTION("mute not a mapping") {
+    expect_refused("mute_scalar", good, "--set migration.mute=5", {"'migration.mute' must be a mapping"});
+  }
+  SECTION("mute unknown key") {
+    expect_refused("mute_unknown", good, "--set migration.mute.speed=5", {"'migration.mute.speed' is unknown"});
+  }
+  SECTION("smoothing negative") {
+    expect_refused("smoothing", good, "--set model.vp.smoothing=-10", {"'model.vp.smoothing' must be >= 0"});
+  }
+  SECTION("unknown migration key") {
+    expect_refused("unknown", good, "--set migration.colour=red",
+                   {"'migration.colour' is unknown", "valid keys under 'migration'"});
+  }
+  SECTION("time.steps text") {
+    expect_refused("steps_text", good, "--set time.steps=many", {"'time.steps' must be an integer"});
+  }
 }
 
 TEST_CASE("migrate: sources and receivers come from the data, not the config", "[integration]") {
   const std::string good = migration_config(good_data());
   SECTION("sources.shots") {
-    expect_refused("shots", good + "sources: {shots: [[175, 145, 20]]}\n", "", {"'sources.shots' is not allowed in a migration config"});
+    expect_refused("shots", good + "sources: {shots: [[175, 145, 20]]}\n", "",
+                   {"'sources.shots' is not allowed in a migration config"});
   }
   SECTION("sources.wavelet") {
-    expect_refused("wavelet", good + "sources: {wavelet: {peak_frequency: 15}}\n", "", {"'sources.wavelet' is not allowed"});
+    expect_refused("wavelet", good + "sources: {wavelet: {peak_frequency: 15}}\n", "",
+                   {"'sources.wavelet' is not allowed"});
   }
   SECTION("receivers.line") {
     expect_refused("line", good + "receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}\n", "",
@@ -284,7 +334,9 @@ TEST_CASE("migrate: broken data files are refused with the dataset named", "[int
   auto refused = [&](const std::string& name, const std::string& data, const std::vector<std::string>& needles) {
     expect_refused("data_" + name, migration_config(data), "", needles);
   };
-  SECTION("missing") { refused("missing", (d / "nothing.h5").string(), {"nothing.h5", "(migration.data) does not exist"}); }
+  SECTION("missing") {
+    refused("missing", (d / "nothing.h5").string(), {"nothing.h5", "(migration.data) does not exist"});
+  }
   SECTION("not HDF5") {
     const std::string f = write_text(d / "text.h5", "traces: none\n");
     refused("text", f, {"text.h5", "is not a readable HDF5 file"});
@@ -349,14 +401,16 @@ TEST_CASE("migrate: broken data files are refused with the dataset named", "[int
   }
 }
 
-TEST_CASE("migrate: zero data warn or are refused, and huge declared data are refused before reading", "[integration]") {
+TEST_CASE("migrate: zero data warn or are refused, and huge declared data are refused before reading",
+          "[integration]") {
   const fs::path d = fresh_dir("zero");
   SECTION("all-zero traces warn that the image will be zero") {
     DataFile g = load_good();
     std::fill(g.traces.values.begin(), g.traces.values.end(), 0.0);
     const std::string f = write_data(d / "zero_traces.h5", g);
-    const Result r = run_cli("migrate " + write_text(d / "zt.yaml", migration_config(f)) + " --quiet --backend cpu --output " +
-                             (d / "zt_out").string() + " --set output.pictures=false");
+    const Result r =
+        run_cli("migrate " + write_text(d / "zt.yaml", migration_config(f)) + " --quiet --backend cpu --output " +
+                (d / "zt_out").string() + " --set output.pictures=false");
     INFO(r.output);
     CHECK(r.code == 0);
     CHECK_THAT(r.output, Contains("seisrtm: warning: data file '" + f + "': every trace of /traces is zero"));
@@ -387,6 +441,7 @@ TEST_CASE("migrate: zero data warn or are refused, and huge declared data are re
     chunked("traces", {100000000000ULL, 12, 200});
     chunked("sources/positions", {100000000000ULL, 3});
     H5Fclose(h);
-    expect_refused("huge", migration_config(f), "", {"/traces declares shape [100000000000, 12, 200]", "nothing was read"});
+    expect_refused("huge", migration_config(f), "",
+                   {"/traces declares shape [100000000000, 12, 200]", "nothing was read"});
   }
 }

@@ -1,8 +1,6 @@
 // [unit] The CPU reference step (validation/cpu_stencil) against a per-cell transcription of its
 // formula: every radius, with and without a free surface, damping on some cells, boxes that
 // cover the grid, sit inside it, touch one edge or are empty, on small odd grids.
-#include "tests/catch.hpp"
-
 #include <omp.h>
 
 #include <array>
@@ -14,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "solver/numerics.hpp"
+#include "tests/catch.hpp"
 #include "validation/cpu_stencil.hpp"
 
 using namespace seisrtm;
@@ -95,8 +94,7 @@ Reference reference_cell(const Case& cs, long long ix, long long iy, long long i
   const double s = double(st.damping[0][ix]) + st.damping[1][iy] + st.damping[2][iz];
   const double value = (2 * cs.p[i] - (1 - s) * cs.pn[i] + cs.m[i] * lap) / (1 + s);
   const double magnitude =
-      (2 * std::abs(cs.p[i]) + std::abs((1 - s) * cs.pn[i]) + std::abs(cs.m[i]) * lap_magnitude) /
-      (1 + s);
+      (2 * std::abs(cs.p[i]) + std::abs((1 - s) * cs.pn[i]) + std::abs(cs.m[i]) * lap_magnitude) / (1 + s);
   return {value, magnitude};
 }
 
@@ -129,15 +127,14 @@ std::vector<Real> check_box(const Case& cs, const Box& box) {
     for (long long iy = 0; iy < cs.st.n[1]; ++iy) {
       for (long long ix = 0; ix < cs.st.n[0]; ++ix) {
         const long long i = (iz * cs.st.n[1] + iy) * cs.st.n[0] + ix;
-        const bool inside = ix >= box.lo[0] && ix < box.hi[0] && iy >= box.lo[1] &&
-                            iy < box.hi[1] && iz >= box.lo[2] && iz < box.hi[2];
+        const bool inside =
+            ix >= box.lo[0] && ix < box.hi[0] && iy >= box.lo[1] && iy < box.hi[1] && iz >= box.lo[2] && iz < box.hi[2];
         if (!inside) {
           if (std::memcmp(&pn[i], &before[i], sizeof(Real)) != 0) ++changed_outside;
           continue;
         }
         const Reference ref = reference_cell(rounded, ix, iy, iz);
-        const double error =
-            std::abs(double(pn[i]) - ref.value) / (roundings * eps * ref.magnitude);
+        const double error = std::abs(double(pn[i]) - ref.value) / (roundings * eps * ref.magnitude);
         worst = std::max(worst, error);
         if (!(error <= 1.0)) ++wrong_inside;  // NaN included
       }
@@ -181,9 +178,8 @@ void check_grid(std::array<long long, 3> n) {
       const Case cs(n, radius, free_surface, seed++);
       for (const Box& box : boxes_of(cs.st)) {
         INFO("grid " << n[0] << "x" << n[1] << "x" << n[2] << ", radius " << radius
-                     << (free_surface ? ", free surface" : "") << ", box [" << box.lo[0] << ","
-                     << box.lo[1] << "," << box.lo[2] << ") to [" << box.hi[0] << "," << box.hi[1]
-                     << "," << box.hi[2] << ")");
+                     << (free_surface ? ", free surface" : "") << ", box [" << box.lo[0] << "," << box.lo[1] << ","
+                     << box.lo[2] << ") to [" << box.hi[0] << "," << box.hi[1] << "," << box.hi[2] << ")");
         check_box<Real>(cs, box);
       }
     }
@@ -226,9 +222,7 @@ TEST_CASE("CPU step rejects an unsupported radius", "[unit]") {
   Case cs({5, 5, 5}, 1, false, 3);
   cs.st.radius = 3;
   std::vector<float> m(125, 1.0f), p(125, 0.0f), pn(125, 0.0f);
-  CHECK_THROWS_AS(acoustic_step<float>(cs.st, m.data(), p.data(), pn.data(), cs.st.whole()),
-                  seisrtm::Error);
+  CHECK_THROWS_AS(acoustic_step<float>(cs.st, m.data(), p.data(), pn.data(), cs.st.whole()), seisrtm::Error);
   CHECK_THROWS_WITH(acoustic_step<float>(cs.st, m.data(), p.data(), pn.data(), cs.st.whole()),
-                    Catch::Matchers::Contains("radius 3") &&
-                        Catch::Matchers::Contains("valid: radius 1, 2, 4 or 8"));
+                    Catch::Matchers::Contains("radius 3") && Catch::Matchers::Contains("valid: radius 1, 2, 4 or 8"));
 }

@@ -3,8 +3,6 @@
 // file, a rerun with fewer outputs, SIGINT and SIGTERM mid-run; and the command line's usage
 // errors. Each case runs the seisrtm binary over an earlier good result set and checks that set
 // afterwards. docs/RELIABILITY.md lists the guarantees and these tests.
-#include "tests/catch.hpp"
-
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "io/hdf5_file.hpp"
+#include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;
@@ -27,7 +26,9 @@ using seisrtm::test::SpawnOptions;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) { return seisrtm::test::fresh_dir("seisrtm_test_faults_", name); }
+fs::path fresh_dir(const std::string& name) {
+  return seisrtm::test::fresh_dir("seisrtm_test_faults_", name);
+}
 
 // A small survey whose result set has every kind of member: HDF5, XDMF (snapshots), pictures.
 const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
@@ -71,7 +72,9 @@ std::vector<std::string> temporaries(const fs::path& dir) {
   return v;
 }
 
-long lines(const std::string& text) { return std::count(text.begin(), text.end(), '\n'); }
+long lines(const std::string& text) {
+  return std::count(text.begin(), text.end(), '\n');
+}
 
 int lines_with(const std::string& text, const std::string& needle) {
   std::istringstream in(text);
@@ -149,8 +152,7 @@ TEST_CASE("two runs into one directory at once, HDF5 file locking off: both succ
   CHECK(got.data == want.data);
 }
 
-TEST_CASE("a member that cannot replace its file fails the run before the HDF5 file is replaced",
-          "[integration]") {
+TEST_CASE("a member that cannot replace its file fails the run before the HDF5 file is replaced", "[integration]") {
   // Before the set transaction the HDF5 file was renamed first and the XDMF file and the
   // pictures after it, so such a failure left the new HDF5 file beside the old members.
   const std::string member = GENERATE(std::string("small.xmf"), std::string("small_model_vp.png"));
@@ -177,8 +179,7 @@ TEST_CASE("a rerun with fewer outputs leaves none of the earlier set's members",
   // Files that only look related stay: they are not members of the set 'small'.
   for (const char* other : {"small_notes.png", "small.h5.backup", "other.h5", "small_gather_shot_x.png"})
     seisrtm::test::write_text(out / other, "keep");
-  const std::vector<std::string> others{"other.h5", "small.h5.backup", "small_gather_shot_x.png",
-                                        "small_notes.png"};
+  const std::vector<std::string> others{"other.h5", "small.h5.backup", "small_gather_shot_x.png", "small_notes.png"};
   auto run = [&](const std::vector<std::string>& sets) {
     std::vector<std::string> a{"run", cfg, "--quiet", "--output", out.string()};
     for (const auto& s : sets) a.insert(a.end(), {"--set", s});
@@ -203,8 +204,7 @@ TEST_CASE("a rerun with fewer outputs leaves none of the earlier set's members",
   for (const auto& o : others) CHECK(fs::exists(out / o));
 }
 
-TEST_CASE("SIGTERM and SIGINT stop a run cleanly: exit 128 + signal, one message, earlier set kept",
-          "[integration]") {
+TEST_CASE("SIGTERM and SIGINT stop a run cleanly: exit 128 + signal, one message, earlier set kept", "[integration]") {
   const int sig = GENERATE(SIGTERM, SIGINT);
   const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
   const fs::path d = fresh_dir("signal_" + name);
@@ -263,9 +263,12 @@ TEST_CASE("usage: --version, an unknown subcommand, usage errors exit 2, --help 
                            Contains("validate") && Contains("bench") && Contains("info"));
   CHECK(lines(u.output) == 1);
 
-  for (const std::vector<std::string>& bad :
-       {std::vector<std::string>{}, {"run"}, {"run", "x.yaml", "--bogus"}, {"run", "x.yaml", "--backend", "gpu"},
-        {"--bogus"}, {"bench", "--repeat", "three"}}) {
+  for (const std::vector<std::string>& bad : {std::vector<std::string>{},
+                                              {"run"},
+                                              {"run", "x.yaml", "--bogus"},
+                                              {"run", "x.yaml", "--backend", "gpu"},
+                                              {"--bogus"},
+                                              {"bench", "--repeat", "three"}}) {
     const Result r = run_args(bad);
     INFO(r.output);
     CHECK(r.code == 2);

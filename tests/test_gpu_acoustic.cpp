@@ -1,6 +1,4 @@
 // [gpu] Every CUDA variant against the CPU reference, on a grid that is no multiple of the block.
-#include "tests/catch.hpp"
-
 #include <cfloat>
 #include <chrono>
 #include <cmath>
@@ -8,11 +6,12 @@
 #include <map>
 #include <string>
 
+#include "base/error.hpp"
 #include "io/config.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
 #include "solver/problem.hpp"
+#include "tests/catch.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 
@@ -55,9 +54,9 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
   for (int order : {2, 4, 8, 16}) {
     for (bool free_surface : {false, true}) {
       if (free_surface && order != 8) continue;  // the free surface once, at the workhorse order
-      const Problem p = build_problem(parse_config(kGrid, {"physics.space_order=" + std::to_string(order),
-                                                           std::string("boundary.free_surface=") +
-                                                               (free_surface ? "true" : "false")}));
+      const Problem p = build_problem(
+          parse_config(kGrid, {"physics.space_order=" + std::to_string(order),
+                               std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
       validation::CpuPropagator cpu(p);
       const Output ref = run(cpu, p);
       REQUIRE(validation::max_abs(ref.field.data(), ref.field.size()) > 0);
@@ -102,13 +101,14 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
               const std::vector<float> edge_out = edge(out.field);
               const double e_edge = validation::relative_l2(edge_out.data(), edge_ref.data(), edge_ref.size());
-              INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "")
-                              << ": wavefield rel L2 " << e_field << ", damping zone " << e_edge << ", traces rel L2 "
-                              << e_traces << " (tolerance " << tol << ")");
+              INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": wavefield rel L2 "
+                              << e_field << ", damping zone " << e_edge << ", traces rel L2 " << e_traces
+                              << " (tolerance " << tol << ")");
               CHECK(e_field <= tol);
               CHECK(e_edge <= tol);
               CHECK(e_traces <= tol);
-              results[(mem == MemoryKind::plain ? "plain" : "compressible") + std::string(graphs ? "+graphs" : "")] = out;
+              results[(mem == MemoryKind::plain ? "plain" : "compressible") + std::string(graphs ? "+graphs" : "")] =
+                  out;
             }
           }
           // Same kernel, same arithmetic: graphs on/off and plain/compressible are bitwise equal.
@@ -154,8 +154,7 @@ TEST_CASE("an unstable run stops with the step and a hint", "[gpu]") {
   CHECK_THROWS_WITH(gpu.advance(0, 1024), Contains("NaN or Inf by step") && Contains("time.dt"));
 }
 
-TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one volume more with snapshots",
-          "[gpu]") {
+TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one volume more with snapshots", "[gpu]") {
   // 512 x 256 x 256 cells: 128 MiB per volume, so the fixed buffers (traces, graphs) count.
   for (const char* memory : {"plain", "compressible"})
     for (int interval : {0, 10}) {
@@ -174,7 +173,7 @@ TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one vol
       const double volumes = double(mem.peak) / mem.volume;
       INFO(memory << " snapshots every " << interval << ": " << mem.peak << " bytes = " << volumes << " volumes");
       CHECK(mem.volume == 512ull * 256 * 256 * 4);
-      CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));  // the measurement sees what was allocated
+      CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));        // the measurement sees what was allocated
       CHECK(volumes <= 3.3 + (interval > 0 ? 1.0 : 0.0));  // 3 volumes + 10%, one more with snapshots
     }
 }

@@ -1,20 +1,19 @@
 // [gpu] Migration on the GPU against the CPU migrator, on a grid that is no multiple of the
 // block: every variant, with and without z-blocking, plain and compressible memory, a free
 // surface; the rebuilt source field; device memory; the refusal of a store that does not fit.
-#include "tests/catch.hpp"
-
 #include <cfloat>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
 #include <string>
 
+#include "base/error.hpp"
 #include "io/config.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
-#include "base/error.hpp"
+#include "tests/catch.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 
@@ -92,46 +91,47 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
         // other orders are checked on tma, whose fused step covers radius <= 4.
         if ((!fused || order != 8) && variant != kernels::Variant::tma) continue;
         // The fused step's launch shapes (SEISRTM_FUSED_SHAPE): each that can be chosen.
-        const std::vector<std::string> shapes =
-            fused && variant == kernels::Variant::tma ? std::vector<std::string>{"wide", "compact", "compact1"}
-                                                      : std::vector<std::string>{""};
+        const std::vector<std::string> shapes = fused && variant == kernels::Variant::tma
+                                                    ? std::vector<std::string>{"wide", "compact", "compact1"}
+                                                    : std::vector<std::string>{""};
         for (const std::string& shape : shapes)
-        for (int zb : {0, 16, 7}) {
-          if (variant == kernels::Variant::naive && zb != 0) continue;
-          ::setenv("SEISRTM_FUSED_SHAPE", shape.c_str(), 1);
-          std::map<std::string, Result> results;
-          for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
-            CudaOptions o;
-            o.variant = variant;
-            o.z_block = zb;
-            o.memory = mem;
-            CudaMigrator gpu(p, o);
-            if (mem == MemoryKind::compressible && query_gpu().compression)
-              REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
-            const Result r = migrate(gpu, p, data);
-            const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
-            const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
-            const double es = r.level.size() == ref.level.size()
-                                  ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
-                                  : 1.0;
-            INFO(gpu.name() << ", order " << order << ": image rel L2 " << ei << ", illumination " << el
-                            << ", source level " << kLevel << " " << es << " (tolerance " << tol << ")");
-            CHECK(ei <= tol);
-            CHECK(el <= tol);
-            CHECK(es <= tol);
-            results[mem == MemoryKind::plain ? "plain" : "compressible"] = r;
+          for (int zb : {0, 16, 7}) {
+            if (variant == kernels::Variant::naive && zb != 0) continue;
+            ::setenv("SEISRTM_FUSED_SHAPE", shape.c_str(), 1);
+            std::map<std::string, Result> results;
+            for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+              CudaOptions o;
+              o.variant = variant;
+              o.z_block = zb;
+              o.memory = mem;
+              CudaMigrator gpu(p, o);
+              if (mem == MemoryKind::compressible && query_gpu().compression)
+                REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
+              const Result r = migrate(gpu, p, data);
+              const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
+              const double el =
+                  validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
+              const double es = r.level.size() == ref.level.size()
+                                    ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
+                                    : 1.0;
+              INFO(gpu.name() << ", order " << order << ": image rel L2 " << ei << ", illumination " << el
+                              << ", source level " << kLevel << " " << es << " (tolerance " << tol << ")");
+              CHECK(ei <= tol);
+              CHECK(el <= tol);
+              CHECK(es <= tol);
+              results[mem == MemoryKind::plain ? "plain" : "compressible"] = r;
+            }
+            // Same kernels, same arithmetic: plain and compressible memory give the same bits.
+            INFO(vname << " z_block " << zb << " order " << order << (fused ? " fused" : " separate"));
+            CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(),
+                              ref.image.size() * 4) == 0);
+            // Every shape runs the same arithmetic per cell: the same bits as the first shape.
+            if (shape.empty()) continue;
+            static std::map<std::string, std::vector<float>> first_shape;
+            const std::string key = std::to_string(order) + "/" + std::to_string(zb);
+            if (!first_shape.count(key)) first_shape[key] = results["plain"].image;
+            CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
           }
-          // Same kernels, same arithmetic: plain and compressible memory give the same bits.
-          INFO(vname << " z_block " << zb << " order " << order << (fused ? " fused" : " separate"));
-          CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(),
-                            ref.image.size() * 4) == 0);
-          // Every shape runs the same arithmetic per cell: the same bits as the first shape.
-          if (shape.empty()) continue;
-          static std::map<std::string, std::vector<float>> first_shape;
-          const std::string key = std::to_string(order) + "/" + std::to_string(zb);
-          if (!first_shape.count(key)) first_shape[key] = results["plain"].image;
-          CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
-        }
         ::unsetenv("SEISRTM_FUSED_SHAPE");
       }
     }
@@ -198,7 +198,8 @@ TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with t
     CHECK(std::abs(wrong - a) / std::abs(a) > 1e-3);
     // And F on the GPU is the CPU reference's F (same weights, same steps).
     const auto cpu = validation::model_traces<float>(p, src, f);
-    CHECK(validation::relative_l2(Ff.data(), cpu.data(), cpu.size()) <= 2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps)));
+    CHECK(validation::relative_l2(Ff.data(), cpu.data(), cpu.size()) <=
+          2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps)));
   }
 }
 

@@ -1,11 +1,10 @@
 // [gpu] The first device kernel against the host formula.
-#include "tests/catch.hpp"
-
 #include <vector>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/wavelet.hpp"
 #include "solver/numerics.hpp"
+#include "tests/catch.hpp"
 
 using namespace seisrtm;
 

@@ -1,23 +1,22 @@
 // [unit] HDF5 readers and the XDMF sidecar (the pictures: test_plot.cpp).
-#include "tests/catch.hpp"
-
 #include <hdf5.h>
-#include <pugixml.hpp>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <pugixml.hpp>
 #include <sstream>
 
+#include "base/error.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
-#include "base/error.hpp"
 #include "solver/problem.hpp"
+#include "tests/catch.hpp"
 
 using namespace seisrtm;
 using Catch::Matchers::Contains;
@@ -38,8 +37,10 @@ TEST_CASE("model from HDF5: right shape loads, wrong shape and bad values are re
   std::vector<float> v(4 * 3 * 5, 1500.0f);
   v[7] = 1700.0f;
   io::write_float_file(f, "vp", {4, 3, 5}, v);
-  Config c = parse_config("grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 1}\nsources: {shots: [[0,0,0]]}\n"
-                          "model: {vp: {type: file, file: '" + f + "'}}\n");
+  Config c = parse_config(
+      "grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 1}\nsources: {shots: [[0,0,0]]}\n"
+      "model: {vp: {type: file, file: '" +
+      f + "'}}\n");
   Grid g;
   g.n = {5, 3, 4};
   g.h = {10, 10, 10};
@@ -83,7 +84,8 @@ TEST_CASE("wavelet from HDF5 is resampled from its dt attribute", "[unit]") {
   io::write_float_file(f, "wavelet", {5}, w, 0.002);
   const Config c = parse_config(
       "grid: {shape: [11, 11, 11], spacing: 10}\ntime: {steps: 12, dt: 0.001}\nboundary: {damping_width: 2}\n"
-      "sources: {wavelet: {type: file, file: '" + f + "'}, shots: [[50, 50, 50]]}\n");
+      "sources: {wavelet: {type: file, file: '" +
+      f + "'}, shots: [[50, 50, 50]]}\n");
   const Problem p = build_problem(c);
   REQUIRE(p.wavelet.size() == 12);
   CHECK(p.wavelet[0] == 0.0f);
@@ -122,9 +124,11 @@ TEST_CASE("files that declare huge datasets are refused from their metadata, bef
   const std::string model = (d / "model.h5").string(), wavelet = (d / "wavelet.h5").string();
   write_declared(model, "vp", {10000, 10000, 10000});
   write_declared(wavelet, "wavelet", {50000000});
-  const std::string base = "grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 20}\nboundary: {damping_width: 0}\n"
-                           "physics: {space_order: 2}\n";
-  Config c = parse_config(base + "sources: {shots: [[20, 10, 10]]}\nmodel: {vp: {type: file, file: '" + model + "'}}\n");
+  const std::string base =
+      "grid: {shape: [5, 3, 4], spacing: 10}\ntime: {steps: 20}\nboundary: {damping_width: 0}\n"
+      "physics: {space_order: 2}\n";
+  Config c =
+      parse_config(base + "sources: {shots: [[20, 10, 10]]}\nmodel: {vp: {type: file, file: '" + model + "'}}\n");
   Grid g;
   g.n = {5, 3, 4};
   g.h = {10, 10, 10};
@@ -132,7 +136,8 @@ TEST_CASE("files that declare huge datasets are refused from their metadata, bef
                                               Contains("declares shape [10000, 10000, 10000]") &&
                                               Contains("needs [nz, ny, nx] = [4, 3, 5]"));
   c = parse_config(base + "sources: {wavelet: {type: file, file: '" + wavelet + "'}, shots: [[20, 10, 10]]}\n");
-  CHECK_THROWS_WITH(build_problem(c), Contains("wavelet file '" + wavelet + "'") && Contains("declares shape [50000000]") &&
+  CHECK_THROWS_WITH(build_problem(c), Contains("wavelet file '" + wavelet + "'") &&
+                                          Contains("declares shape [50000000]") &&
                                           Contains("the run uses [21] samples") && Contains("at most [1048576]"));
   // Observed data: /traces declares 10^11 shots of one sample, and the positions agree with it.
   const std::string data = (d / "data.h5").string();
@@ -145,7 +150,8 @@ TEST_CASE("files that declare huge datasets are refused from their metadata, bef
   // (write_declared opens its own file; add the other datasets to the same one by hand.)
   {
     const hid_t f = H5Fopen(data.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
-    for (const char* grp : {"sources", "receivers"}) H5Gclose(H5Gcreate2(f, grp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+    for (const char* grp : {"sources", "receivers"})
+      H5Gclose(H5Gcreate2(f, grp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
     const hsize_t big[2] = {100000000000ULL, 3}, one[2] = {1, 3}, chunk[2] = {1, 3}, wn = 10;
     const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(p, 2, chunk);

@@ -1,11 +1,10 @@
 // Catch2 main for every test tier. Where no usable GPU exists the GPU tier says so in a line that
 // CTest reads as "skipped" (tests/CMakeLists.txt) and exits with 77.
 #define CATCH_CONFIG_RUNNER
-#include "tests/catch.hpp"
-
 #include <cstdio>
 
 #include "solver/device_info.hpp"
+#include "tests/catch.hpp"
 
 int main(int argc, char** argv) {
 #ifdef SEISRTM_GPU_TIER

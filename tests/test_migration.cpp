@@ -2,11 +2,9 @@
 // against its adjoint (double and float), the reconstruction of the source field by boundary
 // saving, boundary saving against snapshots, a flat reflector and a point diffractor imaged at
 // their positions, linear stacking, and the data preparation (resampling, mute).
-#include "tests/catch.hpp"
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -17,6 +15,7 @@
 #include "io/observed_data.hpp"
 #include "solver/migration.hpp"
 #include "solver/numerics.hpp"
+#include "tests/catch.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
@@ -139,8 +138,8 @@ receivers: {list: [[150, 150, 20]]}
     // under 1e-3 of the largest level norm (peak_norm) is measured against that instead.
     const bool tiny = norm < 1e-3 * peak_norm;
     const double err = tiny ? e * norm / peak_norm : e;
-    std::printf("reconstruction: level %4lld: relative L2 %.3e (level norm %.3e); checked: %.3e%s\n", n, e, norm,
-                err, tiny ? " (against the largest level norm)" : "");
+    std::printf("reconstruction: level %4lld: relative L2 %.3e (level norm %.3e); checked: %.3e%s\n", n, e, norm, err,
+                tiny ? " (against the largest level norm)" : "");
     CHECK(err <= 1e-4);
     worst = std::max(worst, err);
     ++compared;
@@ -238,14 +237,17 @@ TEST_CASE("a flat reflector images at its depth within one cell", "[cpu]") {
   // data come with their own dt (v_max 2600) and are resampled to the migration's (v 2000).
   // Migration model: the upper velocity (exact kinematics above the reflector), direct wave
   // muted, data filter auto (half_derivative for this line of receivers: a zero-phase image).
-  const std::string grid = "grid: {shape: [64, 34, 62], spacing: 10}\nboundary: {damping_width: 10, free_surface: true}\n";
+  const std::string grid =
+      "grid: {shape: [64, 34, 62], spacing: 10}\nboundary: {damping_width: 10, free_surface: true}\n";
   for (double depth : {400.0, 404.0}) {
     char model[128];
-    std::snprintf(model, sizeof model, "model: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: %g, vp: 2600}]}}\n", depth);
+    std::snprintf(model, sizeof model,
+                  "model: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: %g, vp: 2600}]}}\n", depth);
     const auto d = observe(grid + "time: {steps: 520}\n" + model +
                            "sources: {wavelet: {peak_frequency: 15}, shots: [[315, 165, 20]]}\n"
                            "receivers: {line: {start: [110, 165, 20], end: [520, 165, 20], count: 42}}\n");
-    const Images im = migrate_data(d, grid + "model: {vp: 2000}\nmigration: {data: x, mute: {velocity: 2000}}\n", "flat");
+    const Images im =
+        migrate_data(d, grid + "model: {vp: 2000}\nmigration: {data: x, mute: {velocity: 2000}}\n", "flat");
     const Grid g{{64, 34, 62}, {10, 10, 10}};
     for (const auto* which : {&im.laplacian, &im.normalized}) {
       const double z = 10 * column_peak(*which, 25, 55, g.n[0] * g.n[1], g.index(31, 16, 0));
@@ -276,16 +278,19 @@ TEST_CASE("a point diffractor focuses at its position within one cell", "[cpu]")
   vp[g.index(px, py, pz)] = 3000.0f;
   const std::string model_file = (dir / "diffractor_vp.h5").string();
   io::write_float_file(model_file, "vp", {hsize_t(nz), hsize_t(ny), hsize_t(nx)}, vp);
-  const std::string base = "grid: {shape: [48, 44, 46], spacing: 10}\nboundary: {damping_width: 8, free_surface: true}\n"
-                           "time: {steps: 420, dt: 0.0015}\n"
-                           "sources: {wavelet: {peak_frequency: 15}, shots: [[200, 180, 20]]}\n"
-                           "receivers: {grid: {origin: [90, 90, 20], spacing: [20, 20], count: [15, 14]}}\n";
+  const std::string base =
+      "grid: {shape: [48, 44, 46], spacing: 10}\nboundary: {damping_width: 8, free_surface: true}\n"
+      "time: {steps: 420, dt: 0.0015}\n"
+      "sources: {wavelet: {peak_frequency: 15}, shots: [[200, 180, 20]]}\n"
+      "receivers: {grid: {origin: [90, 90, 20], spacing: [20, 20], count: [15, 14]}}\n";
   auto withm = observe(base + "model: {vp: {type: file, file: " + model_file + "}}\n");
   const auto without = observe(base + "model: {vp: {type: file, file: " + background_file + "}}\n");
   for (size_t i = 0; i < withm.traces.size(); ++i) withm.traces[i] -= without.traces[i];
-  const Images im = migrate_data(withm, "grid: {shape: [48, 44, 46], spacing: 10}\n"
-                                        "boundary: {damping_width: 8, free_surface: true}\nmodel: {vp: 2000}\n"
-                                        "migration: {data: x}\n", "diffractor");
+  const Images im = migrate_data(withm,
+                                 "grid: {shape: [48, 44, 46], spacing: 10}\n"
+                                 "boundary: {damping_width: 8, free_surface: true}\nmodel: {vp: 2000}\n"
+                                 "migration: {data: x}\n",
+                                 "diffractor");
   // The strongest |image| below 150 m (away from the source's own backscatter).
   const auto& v = im.laplacian;
   long long best = -1;
@@ -297,8 +302,8 @@ TEST_CASE("a point diffractor focuses at its position within one cell", "[cpu]")
   const double fx = column_peak(v, bx - 1, bx + 2, 1, g.index(0, by, bz));
   const double fy = column_peak(v, by - 1, by + 2, nx, g.index(bx, 0, bz));
   const double fz = column_peak(v, bz - 1, bz + 2, nx * ny, g.index(bx, by, 0));
-  std::printf("point diffractor at cell (%lld, %lld, %lld): focus at (%.2f, %.2f, %.2f), value %.3e\n", px, py, pz,
-              fx, fy, fz, v[best]);
+  std::printf("point diffractor at cell (%lld, %lld, %lld): focus at (%.2f, %.2f, %.2f), value %.3e\n", px, py, pz, fx,
+              fy, fz, v[best]);
   CHECK(std::abs(fx - px) <= 1.0);
   CHECK(std::abs(fy - py) <= 1.0);
   CHECK(std::abs(fz - pz) <= 1.0);
@@ -310,14 +315,17 @@ TEST_CASE("stacking is linear: shots A and B together equal A plus B", "[cpu]") 
   // added to the stack, so the stack of A and B is the float sum of the two single-shot images,
   // bit for bit; a state carried from shot to shot would break that.
   const std::string grid = "grid: {shape: [36, 30, 32], spacing: 10}\nboundary: {damping_width: 6}\n";
-  const auto d = observe(grid + "time: {steps: 260}\nmodel: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 200, vp: 2500}]}}\n"
-                         "sources: {wavelet: {peak_frequency: 15}, shots: [[120, 150, 80], [230, 140, 80]]}\n"
-                         "receivers: {line: {start: [70, 150, 70], end: [280, 150, 70], count: 22}}\n");
+  const auto d =
+      observe(grid +
+              "time: {steps: 260}\nmodel: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 200, vp: 2500}]}}\n"
+              "sources: {wavelet: {peak_frequency: 15}, shots: [[120, 150, 80], [230, 140, 80]]}\n"
+              "receivers: {line: {start: [70, 150, 70], end: [280, 150, 70], count: 22}}\n");
   auto single = [&](long long s) {
     io::ObservedData e = d;
     e.shots = 1;
     e.source_positions = {d.source_positions[s]};
-    e.traces.assign(d.traces.begin() + s * d.receivers * d.samples, d.traces.begin() + (s + 1) * d.receivers * d.samples);
+    e.traces.assign(d.traces.begin() + s * d.receivers * d.samples,
+                    d.traces.begin() + (s + 1) * d.receivers * d.samples);
     return e;
   };
   const std::string mig = grid + "model: {vp: 2000}\nmigration: {data: x}\n";
@@ -401,10 +409,13 @@ TEST_CASE("image_interval auto: imaging every k steps with 1 / (k dt) > 2 f_max 
   // 1 / (k dt) > 2 f_max fold onto the zero-lag sum: what lies beyond the band, a few percent of
   // the amplitude of each field: the image may differ by about 0.033 x 2 (the data filter lifts
   // the band's edge by up to sqrt(2.5) = 1.6; 2 for both fields) ~ 7% at most.
-  const std::string grid = "grid: {shape: [40, 30, 40], spacing: 10}\nboundary: {damping_width: 6, free_surface: true}\n";
-  const auto d = observe(grid + "time: {steps: 300}\nmodel: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 250, vp: 2500}]}}\n"
-                         "sources: {wavelet: {peak_frequency: 15}, shots: [[195, 150, 20]]}\n"
-                         "receivers: {line: {start: [70, 150, 20], end: [330, 150, 20], count: 27}}\n");
+  const std::string grid =
+      "grid: {shape: [40, 30, 40], spacing: 10}\nboundary: {damping_width: 6, free_surface: true}\n";
+  const auto d =
+      observe(grid +
+              "time: {steps: 300}\nmodel: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 250, vp: 2500}]}}\n"
+              "sources: {wavelet: {peak_frequency: 15}, shots: [[195, 150, 20]]}\n"
+              "receivers: {line: {start: [70, 150, 20], end: [330, 150, 20], count: 27}}\n");
   const std::string mig = grid + "model: {vp: 2000}\nmigration: {data: x}\n";
   const Images every = migrate_data(d, mig, "interval_1", {"migration.image_interval=1"});
   const Images automatic = migrate_data(d, mig, "interval_auto");

@@ -2,8 +2,6 @@
 // 1/v^2 over its cell, so the discrete interface sits at the configured depth.
 // [unit] node values against hand-computed cell means; [cpu] the reflection from a plane
 // interface against the exact solution, for an interface on a node and between nodes.
-#include "tests/catch.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +14,7 @@
 #include "io/config.hpp"
 #include "solver/numerics.hpp"
 #include "solver/problem.hpp"
+#include "tests/catch.hpp"
 #include "validation/cpu_propagator.hpp"
 
 using namespace seisrtm;
@@ -132,8 +131,8 @@ struct Pick {
 // windowed normalised correlation sum w num ex(t - lag) / sqrt(sum w ex(t - lag)^2), searched in
 // steps of dt/4 and refined by a parabola through the best three. The Hann window (half-width
 // `half`, s) is centred on the exact event, so both traces see the same part of the record.
-Pick pick_lag(const std::vector<double>& num, const PlaneInterfaceReflection& ex, double centre,
-              double half, double dt) {
+Pick pick_lag(const std::vector<double>& num, const PlaneInterfaceReflection& ex, double centre, double half,
+              double dt) {
   std::vector<long long> idx;
   std::vector<double> w;
   for (long long n = 0; n < static_cast<long long>(num.size()); ++n) {
@@ -156,8 +155,7 @@ Pick pick_lag(const std::vector<double>& num, const PlaneInterfaceReflection& ex
   const int m = 40;  // +- 10 dt
   std::vector<double> c(2 * m + 1);
   for (int j = -m; j <= m; ++j) c[j + m] = corr(j * step);
-  const int b =
-      std::clamp(static_cast<int>(std::max_element(c.begin(), c.end()) - c.begin()), 1, 2 * m - 1);
+  const int b = std::clamp(static_cast<int>(std::max_element(c.begin(), c.end()) - c.begin()), 1, 2 * m - 1);
   const double y0 = c[b - 1], y1 = c[b], y2 = c[b + 1];
   // Relative misfit of the event after the best scaling, at a given lag.
   auto misfit = [&](double lag) {
@@ -204,16 +202,13 @@ double dispersion_delay_error(double f, double v, double h, double dt, int radiu
   };
   const double omega = 2 * std::numbers::pi * f, d_omega = omega * 1e-4;
   const double phase = path * (k_of(omega) / omega - 1 / v);
-  const double group =
-      path * ((k_of(omega + d_omega) - k_of(omega - d_omega)) / (2 * d_omega) - 1 / v);
+  const double group = path * ((k_of(omega + d_omega) - k_of(omega - d_omega)) / (2 * d_omega) - 1 / v);
   return std::max(std::abs(phase), std::abs(group));
 }
 
 }  // namespace
 
-TEST_CASE(
-    "model sampling: a plane interface reflects from its configured depth, on and between nodes",
-    "[cpu]") {
+TEST_CASE("model sampling: a plane interface reflects from its configured depth, on and between nodes", "[cpu]") {
   // v1 = 2000 m/s over v2 = 3000 m/s, h = 10 m, order 8, Ricker 12 Hz (16.7 points per
   // wavelength at the peak), dt = 1 ms for every run. Source and receiver at the same node,
   // z = 350 m. Interface at d = 550 m (node 55) + 0, h/4, h/2, 3h/4: the two-way time
@@ -225,8 +220,7 @@ TEST_CASE(
   // out of the +-0.07 s window. The top zone is 150 m above the receiver (echo >= 0.15 s later),
   // the bottom zone >= 232 m below the interface (>= 0.15 s), the side zones 200 m off the
   // vertical (path sqrt(400^2 + 200^2) + 200 m, >= 0.12 s).
-  const double v1 = 2000, v2 = 3000, h = 10, f = 12, delay = 1.2 / f, dt = 0.001, zs = 350,
-               d0 = 550;
+  const double v1 = 2000, v2 = 3000, h = 10, f = 12, delay = 1.2 / f, dt = 0.001, zs = 350, d0 = 550;
   const std::string base =
       "grid: {shape: [81, 81, 100], spacing: 10}\n"
       "time: {steps: 400, dt: 0.001}\n"
@@ -243,16 +237,14 @@ TEST_CASE(
     prop.traces(t.data());
     return std::vector<double>(t.begin(), t.end());
   };
-  const auto direct =
-      trace("{vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 985, vp: 3000}]}}");
+  const auto direct = trace("{vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 985, vp: 3000}]}}");
 
   const int shifts = 4;
   std::vector<double> arrival(shifts), lag(shifts);
   for (int k = 0; k < shifts; ++k) {
     const double d = d0 + k * h / 4;
     char model[160];
-    std::snprintf(model, sizeof model,
-                  "{vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: %.3f, vp: 3000}]}}", d);
+    std::snprintf(model, sizeof model, "{vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: %.3f, vp: 3000}]}}", d);
     auto refl = trace(model);
     for (size_t n = 0; n < refl.size(); ++n) refl[n] -= direct[n];
     const PlaneInterfaceReflection ex(v1, v2, 2 * (d - zs), f, delay);
@@ -262,8 +254,7 @@ TEST_CASE(
     std::printf(
         "model sampling: interface at %.2f m: two-way time %.5f s, exact %.5f s, error %+.4f ms "
         "(%+.2f m of depth); misfit of the event %.2f%% (%.2f%% once aligned)\n",
-        d, arrival[k], ex.travel_time(), 1e3 * p.lag, p.lag * v1 / 2, 100 * p.misfit,
-        100 * p.misfit_aligned);
+        d, arrival[k], ex.travel_time(), 1e3 * p.lag, p.lag * v1 / 2, 100 * p.misfit, 100 * p.misfit_aligned);
   }
 
   // (2) d on a node: the exact time within the scheme's own dispersion. Along the path
@@ -275,9 +266,10 @@ TEST_CASE(
   for (const double fq : {f / 2, f, 1.5 * f, 2 * f})
     disp = std::max(disp, dispersion_delay_error(fq, v1, h, dt, 4, 2 * (d0 - zs)));
   const double tol_time = disp + 0.05 * dt;
-  std::printf("model sampling: on-node error %+.4f ms, tolerance %.4f ms (dispersion %.4f ms + "
-              "pick %.4f ms)\n",
-              1e3 * lag[0], 1e3 * tol_time, 1e3 * disp, 1e3 * 0.05 * dt);
+  std::printf(
+      "model sampling: on-node error %+.4f ms, tolerance %.4f ms (dispersion %.4f ms + "
+      "pick %.4f ms)\n",
+      1e3 * lag[0], 1e3 * tol_time, 1e3 * disp, 1e3 * 0.05 * dt);
   CHECK(std::abs(lag[0]) <= tol_time);
 
   // (1) Sub-cell shifts: each h/4 deeper adds 2 (h/4) / v1 = 2.5 ms. The averaged cell puts
@@ -294,8 +286,8 @@ TEST_CASE(
   const double want = 2 * (h / 4) / v1;
   for (int k = 1; k < shifts; ++k) {
     const double shift = arrival[k] - arrival[k - 1];
-    std::printf("model sampling: shift %d: %.4f ms, want %.4f ms, tolerance %.4f ms\n", k,
-                1e3 * shift, 1e3 * want, 1e3 * tol_shift);
+    std::printf("model sampling: shift %d: %.4f ms, want %.4f ms, tolerance %.4f ms\n", k, 1e3 * shift, 1e3 * want,
+                1e3 * tol_shift);
     CHECK(std::abs(shift - want) <= tol_shift);
   }
 }

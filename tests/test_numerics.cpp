@@ -1,11 +1,10 @@
 // [unit] Finite-difference weights, stability limit, wavelets and interpolation weights.
-#include "tests/catch.hpp"
-
 #include <cmath>
 #include <numeric>
 
 #include "solver/geometry.hpp"
 #include "solver/numerics.hpp"
+#include "tests/catch.hpp"
 
 using namespace seisrtm;
 

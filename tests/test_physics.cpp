@@ -1,13 +1,12 @@
 // [cpu] The reference propagator against mathematics: the analytic point-source solution,
 // convergence with order and spacing, the damping zone's reflections and reciprocity.
-#include "tests/catch.hpp"
-
 #include <cmath>
 #include <cstdio>
 #include <string>
 
 #include "io/config.hpp"
 #include "solver/problem.hpp"
+#include "tests/catch.hpp"
 #include "validation/analytic.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
@@ -98,7 +97,8 @@ TEST_CASE("convergence: the error falls with space order and with grid refinemen
     char src[256];
     std::snprintf(src, sizeof src,
                   "sources: {wavelet: {peak_frequency: 10}, shots: [[%g, %g, %g]]}\n"
-                  "receivers: {list: [[%g, %g, %g]]}\n", c, c, c, c + 160, c, c);
+                  "receivers: {list: [[%g, %g, %g]]}\n",
+                  c, c, c, c + 160, c, c);
     const Run run = simulate(cube(n, h) + "time: {steps: 600, dt: 0.0005}\nmodel: {vp: 2000}\n" + src,
                              {"physics.space_order=" + std::to_string(order), "boundary.damping_width=10"});
     const auto ref = point_source_trace(160, v, f, delay, run.problem.dt, run.problem.steps);
@@ -143,8 +143,8 @@ TEST_CASE("damping zone: reflected energy <= 0.1% of the direct wave's", "[cpu]"
     reflected += er;
     direct += energy(b);
   }
-  std::printf("damping zone: all receivers: reflected/direct energy %.3e (amplitude %.2f%%)\n",
-              reflected / direct, 100 * std::sqrt(reflected / direct));
+  std::printf("damping zone: all receivers: reflected/direct energy %.3e (amplitude %.2f%%)\n", reflected / direct,
+              100 * std::sqrt(reflected / direct));
   CHECK(reflected / direct <= 1e-3);
   CHECK(direct > 0);
 }
@@ -152,9 +152,9 @@ TEST_CASE("damping zone: reflected energy <= 0.1% of the direct wave's", "[cpu]"
 TEST_CASE("reciprocity: swapping source and receiver gives the same trace", "[cpu]") {
   // Layered model with a free surface; both points off the grid (trilinear weights).
   const std::string base = cube(61, 10) +
-      "time: {steps: 250}\nboundary: {free_surface: true}\n"
-      "model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 250, vp: 2600}]}}\n"
-      "sources: {wavelet: {peak_frequency: 10}}\n";
+                           "time: {steps: 250}\nboundary: {free_surface: true}\n"
+                           "model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 250, vp: 2600}]}}\n"
+                           "sources: {wavelet: {peak_frequency: 10}}\n";
   const std::string a = "[213.0, 287.0, 104.0]", b = "[402.5, 331.0, 176.0]";
   const Run ab = simulate(base, {"sources.shots=[" + a + "]", "receivers.list=[" + b + "]"});
   const Run ba = simulate(base, {"sources.shots=[" + b + "]", "receivers.list=[" + a + "]"});
@@ -167,12 +167,13 @@ TEST_CASE("reciprocity: swapping source and receiver gives the same trace", "[cp
 TEST_CASE("a CPU run that blows up stops with the step and a hint instead of writing NaN", "[cpu]") {
   // dt above the stability limit on purpose (bypassing the config check): the field grows
   // without bound and overflows to Inf, then NaN, within a few hundred steps.
-  Problem p = build_problem(parse_config(cube(31, 10) + "time: {steps: 600}\nmodel: {vp: 2000}\n"
-                                          "boundary: {damping_width: 5}\n"
-                                          "sources: {shots: [[150, 150, 150]]}\nreceivers: {list: [[100, 150, 150]]}\n"));
+  Problem p = build_problem(
+      parse_config(cube(31, 10) + "time: {steps: 600}\nmodel: {vp: 2000}\n"
+                                  "boundary: {damping_width: 5}\n"
+                                  "sources: {shots: [[150, 150, 150]]}\nreceivers: {list: [[100, 150, 150]]}\n"));
   p.dt = 1.6 * p.dt_max;
   CpuPropagator prop(p);
   prop.begin_shot(0);
-  CHECK_THROWS_WITH(prop.advance(0, p.steps), Catch::Matchers::Contains("NaN or Inf by step") &&
-                                                  Catch::Matchers::Contains("time.dt"));
+  CHECK_THROWS_WITH(prop.advance(0, p.steps),
+                    Catch::Matchers::Contains("NaN or Inf by step") && Catch::Matchers::Contains("time.dt"));
 }

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "io/plot.hpp"
 #include "base/error.hpp"
+#include "io/plot.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
@@ -42,8 +42,7 @@ Picture decode(const std::string& path) {
 
 uint32_t pixel(const Picture& p, int x, int y) {
   const int c = gdImageGetPixel(p.get(), x, y);
-  return uint32_t(gdImageRed(p.get(), c)) << 16 | uint32_t(gdImageGreen(p.get(), c)) << 8 |
-         gdImageBlue(p.get(), c);
+  return uint32_t(gdImageRed(p.get(), c)) << 16 | uint32_t(gdImageGreen(p.get(), c)) << 8 | gdImageBlue(p.get(), c);
 }
 
 // Pixels in [x0, x1) x [y0, y1) that are not the white background.
@@ -128,9 +127,7 @@ TEST_CASE("colour maps: seismic ends and white zero, grey peaks black, viridis e
   CHECK_THROWS_WITH(io::colormap_from_name("jet"), Contains("seismic, grey, viridis"));
 }
 
-TEST_CASE(
-    "image picture: decodes to its layout, values land in their colours, bar and labels drawn",
-    "[unit]") {
+TEST_CASE("image picture: decodes to its layout, values land in their colours, bar and labels drawn", "[unit]") {
   const fs::path d = fresh_dir("image");
   const io::Image2D im = known_image();
   const io::ImageLayout l = io::image_layout(im);
@@ -173,8 +170,7 @@ TEST_CASE(
   const Picture q = decode(f);
   REQUIRE(q);
   CHECK(inked(q, lm.x0, lm.x0 + lm.w, lm.y0 + lm.h + 2, lm.height) > 100);
-  CHECK(pixel(q, lm.x0, lm.y0 + lm.h - 1) ==
-        io::colour_at(io::Colormap::seismic, 1));  // row 0 at the bottom
+  CHECK(pixel(q, lm.x0, lm.y0 + lm.h - 1) == io::colour_at(io::Colormap::seismic, 1));  // row 0 at the bottom
   // A wrong size is refused with the numbers.
   io::Image2D bad = im;
   bad.values.pop_back();
@@ -233,8 +229,7 @@ TEST_CASE("gather and slice pictures: offset axis, receiver numbers, planes and 
   CHECK(xy.title == "x-y at depth z = 5 m");
   CHECK(!xy.y_down);
   CHECK(xy.values[2 * 4 + 1] == 121.0f);
-  CHECK_THROWS_WITH(io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'z', 2),
-                    Contains("outside 0..1"));
+  CHECK_THROWS_WITH(io::volume_slice(v.data(), n, {10, 20, 5}, {0, 0, 0}, 'z', 2), Contains("outside 0..1"));
 }
 
 TEST_CASE("line plot: decodes to the panel size with the series' colour drawn", "[unit]") {
@@ -265,22 +260,20 @@ TEST_CASE("line plot: decodes to the panel size with the series' colour drawn", 
   CHECK_THROWS(io::write_line_plots((d / "none.png").string(), {}));
 }
 
-TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and refuses bad ones",
-          "[integration]") {
+TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and refuses bad ones", "[integration]") {
   const fs::path d = fresh_dir("cli");
   // configs/quickstart.yaml on a coarse grid: 60 x 34 x 60 cells of 30 x 30 x 10 m, 200 steps.
   const std::string sets =
       " --set grid.shape=[60,34,60] --set grid.spacing=[30,30,10] --set boundary.damping_width=6"
       " --set time.steps=200 --set output.snapshot_interval=50";
-  const test::Result run =
-      test::run_cli("run " + std::string(SEISRTM_SOURCE_DIR) + "/configs/quickstart.yaml" + sets +
-                    " --quiet --backend cpu --output " + d.string());
+  const test::Result run = test::run_cli("run " + std::string(SEISRTM_SOURCE_DIR) + "/configs/quickstart.yaml" + sets +
+                                         " --quiet --backend cpu --output " + d.string());
   INFO(run.output);
   REQUIRE(run.code == 0);
   const std::string h5 = (d / "quickstart.h5").string();
   // The run's own pictures decode and are compressed.
-  for (const char* png : {"quickstart_gather_shot_0000.png", "quickstart_wavefield_shot_0000.png",
-                          "quickstart_model_vp.png"}) {
+  for (const char* png :
+       {"quickstart_gather_shot_0000.png", "quickstart_wavefield_shot_0000.png", "quickstart_model_vp.png"}) {
     INFO(png);
     REQUIRE(decode((d / png).string()));
     CHECK(fs::file_size(d / png) < 150 * 1024);
@@ -298,8 +291,7 @@ TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and r
       {"gather", "quickstart_plot_gather_shot_0000.png"},
       {"gather --cmap grey --clip 95 --output " + (d / "g.png").string(), "g.png"},
       {"wavefield", "quickstart_plot_wavefield_shot_0000_3_y_510m.png"},
-      {"wavefield --snapshot 1 --slice z --at 300",
-       "quickstart_plot_wavefield_shot_0000_1_z_300m.png"},
+      {"wavefield --snapshot 1 --slice z --at 300", "quickstart_plot_wavefield_shot_0000_1_z_300m.png"},
       {"model", "quickstart_plot_model_y_510m.png"},
       {"model --slice x --at 990", "quickstart_plot_model_x_990m.png"},
   };
@@ -318,18 +310,14 @@ TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and r
                                            "output: {name: rtm}\n"
                                            "migration: {data: " +
                                                h5 + "}\n");
-  const test::Result m =
-      test::run_cli("migrate " + mig + " --quiet --backend cpu --output " + d.string());
+  const test::Result m = test::run_cli("migrate " + mig + " --quiet --backend cpu --output " + d.string());
   INFO(m.output);
   REQUIRE(m.code == 0);
   const std::string rtm = (d / "rtm.h5").string();
-  for (const char* png : {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png",
-                          "rtm_model_vp.png"})
+  for (const char* png : {"rtm_image_xz.png", "rtm_image_normalized_xz.png", "rtm_image_depth.png", "rtm_model_vp.png"})
     CHECK(decode((d / png).string()));
-  for (const char* what :
-       {"image", "image --slice z", "normalized", "correlation", "illumination", "model"}) {
-    const test::Result r =
-        test::run_cli("plot " + rtm + " " + what + " --output " + (d / "item.png").string());
+  for (const char* what : {"image", "image --slice z", "normalized", "correlation", "illumination", "model"}) {
+    const test::Result r = test::run_cli("plot " + rtm + " " + what + " --output " + (d / "item.png").string());
     INFO(what << ": " << r.output);
     CHECK(r.code == 0);
     CHECK(decode((d / "item.png").string()));
@@ -358,7 +346,6 @@ TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and r
     INFO(b.args << ": " << r.output);
     CHECK(r.code == b.code);
     CHECK_THAT(r.output, Contains("seisrtm: error:") && Contains(b.needle));
-    CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) ==
-          std::ptrdiff_t(before));
+    CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == std::ptrdiff_t(before));
   }
 }

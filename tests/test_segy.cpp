@@ -3,8 +3,6 @@
 // a migration from the SEG-Y copies equals the one from the HDF5 file bit for bit; bad SEG-Y
 // (truncated, a sample format seisrtm does not read, inconsistent geometry) is refused with one
 // message naming the file, the trace and the header bytes, exit code 1, no output.
-#include "tests/catch.hpp"
-
 #include <hdf5.h>
 #include <segyio/segy.h>
 
@@ -16,8 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "io/segy.hpp"
 #include "base/error.hpp"
+#include "io/segy.hpp"
+#include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
 namespace fs = std::filesystem;
@@ -28,7 +27,9 @@ using seisrtm::test::write_text;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) { return seisrtm::test::fresh_dir("seisrtm_test_segy_", name); }
+fs::path fresh_dir(const std::string& name) {
+  return seisrtm::test::fresh_dir("seisrtm_test_segy_", name);
+}
 
 // The survey of test_cli_migrate (two layers, free surface) with two shots and output.segy.
 const char* kTrueModel = R"(grid: {shape: [36, 30, 32], spacing: 10}
@@ -49,9 +50,13 @@ std::string migration_config(const std::string& name, const std::string& data, b
   return "grid: {shape: [36, 30, 32], spacing: 10}\n"
          "boundary: {damping_width: 6, free_surface: true}\n"
          "model: {vp: {type: constant, value: 2000}}\n"
-         "output: {name: " + name + ", pictures: false}\n"
+         "output: {name: " +
+         name +
+         ", pictures: false}\n"
          "migration:\n"
-         "  data: '" + data + "'\n"
+         "  data: '" +
+         data +
+         "'\n"
          "  mute: {velocity: 2000}\n" +
          (segy ? "  wavelet: {peak_frequency: 15}\n" : "");
 }
@@ -234,14 +239,15 @@ TEST_CASE("run -> SEG-Y -> migrate gives the image of run -> HDF5 -> migrate, bi
   // The same data (samples, exact dt, positions) give the same arithmetic: equal images.
   const fs::path m = fresh_dir("roundtrip");
   const std::string a = write_text(m / "h5.yaml", migration_config("from_h5", (d / "data.h5").string(), false));
-  const std::string b = write_text(m / "sgy.yaml", migration_config("from_sgy", (d / "data_shot_*.sgy").string(), true));
+  const std::string b =
+      write_text(m / "sgy.yaml", migration_config("from_sgy", (d / "data_shot_*.sgy").string(), true));
   for (const auto& cfg : {a, b}) {
     const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + m.string());
     INFO(r.output);
     REQUIRE(r.code == 0);
   }
-  for (const char* k : {"image/correlation", "image/illumination", "image/laplacian", "sources/positions",
-                        "receivers/positions"}) {
+  for (const char* k :
+       {"image/correlation", "image/illumination", "image/laplacian", "sources/positions", "receivers/positions"}) {
     INFO(k);
     const auto x = read_dataset((m / "from_h5.h5").string(), k), y = read_dataset((m / "from_sgy.h5").string(), k);
     CHECK(same_bits(x, y));
@@ -252,7 +258,8 @@ TEST_CASE("run -> SEG-Y -> migrate gives the image of run -> HDF5 -> migrate, bi
   write_text(re / "data_shot_notes.sgy", "x");
   std::string cfg = kTrueModel;
   cfg.replace(cfg.find("segy: rev1"), 10, "segy: none");
-  const Result r = run_cli("run " + write_text(re / "none.yaml", cfg) + " --quiet --backend cpu --output " + re.string());
+  const Result r =
+      run_cli("run " + write_text(re / "none.yaml", cfg) + " --quiet --backend cpu --output " + re.string());
   REQUIRE(r.code == 0);
   CHECK_FALSE(fs::exists(re / "data_shot_0000.sgy"));
   CHECK_FALSE(fs::exists(re / "data_shot_0001.sgy"));
@@ -293,25 +300,36 @@ TEST_CASE("bad SEG-Y is refused with one message naming file, trace and header b
                    {"data_shot_0000.sgy", "less than the 3600-byte file header"});
   }
   SECTION("a sample format seisrtm does not read") {
-    expect_refused("format", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set_binary(SEGY_BIN_FORMAT, 2); },
-                   {"data_shot_0000.sgy", "bytes 3225-3226", "= 2 (4-byte integer)", "reads 5 (4-byte IEEE float) and 1"});
+    expect_refused(
+        "format",
+        [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set_binary(SEGY_BIN_FORMAT, 2); },
+        {"data_shot_0000.sgy", "bytes 3225-3226", "= 2 (4-byte integer)", "reads 5 (4-byte IEEE float) and 1"});
   }
   SECTION("samples per trace that vary") {
-    expect_refused("samples", [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(4, SEGY_TR_SAMPLE_COUNT, 150); },
-                   {"data_shot_0001.sgy', trace 5", "bytes 115-116", "= 150", "gives 201"});
+    expect_refused(
+        "samples",
+        [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(4, SEGY_TR_SAMPLE_COUNT, 150); },
+        {"data_shot_0001.sgy', trace 5", "bytes 115-116", "= 150", "gives 201"});
   }
   SECTION("a receiver of one shot that does not match the others") {
-    expect_refused("receiver", [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(2, SEGY_TR_GROUP_X, 115); },
-                   {"data_shot_0001.sgy', trace 3", "receiver 3 of field record 2", "[115, 145, 20] m", "bytes 81, 85, 41",
-                    "[110, 145, 20] m", "one receiver layout"});
+    expect_refused(
+        "receiver",
+        [](const fs::path& d) { Segy((d / "data_shot_0001.sgy").string(), "r+b").set(2, SEGY_TR_GROUP_X, 115); },
+        {"data_shot_0001.sgy', trace 3", "receiver 3 of field record 2", "[115, 145, 20] m", "bytes 81, 85, 41",
+         "[110, 145, 20] m", "one receiver layout"});
   }
   SECTION("a source that moves within a shot") {
-    expect_refused("source", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set(7, SEGY_TR_SOURCE_X, 176); },
-                   {"data_shot_0000.sgy', trace 8", "source position [176, 145, 20] m", "bytes 73, 77, 49 - 45",
-                    "field record 1"});
+    expect_refused(
+        "source",
+        [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set(7, SEGY_TR_SOURCE_X, 176); },
+        {"data_shot_0000.sgy', trace 8", "source position [176, 145, 20] m", "bytes 73, 77, 49 - 45",
+         "field record 1"});
   }
   SECTION("a coordinate scalar that is not a power of ten") {
-    expect_refused("scalar", [](const fs::path& d) { Segy((d / "data_shot_0000.sgy").string(), "r+b").set(0, SEGY_TR_SOURCE_GROUP_SCALAR, 7); },
+    expect_refused("scalar",
+                   [](const fs::path& d) {
+                     Segy((d / "data_shot_0000.sgy").string(), "r+b").set(0, SEGY_TR_SOURCE_GROUP_SCALAR, 7);
+                   },
                    {"data_shot_0000.sgy', trace 1", "bytes 71 (coordinate scalar) = 7", "valid: 1, 10, 100"});
   }
   SECTION("no wavelet for SEG-Y data, and header bytes that start no field") {

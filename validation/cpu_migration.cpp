@@ -21,8 +21,7 @@ std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std
 }
 
 template <class Real>
-AdjointField<Real>::AdjointField(const Problem& pb, const PointSet& receivers)
-    : pb_(pb), rec_(receivers), wave_(pb) {}
+AdjointField<Real>::AdjointField(const Problem& pb, const PointSet& receivers) : pb_(pb), rec_(receivers), wave_(pb) {}
 
 template <class Real>
 void AdjointField<Real>::step(long long n, const Real* data) {
@@ -40,7 +39,8 @@ std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const s
   for (long long n = nt; n >= 1; --n) {
     chi.step(n, r.data());
     // (F^T r)^{n-1} = S chi^n / V
-    for (long long k = 0; k < src.size(); ++k) f[k * nt + n - 1] = static_cast<Real>(chi.sample(src, k) / pb.cell_volume());
+    for (long long k = 0; k < src.size(); ++k)
+      f[k * nt + n - 1] = static_cast<Real>(chi.sample(src, k) / pb.cell_volume());
   }
   return f;
 }
@@ -52,8 +52,7 @@ template std::vector<double> adjoint_traces<double>(const Problem&, const PointS
 template class AdjointField<float>;
 template class AdjointField<double>;
 
-CpuMigrator::CpuMigrator(const Problem& pb)
-    : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
+CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
   if (!pb.config.migration) throw Error("CpuMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
@@ -74,8 +73,7 @@ std::string CpuMigrator::name() const {
   return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
 }
 
-void CpuMigrator::image_level(long long, const float* s, const float* r, float* image,
-                              float* illumination) const {
+void CpuMigrator::image_level(long long, const float* s, const float* r, float* image, float* illumination) const {
   const Grid& g = pb_.grid;
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long iz = interior_.lo[2]; iz < interior_.hi[2]; ++iz)

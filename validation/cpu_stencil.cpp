@@ -56,9 +56,8 @@ struct RowNeighbours {
 // points at the row's cell ix = 0. CheckX: cells within R of an x edge of the grid, whose x
 // neighbours may fall outside it (p = 0 there).
 template <int Radius, bool CheckX, class Real>
-inline void laplacian_xy(Real* __restrict lap_xy, const Real* __restrict p,
-                         const RowNeighbours<Radius, Real>& nb, const Weights<Radius, Real>& w,
-                         long long nx, long long x0, long long x1) {
+inline void laplacian_xy(Real* __restrict lap_xy, const Real* __restrict p, const RowNeighbours<Radius, Real>& nb,
+                         const Weights<Radius, Real>& w, long long nx, long long x0, long long x1) {
 #pragma omp simd
   for (long long ix = x0; ix < x1; ++ix) {
     Real lap = w.centre * p[ix];
@@ -79,14 +78,13 @@ inline void laplacian_xy(Real* __restrict lap_xy, const Real* __restrict p,
 template <int Radius, class Real>
 inline void update_row(Real* __restrict pn, const Real* __restrict p, const Real* __restrict m,
                        const Real* __restrict lap_xy, const RowNeighbours<Radius, Real>& nb,
-                       const Weights<Radius, Real>& w, const float* __restrict s_x, Real s_yz,
-                       long long x0, long long x1) {
+                       const Weights<Radius, Real>& w, const float* __restrict s_x, Real s_yz, long long x0,
+                       long long x1) {
 #pragma omp simd
   for (long long ix = x0; ix < x1; ++ix) {
     Real lap = lap_xy[ix];
 #pragma GCC unroll 16
-    for (int k = 1; k <= Radius; ++k)
-      lap += nb.w_z_minus[k] * nb.z_minus[k][ix] + w.z[k] * nb.z_plus[k][ix];
+    for (int k = 1; k <= Radius; ++k) lap += nb.w_z_minus[k] * nb.z_minus[k][ix] + w.z[k] * nb.z_plus[k][ix];
     const Real s = Real(s_x[ix]) + s_yz;
     pn[ix] = (Real(2) * p[ix] - (Real(1) - s) * pn[ix] + m[ix] * lap) / (Real(1) + s);
   }
@@ -96,9 +94,11 @@ inline void update_row(Real* __restrict pn, const Real* __restrict p, const Real
 // thread's scratch row. Compiled twice, for x86-64-v3 (AVX2 + FMA: 8 floats or 4 doubles per
 // instruction) and for any x86-64; the loader picks one at start-up.
 template <int Radius, class Real>
-__attribute__((target_clones("arch=x86-64-v3", "default"))) void update_tile(
-    const Stencil& st, const Weights<Radius, Real>& weights, const Real* m, const Real* p, Real* pn,
-    const Real* zeros, Real* __restrict lap_xy, const Box& tile) {
+__attribute__((target_clones("arch=x86-64-v3", "default"))) void update_tile(const Stencil& st,
+                                                                             const Weights<Radius, Real>& weights,
+                                                                             const Real* m, const Real* p, Real* pn,
+                                                                             const Real* zeros, Real* __restrict lap_xy,
+                                                                             const Box& tile) {
   // A local copy of the weights, which no store to lap_xy can reach. With the caller's copy the
   // compiler must allow for such stores changing it, and the step measured 6% slower (201^3 in
   // float, R = 4, 2 threads).
@@ -165,8 +165,7 @@ void step_radius(const Stencil& st, const Real* m, const Real* p, Real* pn, cons
   // planes fit CpuStencilPolicy::block_bytes. The static schedule hands each thread one z chunk
   // with all its y blocks, down each of which it marches plane by plane.
   const long long row_bytes = (box.hi[0] - box.lo[0] + 2 * Radius) * sizeof(Real);
-  const long long block_y =
-      std::max<long long>(1, CpuStencilPolicy::block_bytes / ((2 * Radius + 1) * row_bytes));
+  const long long block_y = std::max<long long>(1, CpuStencilPolicy::block_bytes / ((2 * Radius + 1) * row_bytes));
   const long long extent_y = box.hi[1] - box.lo[1], extent_z = box.hi[2] - box.lo[2];
   const long long blocks_y = (extent_y + block_y - 1) / block_y;
   const long long chunks_z = std::min<long long>(omp_get_max_threads(), extent_z);
@@ -179,8 +178,8 @@ void step_radius(const Stencil& st, const Real* m, const Real* p, Real* pn, cons
       tile.hi[1] = std::min(box.hi[1], tile.lo[1] + block_y);
       tile.lo[2] = box.lo[2] + cz * extent_z / chunks_z;
       tile.hi[2] = box.lo[2] + (cz + 1) * extent_z / chunks_z;
-      update_tile<Radius, Real>(st, w, m, p, pn, zeros.data(),
-                                scratch.data() + omp_get_thread_num() * scratch_stride, tile);
+      update_tile<Radius, Real>(st, w, m, p, pn, zeros.data(), scratch.data() + omp_get_thread_num() * scratch_stride,
+                                tile);
     }
   }
 }
@@ -200,13 +199,11 @@ void acoustic_step(const Stencil& st, const Real* m, const Real* p, Real* pn, co
       return step_radius<8, Real>(st, m, p, pn, box);
     default:
       throw Error("acoustic_step: radius " + std::to_string(st.radius) + " (space_order " +
-                  std::to_string(2 * st.radius) +
-                  ") is not supported by the CPU stencil; valid: radius 1, 2, 4 or 8");
+                  std::to_string(2 * st.radius) + ") is not supported by the CPU stencil; valid: radius 1, 2, 4 or 8");
   }
 }
 
 template void acoustic_step<float>(const Stencil&, const float*, const float*, float*, const Box&);
-template void acoustic_step<double>(const Stencil&, const double*, const double*, double*,
-                                    const Box&);
+template void acoustic_step<double>(const Stencil&, const double*, const double*, double*, const Box&);
 
 }  // namespace seisrtm::validation

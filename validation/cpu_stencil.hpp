@@ -24,9 +24,9 @@ namespace seisrtm::validation {
 using Box = CellBox;  // half-open cell ranges per axis (solver/grid.hpp)
 
 struct Stencil {
-  std::array<long long, 3> n{0, 0, 0};  // grid cells [nx, ny, nz]
-  int radius = 4;                       // R = space_order / 2: 1, 2, 4 or 8
-  std::array<std::vector<double>, 3> d2;  // per axis c_k / h^2, k = 0..R (1/m^2)
+  std::array<long long, 3> n{0, 0, 0};                             // grid cells [nx, ny, nz]
+  int radius = 4;                                                  // R = space_order / 2: 1, 2, 4 or 8
+  std::array<std::vector<double>, 3> d2;                           // per axis c_k / h^2, k = 0..R (1/m^2)
   std::array<const float*, 3> damping{nullptr, nullptr, nullptr};  // per axis s(i), n[a] values
   bool free_surface = false;
 
@@ -40,7 +40,6 @@ template <class Real>
 void acoustic_step(const Stencil& st, const Real* m, const Real* p, Real* pn, const Box& box);
 
 extern template void acoustic_step<float>(const Stencil&, const float*, const float*, float*, const Box&);
-extern template void acoustic_step<double>(const Stencil&, const double*, const double*, double*,
-                                           const Box&);
+extern template void acoustic_step<double>(const Stencil&, const double*, const double*, double*, const Box&);
 
 }  // namespace seisrtm::validation
