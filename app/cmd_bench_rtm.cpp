@@ -101,11 +101,12 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
       if (const auto at = n.find(tag); fused && at != std::string::npos)
         backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
       std::printf(
-          "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; the "
-          "stack's copy-back, once a survey: %.3f s)\n",
+          "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; boundary store %s; "
+          "the stack's copy-back, once a survey: %.3f s)\n",
           mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward,
           fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
-          in.problem.config.migration->image_interval, copy_back);
+          in.problem.config.migration->image_interval,
+          n.find("pinned host memory") != std::string::npos ? "in pinned host memory" : "on the device", copy_back);
       std::fflush(stdout);
     }
     std::filesystem::remove(data_file);

@@ -507,6 +507,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
   SEISRTM_CUDA(
       cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float), cudaMemcpyHostToDevice, st));
+  // The previous shot's kernels may still read the injection arrays that are replaced here.
+  SEISRTM_CUDA(cudaStreamSynchronize(st));
   d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
   const long long report = std::max(1LL, nt / 100);
   // Runs body(n) for n = first, first + dir, ... (count steps), then after(n) for each: as
@@ -516,12 +518,16 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // parity and the imaging levels repeat with `period`, so the graph captured at the first
   // group replays for every later one. Graph launches time as one phase.
   const bool graphs = d.opt.graphs && !d.host_store && !on_source_level;
+  // A period beyond this many steps (a large image_interval) runs step by step: such a graph
+  // would be captured for a replay or two and hold the interrupt check for its whole length.
+  constexpr long long kMaxGraphSteps = 64;
   PhaseTimer& t = d.timer;
   auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body, auto&& after) {
     CudaGraphExec g;
     long long n = first, left = count;
+    bool direct_first = true;  // one step outside capture first: it sets the kernels' attributes
     while (left > 0) {
-      if (graphs && left >= period) {
+      if (graphs && !direct_first && period <= kMaxGraphSteps && left >= period) {
         if (!g.valid()) {
           cudaGraph_t graph = nullptr;
           SEISRTM_CUDA(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
@@ -539,6 +545,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
         after(n);
         n += dir;
         --left;
+        direct_first = false;
       }
     }
   };
