@@ -233,6 +233,41 @@ solver: {backend: cpu}
   CHECK(temporaries(out).empty());
 }
 
+TEST_CASE("SIGTERM and SIGINT stop a migration cleanly as well", "[integration]") {
+  const int sig = GENERATE(SIGTERM, SIGINT);
+  const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+  const fs::path d = fresh_dir("signal_migrate_" + name);
+  const std::string survey = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
+time: {steps: 200}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
+receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
+output: {name: small, pictures: false}
+solver: {backend: cpu}
+)");
+  const Result data = run_args({"run", survey, "--quiet", "--output", (d / "data").string()});
+  REQUIRE(data.code == 0);
+  const std::string cfg = seisrtm::test::write_text(
+      d / "mig.yaml",
+      "grid: {shape: [64, 64, 64], spacing: 10}\nboundary: {damping_width: 6}\nmodel: {vp: 1500}\n"
+      "migration: {data: " +
+          (d / "data" / "small.h5").string() + "}\noutput: {name: mig, pictures: false}\nsolver: {backend: cpu}\n");
+  const fs::path out = d / "out";
+  REQUIRE(run_args({"migrate", cfg, "--quiet", "--output", out.string()}).code == 0);  // the earlier set
+  const auto before = files_of(out);
+  // A larger grid: tens of seconds of passes on 2 cores unless stopped.
+  auto c = seisrtm::test::spawn_cli({"migrate", cfg, "--output", out.string(), "--set", "grid.shape=[240,240,240]"});
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 forward step", seen));
+  kill(c.pid, sig);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
+  CHECK(r.code == 128 + sig);
+  CHECK(lines_with(r.output, "seisrtm: interrupted by " + name + " during migrate of " + cfg + " at shot 1/1") == 1);
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
+
 TEST_CASE("--output is a path, taken as it is: quotes and backslashes included", "[integration]") {
   const fs::path d = fresh_dir("output_path");
   const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
