@@ -1,0 +1,187 @@
+#include "validation/cpu_tti.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "base/error.hpp"
+#include "solver/numerics.hpp"
+
+namespace seisrtm::validation {
+
+void check_tti_model(const TtiModel& model) {
+  const auto cells = static_cast<size_t>(model.grid.cells());
+  if (model.radius < 1) throw Error("TTI model: radius " + std::to_string(model.radius) + " must be at least 1");
+  if (!(model.dt > 0)) throw Error("TTI model: dt must be positive");
+  for (int a = 0; a < 3; ++a)
+    if (model.grid.n[a] < 1 || !(model.grid.h[a] > 0))
+      throw Error("TTI model: grid cells and spacing must be positive");
+  const std::vector<double>* arrays[] = {&model.vp, &model.epsilon, &model.delta, &model.theta, &model.phi};
+  const char* names[] = {"vp", "epsilon", "delta", "theta", "phi"};
+  for (int k = 0; k < 5; ++k)
+    if (arrays[k]->size() != cells)
+      throw Error(std::string("TTI model: ") + names[k] + " holds " + std::to_string(arrays[k]->size()) +
+                  " values, the grid has " + std::to_string(cells) + " cells");
+  for (size_t i = 0; i < cells; ++i) {
+    if (!(model.vp[i] > 0)) throw Error("TTI model: vp must be positive (cell " + std::to_string(i) + ")");
+    if (!(1 + 2 * model.delta[i] > 0))
+      throw Error("TTI model: 1 + 2 delta must be positive (cell " + std::to_string(i) + ")");
+    if (!(model.delta[i] <= model.epsilon[i]))
+      throw Error("TTI model: delta " + std::to_string(model.delta[i]) + " > epsilon " +
+                  std::to_string(model.epsilon[i]) + " at cell " + std::to_string(i) +
+                  ": the pseudo-acoustic system is unstable there; valid: delta <= epsilon");
+  }
+}
+
+double tti_max_stable_dt(const TtiModel& model) {
+  // The bound and its derivation: cpu_tti.hpp. v_max is the largest vp sqrt(max(1, 1 + 2 eps)).
+  double v_max = 0;
+  for (size_t i = 0; i < model.vp.size(); ++i)
+    v_max = std::max(v_max, model.vp[i] * std::sqrt(std::max(1.0, 1 + 2 * model.epsilon[i])));
+  return max_stable_dt(model.grid.h, model.radius, v_max);
+}
+
+template <class Real>
+CpuTti<Real>::CpuTti(const TtiModel& model) : grid_(model.grid), r_(model.radius) {
+  check_tti_model(model);
+  for (int a = 0; a < 3; ++a) s_[a] = grid_.n[a] + 2 * r_;
+  stride_ = {1, s_[0], s_[0] * s_[1]};
+
+  // Second derivative: c_k / h^2 (c_{-k} = c_k). First derivative: a_k / h for k = 1..R from
+  // Fornberg's weights on -R..R (the centre weight is 0, a_{-k} = -a_k).
+  const auto c = second_derivative_weights(r_);
+  std::vector<double> pts;
+  for (int k = -r_; k <= r_; ++k) pts.push_back(k);
+  const auto w1 = fornberg_weights(1, pts, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    const double h = grid_.h[a];
+    d2_[a].resize(r_ + 1);
+    d1_[a].assign(r_ + 1, Real(0));
+    for (int k = 0; k <= r_; ++k) d2_[a][k] = static_cast<Real>(c[k] / (h * h));
+    for (int k = 1; k <= r_; ++k) d1_[a][k] = static_cast<Real>(w1[r_ + k] / h);
+  }
+
+  const size_t cells = static_cast<size_t>(grid_.cells());
+  m_.resize(cells);
+  a_.resize(cells);
+  s2_.resize(cells);
+  nx_.resize(cells);
+  ny_.resize(cells);
+  nz_.resize(cells);
+  for (size_t i = 0; i < cells; ++i) {
+    m_[i] = static_cast<Real>(model.vp[i] * model.vp[i] * model.dt * model.dt);
+    a_[i] = static_cast<Real>(1 + 2 * model.epsilon[i]);
+    s2_[i] = static_cast<Real>(std::sqrt(1 + 2 * model.delta[i]));
+    const double th = model.theta[i], ph = model.phi[i];
+    nx_[i] = static_cast<Real>(std::sin(th) * std::cos(ph));
+    ny_[i] = static_cast<Real>(std::sin(th) * std::sin(ph));
+    nz_[i] = static_cast<Real>(std::cos(th));
+  }
+  const size_t padded_cells = static_cast<size_t>(s_[0] * s_[1] * s_[2]);
+  for (auto* f : {&p_, &pp_, &q_, &qp_, &gxp_, &gyp_, &gxq_, &gyq_}) f->assign(padded_cells, Real(0));
+}
+
+template <class Real>
+void CpuTti<Real>::zero() {
+  for (auto* f : {&p_, &pp_, &q_, &qp_}) std::fill(f->begin(), f->end(), Real(0));
+}
+
+template <class Real>
+void CpuTti<Real>::update() {
+  const long long nx = grid_.n[0], ny = grid_.n[1], nz = grid_.n[2];
+  const int R = r_;
+  const long long sx = stride_[0], sy = stride_[1], sz = stride_[2];
+  const Real* p = p_.data();
+  const Real* q = q_.data();
+
+  // Pass 1: gx = Dx f, gy = Dy f for f = p, q on the grid cells; the halo of g stays 0, which
+  // is D_a f = 0 outside the grid, so D_b (D_a f) below is the X-shaped tile with f = 0 outside.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long iz = 0; iz < nz; ++iz) {
+    for (long long iy = 0; iy < ny; ++iy) {
+      for (long long ix = 0; ix < nx; ++ix) {
+        const long long i = padded(ix, iy, iz);
+        Real gxp = 0, gyp = 0, gxq = 0, gyq = 0;
+        for (int k = 1; k <= R; ++k) {
+          gxp += d1_[0][k] * (p[i + k * sx] - p[i - k * sx]);
+          gyp += d1_[1][k] * (p[i + k * sy] - p[i - k * sy]);
+          gxq += d1_[0][k] * (q[i + k * sx] - q[i - k * sx]);
+          gyq += d1_[1][k] * (q[i + k * sy] - q[i - k * sy]);
+        }
+        gxp_[i] = gxp;
+        gyp_[i] = gyp;
+        gxq_[i] = gxq;
+        gyq_[i] = gyq;
+      }
+    }
+  }
+
+  // Pass 2: the second derivatives, the mixed ones from the first-derivative fields, H0 p and
+  // Hz q, and the leapfrog update of both fields into the previous levels.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long iz = 0; iz < nz; ++iz) {
+    for (long long iy = 0; iy < ny; ++iy) {
+      for (long long ix = 0; ix < nx; ++ix) {
+        const long long i = padded(ix, iy, iz);
+        const long long g = (iz * ny + iy) * nx + ix;
+        // d_aa f (1/m^2 x f) for f = p, q.
+        Real pxx = d2_[0][0] * p[i], pyy = d2_[1][0] * p[i], pzz = d2_[2][0] * p[i];
+        Real qxx = d2_[0][0] * q[i], qyy = d2_[1][0] * q[i], qzz = d2_[2][0] * q[i];
+        // d_xy = D_y (D_x f), d_xz = D_z (D_x f), d_yz = D_z (D_y f).
+        Real pxy = 0, pxz = 0, pyz = 0, qxy = 0, qxz = 0, qyz = 0;
+        for (int k = 1; k <= R; ++k) {
+          pxx += d2_[0][k] * (p[i - k * sx] + p[i + k * sx]);
+          pyy += d2_[1][k] * (p[i - k * sy] + p[i + k * sy]);
+          pzz += d2_[2][k] * (p[i - k * sz] + p[i + k * sz]);
+          qxx += d2_[0][k] * (q[i - k * sx] + q[i + k * sx]);
+          qyy += d2_[1][k] * (q[i - k * sy] + q[i + k * sy]);
+          qzz += d2_[2][k] * (q[i - k * sz] + q[i + k * sz]);
+          pxy += d1_[1][k] * (gxp_[i + k * sy] - gxp_[i - k * sy]);
+          pxz += d1_[2][k] * (gxp_[i + k * sz] - gxp_[i - k * sz]);
+          pyz += d1_[2][k] * (gyp_[i + k * sz] - gyp_[i - k * sz]);
+          qxy += d1_[1][k] * (gxq_[i + k * sy] - gxq_[i - k * sy]);
+          qxz += d1_[2][k] * (gxq_[i + k * sz] - gxq_[i - k * sz]);
+          qyz += d1_[2][k] * (gyq_[i + k * sz] - gyq_[i - k * sz]);
+        }
+        const Real ax = nx_[g], ay = ny_[g], az = nz_[g];
+        // H0 p = sum_a (1 - n_a^2) d_aa p - 2 (nx ny dxy + nx nz dxz + ny nz dyz) p
+        const Real h0p = ((Real(1) - ax * ax) * pxx + (Real(1) - ay * ay) * pyy + (Real(1) - az * az) * pzz) -
+                         Real(2) * (ax * ay * pxy + ax * az * pxz + ay * az * pyz);
+        // Hz q = sum_a n_a^2 d_aa q + 2 (nx ny dxy + nx nz dxz + ny nz dyz) q
+        const Real hzq =
+            (ax * ax * qxx + ay * ay * qyy + az * az * qzz) + Real(2) * (ax * ay * qxy + ax * az * qxz + ay * az * qyz);
+        pp_[i] = Real(2) * p[i] - pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq);
+        qp_[i] = Real(2) * q[i] - qp_[i] + m_[g] * (s2_[g] * h0p + hzq);
+      }
+    }
+  }
+}
+
+template <class Real>
+void CpuTti<Real>::inject(long long ix, long long iy, long long iz, double value) {
+  const long long g = grid_.index(ix, iy, iz);
+  const long long i = padded(ix, iy, iz);
+  const double v = double(m_[g]) * value / (grid_.h[0] * grid_.h[1] * grid_.h[2]);
+  pp_[i] += static_cast<Real>(v);
+  qp_[i] += static_cast<Real>(v);
+}
+
+template <class Real>
+void CpuTti<Real>::finish() {
+  p_.swap(pp_);
+  q_.swap(qp_);
+}
+
+template <class Real>
+std::vector<double> CpuTti<Real>::p_field() const {
+  std::vector<double> out(static_cast<size_t>(grid_.cells()));
+  for (long long iz = 0; iz < grid_.n[2]; ++iz)
+    for (long long iy = 0; iy < grid_.n[1]; ++iy)
+      for (long long ix = 0; ix < grid_.n[0]; ++ix) out[grid_.index(ix, iy, iz)] = p_[padded(ix, iy, iz)];
+  return out;
+}
+
+template class CpuTti<float>;
+template class CpuTti<double>;
+
+}  // namespace seisrtm::validation

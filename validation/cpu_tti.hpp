@@ -1,0 +1,103 @@
+#pragma once
+// CPU reference of the TTI pseudo-acoustic system (DESIGN.md section 3), not yet wired into the
+// configuration or the command line. Fields p and q, model vp (m/s), epsilon, delta, theta (tilt,
+// rad), phi (azimuth, rad) per cell; symmetry axis n = (sin th cos ph, sin th sin ph, cos th):
+//
+//   Hz = n . grad (n . grad) = nx^2 dxx + ny^2 dyy + nz^2 dzz + 2 nx ny dxy + 2 nx nz dxz + 2 ny nz dyz
+//   H0 = lap - Hz
+//   p_tt = vp^2 [ (1 + 2 eps) H0 p + sqrt(1 + 2 delta) Hz q ]
+//   q_tt = vp^2 [ sqrt(1 + 2 delta) H0 p + Hz q ]
+//
+// Leapfrog in time. dxx, dyy, dzz: the 2R-th order centred second-derivative weights (as the
+// acoustic stencil). dxy, dxz, dyz: products of centred first-derivative stencils of the same order
+// (Fornberg), applied as D_b (D_a p) with D_a p zero outside the grid, which is the X-shaped tile
+// with p = 0 outside. H0 is formed directly, sum_a (1 - n_a^2) d_aa - 2 sum_{a<b} n_a n_b d_ab,
+// not as lap - Hz, so that an axis-aligned n gives exact zero coefficients.
+// Boundary: p = q = 0 outside the grid (no damping, no free surface yet).
+//
+// Memory movement (this reference, not tuned): per step it writes 4 first-derivative fields
+// (Dx p, Dy p, Dx q, Dy q) and reads them back in the update with p, q, their previous levels and
+// 7 per-cell coefficients. The GPU kernel of DESIGN.md reads 9 volumes and keeps angles as angles.
+#include <array>
+#include <vector>
+
+#include "solver/grid.hpp"
+
+namespace seisrtm::validation {
+
+// A TTI problem on a grid; the model arrays hold grid.cells() values each, x fastest.
+struct TtiModel {
+  Grid grid;
+  int radius = 4;  // R = space_order / 2, any R >= 1
+  double dt = 0;   // s
+  std::vector<double> vp, epsilon, delta, theta, phi;
+};
+
+// Throws seisrtm::Error unless every array has grid.cells() values and every cell has vp > 0,
+// delta <= epsilon (the system grows exponentially where delta > epsilon) and 1 + 2 delta > 0.
+void check_tti_model(const TtiModel& model);
+
+// Largest stable leapfrog dt (s) of the TTI system:
+//   dt <= 2 / (vp sqrt(max(1, 1 + 2 eps)) sqrt(S sum_a 1 / h_a^2)),  minimised over cells,
+// with S = |c0| + 2 sum |ck| of the second-derivative stencil: the acoustic bound at the speed
+// vp sqrt(1 + 2 eps), the horizontal P speed. Derivation (frozen coefficients, Fourier mode k):
+// the discrete d_aa has symbol -K_a with 0 <= K_a <= S / h_a^2, the first derivative D_a has
+// symbol i G_a (real G_a), so d_ab -> -G_a G_b. Hence Hz -> -Kz and H0 -> -K0 with
+//   Kz = sum_a n_a^2 (K_a - G_a^2) + (n . G)^2,
+//   K0 = sum_a (1 - n_a^2) (K_a - G_a^2) + |G|^2 - (n . G)^2,
+// both >= 0 because K_a >= G_a^2 for the centred Fornberg weights (checked for R = 1..8 in
+// tests/test_tti.cpp) and |n . G| <= |G|; and K0 + Kz = sum_a K_a exactly (H0 + Hz = lap).
+// The system is [p, q]_tt = -vp^2 M [p, q] with M = [[(1 + 2 eps) K0, s Kz], [s K0, Kz]],
+// s^2 = 1 + 2 delta: det M = 2 (eps - delta) K0 Kz >= 0 and trace M >= 0, and the discriminant
+// ((1 + 2 eps) K0 - Kz)^2 + 4 s^2 K0 Kz >= 0, so both eigenvalues are real, non-negative and at
+// most trace M = (1 + 2 eps) K0 + Kz <= max(1, 1 + 2 eps) sum_a K_a <= max(1, 1 + 2 eps) S sum 1/h_a^2.
+// Leapfrog is stable for vp^2 dt^2 lambda_max <= 4, which gives the bound above. It is tighter
+// than a bound from the absolute stencil sum of the rotated operator (which counts the mixed
+// stencils' |weights| too) and holds for every tilt.
+double tti_max_stable_dt(const TtiModel& model);
+
+// Two time levels of p and q over a TtiModel. Fields are stored with a halo of R zeros on every
+// side, so the stencils need no bounds checks; the halo is never written.
+template <class Real>
+class CpuTti {
+ public:
+  // Checks the model (check_tti_model) and precomputes per cell m = vp^2 dt^2, 1 + 2 eps,
+  // sqrt(1 + 2 delta) and n.
+  explicit CpuTti(const TtiModel& model);
+  // p = q = 0 at both levels.
+  void zero();
+  // The previous levels become the next ones:
+  //   p^{n+1} = 2 p^n - p^{n-1} + m [(1 + 2 eps) H0 p^n + sqrt(1 + 2 delta) Hz q^n]
+  //   q^{n+1} = 2 q^n - q^{n-1} + m [sqrt(1 + 2 delta) H0 p^n + Hz q^n]
+  void update();
+  // p^{n+1} and q^{n+1} at node (ix, iy, iz) += m value / (hx hy hz): a point source injected
+  // equally into p and q, scaled as the acoustic code (call between update and finish).
+  void inject(long long ix, long long iy, long long iz, double value);
+  // The new levels become current.
+  void finish();
+  double p_at(long long ix, long long iy, long long iz) const { return p_[padded(ix, iy, iz)]; }
+  double q_at(long long ix, long long iy, long long iz) const { return q_[padded(ix, iy, iz)]; }
+  // The current p on the grid (grid.cells() values, x fastest, no halo).
+  std::vector<double> p_field() const;
+
+ private:
+  long long padded(long long ix, long long iy, long long iz) const {
+    return ((iz + r_) * s_[1] + iy + r_) * s_[0] + ix + r_;
+  }
+
+  Grid grid_;
+  int r_;
+  std::array<long long, 3> s_;               // padded extents per axis: n + 2R
+  std::array<long long, 3> stride_;          // padded strides: 1, sx, sx sy
+  std::array<std::vector<Real>, 3> d2_;      // per axis c_k / h^2, k = 0..R (1/m^2)
+  std::array<std::vector<Real>, 3> d1_;      // per axis a_k / h, k = 1..R (index k; 1/m), a_{-k} = -a_k
+  std::vector<Real> m_, a_, s2_;             // per grid cell: vp^2 dt^2 (m^2), 1 + 2 eps, sqrt(1 + 2 delta)
+  std::vector<Real> nx_, ny_, nz_;           // per grid cell: symmetry axis
+  std::vector<Real> p_, pp_, q_, qp_;        // padded: current and previous levels
+  std::vector<Real> gxp_, gyp_, gxq_, gyq_;  // padded: Dx p, Dy p, Dx q, Dy q (zero halo)
+};
+
+extern template class CpuTti<float>;
+extern template class CpuTti<double>;
+
+}  // namespace seisrtm::validation
