@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "io/hdf5_file.hpp"
 
 namespace seisrtm::io {
@@ -55,12 +56,6 @@ void read_values(hid_t d, const std::string& file, const std::string& name, cons
     fail(file, name, what, "reading dataset '" + name + "' failed (truncated or corrupt file?)");
   for (T v : out)
     if (!std::isfinite(v)) fail(file, name, what, "dataset '" + name + "' holds a NaN or infinite value");
-}
-
-std::string gib(double bytes) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
-  return b;
 }
 
 std::string dims_text(const std::vector<hsize_t>& d) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "base/format.hpp"
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
@@ -34,12 +35,6 @@ kernels::FusedShape fused_shape_for(bool compressible) {
   for (auto s : {kernels::FusedShape::wide, kernels::FusedShape::compact, kernels::FusedShape::compact1})
     if (std::string(e) == fused_shape_name(s)) return s;
   throw Error(std::string("environment variable SEISRTM_FUSED_SHAPE is '") + e + "'; valid: wide, compact, compact1");
-}
-
-std::string gib(std::size_t b) {
-  char s[32];
-  std::snprintf(s, sizeof s, "%.3f GiB", b / 1073741824.0);
-  return s;
 }
 
 long long shell_count(const Problem& pb) {
@@ -610,16 +605,19 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   auto image_now = [&](const float* sv, const float* rv) {
     kernels::launch_image(sv, rv, d.image.as<float>(), d.illum.as<float>(), box, st);
   };
-  // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1 (from the level
-  // counter when it holds n).
-  auto receiver_step = [&](long long n, bool marks, bool counter) {
+  // The level counter holds the level n each backward step makes, from N down to 1.
+  d.set_level(nt);
+  // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
+  auto receiver_step = [&](bool marks) {
     if (marks) t.mark(PhaseTimer::receiver_step, st);
     d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
-    if (counter)
-      kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
-    else
-      kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, n - 1, st);
+    kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
     cr = 1 - cr;
+  };
+  // Levels N and N - 1 of the receiver field, before the source field moves.
+  auto leading_receiver_step = [&]() {
+    receiver_step(true);
+    kernels::launch_add_level(d.lvl(), -1, st);
   };
   // Level n of the source field written back on the shell (the level counter holds n).
   auto restore = [&](long long n, float* p) {
@@ -638,9 +636,9 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     // Levels N and N - 1 of the receiver field by plain steps; the source field's are the
     // forward pass's last two. Then each fused step makes level n of both fields and images
     // level n + 1; level 1 is imaged at the end.
-    receiver_step(nt, true, false);
+    leading_receiver_step();
     after_backward(nt);
-    receiver_step(nt - 1, true, false);
+    leading_receiver_step();
     cs = 1 - cs;
     if (nt % every == 0) image_now(d.s[1 - cs].as<float>(), d.r[1 - cr].as<float>());
     after_backward(nt - 1);
@@ -663,13 +661,12 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cs = 1 - cs;
       cr = 1 - cr;
     };
-    d.set_level(nt - 2);
     replay(nt - 2, nt - 2, -1, period, PhaseTimer::fused_step, fused_step, after_backward);
     if (1 % every == 0) image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
   } else {
     // Levels N and N - 1: receiver steps only (the source field's are the forward pass's last two).
     for (long long n = nt; n >= std::max(1LL, nt - 1); --n) {
-      receiver_step(n, true, false);
+      leading_receiver_step();
       if (n == nt - 1) cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
       if (n % every == 0) {
         t.mark(PhaseTimer::image, st);
@@ -679,7 +676,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     }
     // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
     auto separate_step = [&](long long n, bool marks) {
-      receiver_step(n, marks, true);
+      receiver_step(marks);
       if (marks) t.mark(PhaseTimer::source_step, st);
       d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
       kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
@@ -691,7 +688,6 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       }
       kernels::launch_add_level(d.lvl(), -1, st);
     };
-    d.set_level(nt - 2);
     replay(nt - 2, std::max(0LL, nt - 2), -1, period, PhaseTimer::separate_steps, separate_step, after_backward);
   }
   if (d.own_stack) {

@@ -7,17 +7,12 @@
 #include <fstream>
 
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "solver/geometry.hpp"
 
 namespace seisrtm {
 
 namespace {
-
-std::string gib(double bytes) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
-  return b;
-}
 
 double receiver_count(const ReceiverConfig& r) {
   if (r.layout == "line") return double(r.line.count);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "io/interrupt.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
@@ -23,12 +24,6 @@
 namespace seisrtm {
 
 namespace {
-
-std::string gib(double bytes) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3f GiB", bytes / 1073741824.0);
-  return b;
-}
 
 std::string fmt(double v) {
   std::ostringstream s;
