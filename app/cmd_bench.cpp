@@ -45,7 +45,11 @@ long long positive(const std::string& token, const std::string& option, const st
 Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
   Axes a;
   const bool q = b.quick;
-  const std::string variants = !b.variants.empty() ? b.variants : g.tma ? "tma" : "smem";
+  // Without TMA: smem for acoustic, naive for vti/tti (which have no smem variant).
+  const std::string variants = !b.variants.empty()        ? b.variants
+                               : g.tma                    ? "tma"
+                               : b.equation == "acoustic" ? "smem"
+                                                          : "naive";
   const std::string z = !b.z_blocks.empty() ? b.z_blocks : q ? "none,128,64,32" : "none,128,64,48,32";
   const std::string mem = !b.memories.empty() ? b.memories : "plain,compressible";
   const std::string steps = !b.steps.empty() ? b.steps : q ? "100,500,1000" : "100,1000,2000,5000";
@@ -55,6 +59,8 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
     if (v == "tma" && !g.tma)
       throw Error("bench --variants: tma needs a Hopper GPU (compute capability 9.0); " + g.name + " is " +
                   std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive,smem");
+    if (v == "smem" && b.equation != "acoustic")
+      throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
     a.variants.push_back(v);
   }
   for (const auto& t : split(z))
@@ -99,7 +105,14 @@ Config bench_config(const BenchOptions& b, const Axes& a) {
   std::ostringstream y;
   y << "grid: {shape: [" << n << ", " << n << ", " << n << "], spacing: " << h << "}\n"
     << "time: {steps: 1}\nphysics: {space_order: 8}\nboundary: {damping_width: 20}\n"
-    << "model: {vp: {type: gradient, value: 1500, gradient: 0.25}}\n"
+    << "model: {vp: {type: gradient, value: 1500, gradient: 0.25}";
+  // vti and tti: anisotropy that changes with depth (as vp does), epsilon 0.10 to 0.26 and delta
+  // 0.05 to 0.13 at 800 cells, the axis tilting from 10 to 50 degrees at an azimuth of 30.
+  if (b.equation != "acoustic")
+    y << ", epsilon: {type: gradient, value: 0.1, gradient: 0.00002}, delta: {type: gradient, value: 0.05, "
+         "gradient: 0.00001}";
+  if (b.equation == "tti") y << ", theta: {type: gradient, value: 10, gradient: 0.005}, phi: 30";
+  y << "}\n"
     << "sources: {wavelet: {peak_frequency: 10}, shots: [[" << c << ", " << c << ", " << c << "]]}\n"
     << "receivers: {line: {start: [" << 2 * h << ", " << c << ", 20], end: [" << (n - 3) * h << ", " << c
     << ", 20], count: " << std::max(2LL, n / 4) << "}}\n";
@@ -117,8 +130,13 @@ void check_writable(const std::string& path, const char* option) {
 
 int cmd_bench(const BenchOptions& b) {
   if (!b.compare.empty()) return bench::compare(b.compare);
+  if (b.equation != "acoustic" && b.equation != "vti" && b.equation != "tti")
+    throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
+  if (b.rtm && b.equation != "acoustic")
+    throw Error("bench --rtm: migration runs the acoustic equation only so far; drop --equation " + b.equation);
   if (b.equation != "acoustic")
-    throw Error("bench --equation: '" + b.equation + "' is not available yet; valid: acoustic");
+    for (const auto& v : split(b.variants))
+      if (v == "smem") throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
   check_writable(b.csv, "--csv");
   check_writable(b.json, "--json");
   check_writable(b.plot, "--plot");
@@ -141,11 +159,12 @@ int cmd_bench(const BenchOptions& b) {
   const DeviceFootprint need = device_footprint(p, probe);
   if (need.total > g.free_memory) {
     const double per_cell = double(need.volume) / p.grid.cells();
-    const long long fits = static_cast<long long>(std::cbrt(0.9 * g.free_memory / (3 * per_cell)));
+    const int volumes = device_volumes(p, probe);
+    const long long fits = static_cast<long long>(std::cbrt(0.9 * g.free_memory / (volumes * per_cell)));
     throw Error("bench: the " + std::to_string(p.grid.n[0]) + " x " + std::to_string(p.grid.n[1]) + " x " +
                 std::to_string(p.grid.n[2]) + " grid needs " + std::to_string(need.total >> 20) +
-                " MiB of GPU memory (3 volumes of " + std::to_string(need.volume >> 20) + " MiB) but " + g.name +
-                " has " + std::to_string(g.free_memory >> 20) + " MiB free; " +
+                " MiB of GPU memory (" + std::to_string(volumes) + " volumes of " + std::to_string(need.volume >> 20) +
+                " MiB) but " + g.name + " has " + std::to_string(g.free_memory >> 20) + " MiB free; " +
                 (b.config.empty() ? "use --size " + std::to_string(fits) + " or less"
                                   : "shrink grid.shape (with --set) to about " + std::to_string(fits) + "^3 cells"));
   }
@@ -158,8 +177,9 @@ int cmd_bench(const BenchOptions& b) {
   // Copy bandwidth: plain and compressible memory, random and zero data.
   r.copies = bench::measure_copies(g);
   r.copy_plain = r.copies[0].bytes_per_second;
-  r.roof = r.copy_plain / bench::kBytesPerCell / 1e9;
-  std::printf("roofline at %.0f B/cell from the plain random copy: %.1f GCells/s\n\n", bench::kBytesPerCell, r.roof);
+  r.roof = r.copy_plain / bench::bytes_per_cell(p) / 1e9;
+  std::printf("roofline at %.0f B/cell from the plain random copy: %.1f GCells/s\n\n", bench::bytes_per_cell(p),
+              r.roof);
   std::fflush(stdout);
 
   r.warm = bench::warm_up_steps(a);

@@ -13,6 +13,7 @@
 #include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
+#include "validation/tolerance.hpp"
 
 namespace seisrtm::app {
 
@@ -121,13 +122,15 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   validation::CpuPropagator cpu(p);
   CudaPropagator gpu(p, cuda_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
-  // Tolerance: each step rounds ~ (6R + 4) float terms per cell; independent roundings grow like
-  // the square root of the step count: tol = (6R + 4) FLT_EPSILON sqrt(steps).
-  const double tol = (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps));
+  // Tolerance: each step rounds ~T float terms per cell (T = 6R + 4 for acoustic; vti and tti in
+  // validation/tolerance.hpp); independent roundings grow like the square root of the step
+  // count: tol = T FLT_EPSILON sqrt(steps).
+  const double tol = validation::forward_tolerance(p, p.steps);
   std::printf("validate %s: %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(), p.grid.n[0],
               p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
-  std::printf("  tolerance on relative L2: (6R + 4) eps_f32 sqrt(steps) = %.3e\n", tol);
+  std::printf("  tolerance on relative L2: T eps_f32 sqrt(steps), T = %.0f terms per cell update (%s) = %.3e\n",
+              validation::step_rounding_terms(p), p.equation.c_str(), tol);
   std::printf("  %-28s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
 
   const long long interval = c.output.snapshot_interval > 0 ? c.output.snapshot_interval : p.steps;

@@ -89,7 +89,8 @@ int main(int argc, char** argv) {
   bench->add_option("--size", bo.size, "Cells per axis of the cube (default 800; --quick 512)");
   bench->add_option("--space-order", bo.space_order, "2, 4, 8 or 16 (default 8)");
   bench->add_option("--damping-width", bo.damping_width, "Damping zone in cells (default 20)");
-  bench->add_option("--equation", bo.equation, "acoustic (TTI when it exists)")->capture_default_str();
+  bench->add_option("--equation", bo.equation, "acoustic, vti or tti (tma and naive variants; 36 and 44 B/cell)")
+      ->capture_default_str();
   bench->add_option("--variants", bo.variants, "Comma-separated: naive,smem,tma (default tma; smem without TMA)");
   bench->add_option("--z-block", bo.z_blocks,
                     "Comma-separated planes per block, none = whole column "

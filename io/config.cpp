@@ -177,6 +177,91 @@ MigrationConfig parse_migration(io::YamlReader m) {
   return mc;
 }
 
+// One model volume, model.<name>: a number (a constant) or a mapping. Its layers and bodies
+// carry their value under the volume's own name ({top: 0, vp: 1500}, {..., epsilon: 0.1}). Only
+// vp must be positive and may be smoothed; the anisotropy parameters' ranges (1 + 2 epsilon > 0,
+// delta <= epsilon) are checked per cell when the problem is built, where the sampled values are.
+void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& v) {
+  const bool vp = name == "vp";
+  const std::string key = "model." + name;
+  const std::string unit = vp ? "m/s" : name == "theta" || name == "phi" ? "degrees" : "dimensionless";
+  if (model.has(name) && model.node()[name].IsScalar()) {  // shorthand: model: {vp: 2000}
+    v.type = "constant";
+    v.value = io::YamlReader::as_number(model.node()[name], key);
+  } else {
+    auto r = model.child(name);
+    r.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing", "bodies"});
+    if (!vp && r.has("smoothing"))
+      throw Error("config key '" + r.key_path("smoothing") +
+                  "' is not valid: smoothing applies to model.vp only (a smooth slowness background); remove it");
+    v.smoothing = r.number("smoothing", v.smoothing);
+    if (!(v.smoothing >= 0))
+      throw Error("config key '" + r.key_path("smoothing") + "' must be >= 0 m (0 = none), got " +
+                  std::to_string(v.smoothing));
+    v.type = r.choice("type", v.type, {"constant", "gradient", "layers", "file"});
+    v.value = r.number("value", v.value);
+    v.gradient = r.number("gradient", v.gradient);
+    if (v.type == "layers") {
+      if (!r.has("layers") || !r.node()["layers"].IsSequence() || r.node()["layers"].size() == 0)
+        throw Error("config key '" + key + ".layers' must be a list of {top: m, " + name + ": " + unit +
+                    "} for type layers");
+      const YAML::Node layers = r.node()["layers"];
+      for (size_t i = 0; i < layers.size(); ++i) {
+        io::YamlReader l(layers[i], key + ".layers[" + std::to_string(i) + "]");
+        l.allow_only({"top", name, "dip"});
+        if (!l.has("top") || !l.has(name))
+          throw Error("config key '" + l.path() + "' needs both 'top' (m) and '" + name + "' (" + unit + ")");
+        LayerConfig lc{l.number("top", 0), l.number(name, 0), {0, 0}};
+        if (l.has("dip")) {
+          const YAML::Node d = l.node()["dip"];
+          if (!d.IsSequence() || d.size() != 2)
+            throw Error("config key '" + l.key_path("dip") + "' must be [dip_x, dip_y] in degrees");
+          for (int k = 0; k < 2; ++k) {
+            lc.dip[k] = io::YamlReader::as_number(d[k], l.key_path("dip"));
+            if (!(std::abs(lc.dip[k]) < 80))
+              throw Error("config key '" + l.key_path("dip") + "' must hold angles in (-80, 80) degrees");
+          }
+        }
+        if (i > 0 && !(lc.top > v.layers.back().top))
+          throw Error("config key '" + l.key_path("top") + "' must be deeper than the layer above (" +
+                      std::to_string(v.layers.back().top) + " m)");
+        if (vp) check_positive(lc.value, l.key_path(name), "a positive velocity in m/s");
+        v.layers.push_back(lc);
+      }
+    } else if (r.has("layers")) {
+      throw Error("config key '" + key + ".layers' is only valid with " + key + ".type: layers");
+    }
+    if (v.type == "file") {
+      v.file = r.text("file", "");
+      if (v.file.empty()) throw Error("config key '" + key + ".file' is required for type file: an HDF5 path");
+    }
+    v.dataset = r.text("dataset", v.dataset);
+    if (r.has("bodies")) {
+      const YAML::Node bodies = r.node()["bodies"];
+      if (!bodies.IsSequence())
+        throw Error("config key '" + key + ".bodies' must be a list of {center: [x, y, z], radii: [a, b, c], " + name +
+                    ": " + unit + "}");
+      if (v.type == "file")
+        throw Error("config key '" + key + ".bodies' is not valid with " + key +
+                    ".type: file (put the body in the file)");
+      for (size_t i = 0; i < bodies.size(); ++i) {
+        io::YamlReader b(bodies[i], key + ".bodies[" + std::to_string(i) + "]");
+        b.allow_only({"center", "radii", name});
+        for (const std::string& k : {std::string("center"), std::string("radii"), name})
+          if (!b.has(k))
+            throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, " + name + " " + unit +
+                        ")");
+        BodyConfig bc{b.triple("center", {}, false), b.triple("radii", {}, true), b.number(name, 0)};
+        for (int a = 0; a < 3; ++a) check_positive(bc.radii[a], b.key_path("radii"), "positive semi-axes in m");
+        if (vp) check_positive(bc.value, b.key_path(name), "a positive velocity in m/s");
+        v.bodies.push_back(bc);
+      }
+    }
+  }
+  if (vp && (v.type == "constant" || v.type == "gradient"))
+    check_positive(v.value, "model.vp.value", "a positive velocity in m/s");
+}
+
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
@@ -233,81 +318,35 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto physics = root.child("physics");
   physics.allow_only({"equation", "space_order"});
-  c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic"});
+  c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic", "vti", "tti"});
   const long long order = physics.integer("space_order", c.physics.space_order);
   if (order != 2 && order != 4 && order != 8 && order != 16)
     throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " + std::to_string(order));
   c.physics.space_order = static_cast<int>(order);
 
   auto model = root.child("model");
-  model.allow_only({"vp"});
-  if (model.has("vp") && model.node()["vp"].IsScalar()) {  // shorthand: model: {vp: 2000}
-    c.model.type = "constant";
-    c.model.vp = io::YamlReader::as_number(model.node()["vp"], "model.vp");
-  } else {
-    auto vp = model.child("vp");
-    vp.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing", "bodies"});
-    c.model.smoothing = vp.number("smoothing", c.model.smoothing);
-    if (!(c.model.smoothing >= 0))
-      throw Error("config key 'model.vp.smoothing' must be >= 0 m (0 = none), got " +
-                  std::to_string(c.model.smoothing));
-    c.model.type = vp.choice("type", c.model.type, {"constant", "gradient", "layers", "file"});
-    c.model.vp = vp.number("value", c.model.vp);
-    c.model.gradient = vp.number("gradient", c.model.gradient);
-    if (c.model.type == "layers") {
-      if (!vp.has("layers") || !vp.node()["layers"].IsSequence() || vp.node()["layers"].size() == 0)
-        throw Error("config key 'model.vp.layers' must be a list of {top: m, vp: m/s} for type layers");
-      const YAML::Node layers = vp.node()["layers"];
-      for (size_t i = 0; i < layers.size(); ++i) {
-        io::YamlReader l(layers[i], "model.vp.layers[" + std::to_string(i) + "]");
-        l.allow_only({"top", "vp", "dip"});
-        if (!l.has("top") || !l.has("vp"))
-          throw Error("config key '" + l.path() + "' needs both 'top' (m) and 'vp' (m/s)");
-        LayerConfig lc{l.number("top", 0), l.number("vp", 0), {0, 0}};
-        if (l.has("dip")) {
-          const YAML::Node d = l.node()["dip"];
-          if (!d.IsSequence() || d.size() != 2)
-            throw Error("config key '" + l.key_path("dip") + "' must be [dip_x, dip_y] in degrees");
-          for (int k = 0; k < 2; ++k) {
-            lc.dip[k] = io::YamlReader::as_number(d[k], l.key_path("dip"));
-            if (!(std::abs(lc.dip[k]) < 80))
-              throw Error("config key '" + l.key_path("dip") + "' must hold angles in (-80, 80) degrees");
-          }
-        }
-        if (i > 0 && !(lc.top > c.model.layers.back().top))
-          throw Error("config key '" + l.key_path("top") + "' must be deeper than the layer above (" +
-                      std::to_string(c.model.layers.back().top) + " m)");
-        check_positive(lc.vp, l.key_path("vp"), "a positive velocity in m/s");
-        c.model.layers.push_back(lc);
-      }
-    } else if (vp.has("layers")) {
-      throw Error("config key 'model.vp.layers' is only valid with model.vp.type: layers");
-    }
-    if (c.model.type == "file") {
-      c.model.file = vp.text("file", "");
-      if (c.model.file.empty()) throw Error("config key 'model.vp.file' is required for type file: an HDF5 path");
-    }
-    c.model.dataset = vp.text("dataset", c.model.dataset);
-    if (vp.has("bodies")) {
-      const YAML::Node bodies = vp.node()["bodies"];
-      if (!bodies.IsSequence())
-        throw Error("config key 'model.vp.bodies' must be a list of {center: [x, y, z], radii: [a, b, c], vp: m/s}");
-      if (c.model.type == "file")
-        throw Error("config key 'model.vp.bodies' is not valid with model.vp.type: file (put the body in the file)");
-      for (size_t i = 0; i < bodies.size(); ++i) {
-        io::YamlReader b(bodies[i], "model.vp.bodies[" + std::to_string(i) + "]");
-        b.allow_only({"center", "radii", "vp"});
-        for (const char* k : {"center", "radii", "vp"})
-          if (!b.has(k)) throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, vp m/s)");
-        BodyConfig bc{b.triple("center", {}, false), b.triple("radii", {}, true), b.number("vp", 0)};
-        for (int a = 0; a < 3; ++a) check_positive(bc.radii[a], b.key_path("radii"), "positive semi-axes in m");
-        check_positive(bc.vp, b.key_path("vp"), "a positive velocity in m/s");
-        c.model.bodies.push_back(bc);
-      }
-    }
+  model.allow_only({"vp", "epsilon", "delta", "theta", "phi", "clamp_delta"});
+  parse_volume(model, "vp", c.model.vp);
+  // The anisotropy keys belong to the pseudo-acoustic equations only: on acoustic they would be
+  // read and silently have no effect, and VTI has theta = phi = 0 by definition.
+  const std::string& equation = c.physics.equation;
+  for (const char* key : {"epsilon", "delta", "theta", "phi", "clamp_delta"}) {
+    const std::string k = key;
+    if (!model.has(k)) continue;
+    if (equation == "acoustic")
+      throw Error("config key 'model." + k +
+                  "' applies to physics.equation vti or tti only, but physics.equation is acoustic; remove it, or "
+                  "set physics.equation: vti (vertical symmetry axis) or tti (tilted axis)");
+    if (equation == "vti" && (k == "theta" || k == "phi"))
+      throw Error("config key 'model." + k +
+                  "' is not valid with physics.equation: vti (its symmetry axis is vertical: theta = phi = 0); "
+                  "use tti for a tilted axis, or remove it");
   }
-  if (c.model.type == "constant" || c.model.type == "gradient")
-    check_positive(c.model.vp, "model.vp.value", "a positive velocity in m/s");
+  parse_volume(model, "epsilon", c.model.epsilon);
+  parse_volume(model, "delta", c.model.delta);
+  parse_volume(model, "theta", c.model.theta);
+  parse_volume(model, "phi", c.model.phi);
+  c.model.clamp_delta = model.boolean("clamp_delta", c.model.clamp_delta);
 
   auto boundary = root.child("boundary");
   boundary.allow_only({"damping_width", "reflection", "free_surface"});
@@ -516,32 +555,49 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "equation" << YAML::Value << c.physics.equation;
   e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
-  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap << YAML::Key << "vp" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "type" << YAML::Value << c.model.type;
-  e << YAML::Key << "value" << YAML::Value << c.model.vp;
-  e << YAML::Key << "gradient" << YAML::Value << c.model.gradient;
-  if (c.model.type == "layers") {
-    e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
-    for (const auto& l : c.model.layers)
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key << "vp"
-        << YAML::Value << l.vp << YAML::Key << "dip" << YAML::Value << YAML::Flow << YAML::BeginSeq << l.dip[0]
-        << l.dip[1] << YAML::EndSeq << YAML::EndMap;
-    e << YAML::EndSeq;
-  }
-  if (!c.model.bodies.empty()) {
-    e << YAML::Key << "bodies" << YAML::Value << YAML::BeginSeq;
-    for (const auto& b : c.model.bodies) {
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "center" << YAML::Value;
-      seq3(b.center);
-      e << YAML::Key << "radii" << YAML::Value;
-      seq3(b.radii);
-      e << YAML::Key << "vp" << YAML::Value << b.vp << YAML::EndMap;
+  // Each volume in its map form; a layer's and a body's value under the volume's own name. The
+  // anisotropy volumes and clamp_delta only where the equation accepts them, smoothing only for vp.
+  auto volume = [&](const std::string& name, const VolumeConfig& v) {
+    e << YAML::Key << name << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "type" << YAML::Value << v.type;
+    e << YAML::Key << "value" << YAML::Value << v.value;
+    e << YAML::Key << "gradient" << YAML::Value << v.gradient;
+    if (v.type == "layers") {
+      e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
+      for (const auto& l : v.layers)
+        e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key << name
+          << YAML::Value << l.value << YAML::Key << "dip" << YAML::Value << YAML::Flow << YAML::BeginSeq << l.dip[0]
+          << l.dip[1] << YAML::EndSeq << YAML::EndMap;
+      e << YAML::EndSeq;
     }
-    e << YAML::EndSeq;
+    if (!v.bodies.empty()) {
+      e << YAML::Key << "bodies" << YAML::Value << YAML::BeginSeq;
+      for (const auto& b : v.bodies) {
+        e << YAML::Flow << YAML::BeginMap << YAML::Key << "center" << YAML::Value;
+        seq3(b.center);
+        e << YAML::Key << "radii" << YAML::Value;
+        seq3(b.radii);
+        e << YAML::Key << name << YAML::Value << b.value << YAML::EndMap;
+      }
+      e << YAML::EndSeq;
+    }
+    e << YAML::Key << "file" << YAML::Value << v.file;
+    e << YAML::Key << "dataset" << YAML::Value << v.dataset;
+    if (name == "vp") e << YAML::Key << "smoothing" << YAML::Value << v.smoothing;
+    e << YAML::EndMap;
+  };
+  e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
+  volume("vp", c.model.vp);
+  if (c.physics.equation != "acoustic") {
+    volume("epsilon", c.model.epsilon);
+    volume("delta", c.model.delta);
+    if (c.physics.equation == "tti") {
+      volume("theta", c.model.theta);
+      volume("phi", c.model.phi);
+    }
+    e << YAML::Key << "clamp_delta" << YAML::Value << c.model.clamp_delta;
   }
-  e << YAML::Key << "file" << YAML::Value << c.model.file;
-  e << YAML::Key << "dataset" << YAML::Value << c.model.dataset;
-  e << YAML::Key << "smoothing" << YAML::Value << c.model.smoothing << YAML::EndMap << YAML::EndMap;
+  e << YAML::EndMap;
   e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "damping_width" << YAML::Value << c.boundary.damping_width;
   e << YAML::Key << "reflection" << YAML::Value << c.boundary.reflection;

@@ -21,32 +21,59 @@ struct TimeConfig {
 };
 
 struct PhysicsConfig {
-  std::string equation = "acoustic";
-  int space_order = 8;  // 2, 4, 8 or 16
+  // acoustic: isotropic. vti, tti: the pseudo-acoustic p/q system of validation/cpu_tti.hpp with
+  // a vertical (vti) or tilted (tti) symmetry axis; model.epsilon and model.delta (and
+  // model.theta, model.phi for tti) then describe the anisotropy.
+  std::string equation = "acoustic";  // acoustic | vti | tti
+  int space_order = 8;                // 2, 4, 8 or 16
 };
 
+// One layer of a `layers` volume. In YAML the value key is the volume's name: {top: 0, vp: 1500}
+// under model.vp, {top: 0, epsilon: 0.1} under model.epsilon.
 struct LayerConfig {
   double top = 0;                   // m, depth of the layer's top at the grid's centre (x, y)
-  double vp = 0;                    // m/s
+  double value = 0;                 // the volume's value in the layer (vp: m/s, theta: degrees, ...)
   std::array<double, 2> dip{0, 0};  // degrees: the top deepens along +x and +y by tan(dip)
 };
 
-// An ellipsoid of constant velocity laid over the model (a salt body, a high-velocity lens).
+// An ellipsoid of constant value laid over the volume (a salt body, a high-velocity lens); the
+// value key is the volume's name, as for layers.
 struct BodyConfig {
   std::array<double, 3> center{0, 0, 0};  // m
   std::array<double, 3> radii{0, 0, 0};   // m, semi-axes along x, y, z
-  double vp = 0;                          // m/s
+  double value = 0;                       // the volume's value inside
 };
 
-struct ModelConfig {
+// One model volume (model.vp, model.epsilon, ...): how its value varies over the grid, in the
+// volume's own units.
+struct VolumeConfig {
   std::string type = "constant";  // constant | gradient | layers | file
-  double vp = 2000;               // m/s (constant; gradient: value at z = 0)
-  double gradient = 0;            // 1/s (gradient: dv/dz)
+  double value = 0;               // constant; gradient: value at z = 0
+  double gradient = 0;            // gradient: d value / dz, per m
   std::vector<LayerConfig> layers;
   std::string file;                // HDF5 file (file)
-  std::string dataset = "vp";      // dataset in that file, shape [nz, ny, nx]
-  std::vector<BodyConfig> bodies;  // over constant, gradient and layers models
-  double smoothing = 0;            // m; > 0: Gaussian smoothing of slowness with this standard deviation
+  std::string dataset;             // dataset in that file, shape [nz, ny, nx]
+  std::vector<BodyConfig> bodies;  // over constant, gradient and layers volumes
+  double smoothing = 0;            // vp only; m; > 0: Gaussian smoothing of slowness with this standard deviation
+};
+
+// A constant volume of `value`; `dataset` is its default dataset name for type file.
+inline VolumeConfig constant_volume(double value, const char* dataset) {
+  VolumeConfig v;
+  v.value = value;
+  v.dataset = dataset;
+  return v;
+}
+
+struct ModelConfig {
+  VolumeConfig vp = constant_volume(2000, "vp");  // m/s
+  // physics.equation vti and tti only. Thomsen's epsilon and delta (dimensionless); the symmetry
+  // axis's tilt from vertical theta and its azimuth phi from +x towards +y, in degrees (tti only).
+  VolumeConfig epsilon = constant_volume(0, "epsilon"), delta = constant_volume(0, "delta");
+  VolumeConfig theta = constant_volume(0, "theta"), phi = constant_volume(0, "phi");
+  // vti, tti: where delta > epsilon (the system grows without bound there), set delta to
+  // epsilon instead of refusing the model.
+  bool clamp_delta = false;
 };
 
 struct BoundaryConfig {

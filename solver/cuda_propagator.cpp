@@ -4,9 +4,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/tti.hpp"
 #include "solver/device_info.hpp"
+#include "solver/numerics.hpp"
 #include "solver/tensor_map.hpp"
 
 namespace seisrtm {
@@ -28,7 +31,9 @@ CudaOptions cuda_options(const Config& c) {
   o.device = c.solver.device;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
-  if (k == "auto" && !query_gpu(o.device).tma) o.variant = kernels::Variant::smem;
+  // auto without TMA: smem for acoustic, naive for vti/tti (no smem variant there).
+  if (k == "auto" && !query_gpu(o.device).tma)
+    o.variant = c.physics.equation == "acoustic" ? kernels::Variant::smem : kernels::Variant::naive;
   o.z_block = c.solver.z_block;
   o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
@@ -68,6 +73,37 @@ kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const floa
   return a;
 }
 
+kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (&damp)[3]) {
+  kernels::TtiArgs a;
+  a.damp_x = damp[0].as<float>();
+  a.damp_y = damp[1].as<float>();
+  a.damp_z = damp[2].as<float>();
+  a.nx = static_cast<int>(pb.grid.n[0]);
+  a.ny = static_cast<int>(pb.grid.n[1]);
+  a.nz = static_cast<int>(pb.grid.n[2]);
+  a.sy = nxp;
+  a.sz = nxp * pb.grid.n[1];
+  // First-derivative weights a_k / h (k = 1..R) from Fornberg's weights on -R..R, as the CPU
+  // reference (validation/cpu_tti.cpp) computes them.
+  std::vector<double> pts;
+  for (int k = -pb.radius; k <= pb.radius; ++k) pts.push_back(k);
+  const auto w1 = fornberg_weights(1, pts, 0.0);
+  float* d1[3] = {a.dx, a.dy, a.dz};
+  float* d2[3] = {a.cx, a.cy, a.cz};
+  for (int ax = 0; ax < 3; ++ax) {
+    for (int k = 0; k <= pb.radius; ++k) d2[ax][k] = static_cast<float>(pb.d2[ax][k]);
+    for (int k = 1; k <= pb.radius; ++k) d1[ax][k] = static_cast<float>(w1[pb.radius + k] / pb.grid.h[ax]);
+  }
+  a.free_surface = pb.free_surface;
+  return a;
+}
+
+int device_volumes(const Problem& p, const CudaOptions& o) {
+  // acoustic: p, p_prev, m; vti: p, p_prev, q, q_prev, m, a, b; tti: + theta, phi.
+  const int base = p.equation == "tti" ? 9 : p.equation == "vti" ? 7 : 3;
+  return base + (o.snapshots ? 1 : 0);
+}
+
 DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   DeviceFootprint f;
   const long long nxp = (p.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
@@ -78,7 +114,7 @@ DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   for (const auto& s : p.shots) small = std::max(small, small + s.cell.size() * 12);
   // Compressible allocations round up to the VMM granularity (2 MiB).
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
-  f.total = (3 + (o.snapshots ? 1 : 0)) * (f.volume + round) + small + (8u << 20);
+  f.total = device_volumes(p, o) * (f.volume + round) + small + (8u << 20);
   return f;
 }
 
@@ -86,6 +122,11 @@ struct CudaPropagator::Impl {
   const Problem& pb;
   CudaOptions opt;
   long long nx, ny, nz, nxp;
+  bool anisotropic = false, tilted = false;    // vti or tti; tti
+  DeviceBuffer qbuf[2], va, vb, vtheta, vphi;  // vti/tti: q levels, 1 + 2 eps, sqrt(1 + 2 delta), angles
+  CUtensorMap tti_halo[2][2]{};                // vti/tti tma: [p, q][buffer], the halo box
+  CUtensorMap tti_center[2][2]{};              // [p, q][buffer], the centre box
+  CUtensorMap tti_model[5]{};                  // m, a, b, theta, phi
   DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells, src_coef, step_counter,
       d_traces, flag;
   CUtensorMap tmap[2]{};         // p in buf[c], the halo box
@@ -109,6 +150,23 @@ struct CudaPropagator::Impl {
   }
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
+  kernels::TtiArgs tti_base;  // weights, damping and sizes of the vti/tti step
+
+  // A model volume in the padded layout from value(cell) (pad columns zero, never written).
+  DeviceBuffer model_volume(std::size_t bytes, MemoryKind kind, std::string* warning,
+                            const std::function<double(long long)>& value) {
+    DeviceBuffer b(bytes, kind, warning);
+    std::vector<float> h(static_cast<size_t>(nxp * ny * nz), 0.0f);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (long long z = 0; z < nz; ++z)
+      for (long long y = 0; y < ny; ++y)
+        for (long long x = 0; x < nx; ++x) {
+          const long long cell = (z * ny + y) * nx + x;
+          h[(z * ny + y) * nxp + x] = static_cast<float>(value(cell));
+        }
+    SEISRTM_CUDA(cudaMemcpy(b.as<float>(), h.data(), bytes, cudaMemcpyHostToDevice));
+    return b;
+  }
 
   kernels::AcousticArgs args(int c) const {
     return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
@@ -122,9 +180,23 @@ struct CudaPropagator::Impl {
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
     const kernels::AcousticArgs a = args(c);
-    const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, stream.get());
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
+    if (anisotropic) {
+      kernels::TtiArgs t = tti_base;
+      t.p = buf[c].as<float>();
+      t.pn = buf[1 - c].as<float>();
+      t.q = qbuf[c].as<float>();
+      t.qn = qbuf[1 - c].as<float>();
+      const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
+                                  &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
+                                  &tti_model[2],         &tti_model[3],   &tti_model[4]};
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+      // The source enters p and q alike (validation/cpu_tti.hpp).
+      kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    } else {
+      const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
+      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    }
     kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
     kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
                            static_cast<int>(pb.receivers.size())};
@@ -149,6 +221,19 @@ struct CudaPropagator::Impl {
   }
 
   void encode_tensor_maps() {
+    if (anisotropic) {
+      for (int c = 0; c < 2; ++c) {
+        const DeviceBuffer* f[2] = {&buf[c], &qbuf[c]};
+        for (int k = 0; k < 2; ++k) {
+          encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius));
+          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
+        }
+      }
+      const DeviceBuffer* vols[5] = {&m, &va, &vb, &vtheta, &vphi};
+      for (int k = 0; k < (tilted ? 5 : 3); ++k)
+        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
+      return;
+    }
     for (int c = 0; c < 2; ++c) {
       encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius));
       encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box());
@@ -172,6 +257,7 @@ struct CudaPropagator::Impl {
   void check_finite(long long n) {
     SEISRTM_CUDA(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream.get()));
     kernels::launch_check_finite(buf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    if (anisotropic) kernels::launch_check_finite(qbuf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
     int h = 0;
     SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
@@ -198,27 +284,44 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   d.free_at_start = d.lowest_free = free_b;
   d.volume_bytes = fp.volume;
   if (fp.total > free_b)
-    throw Error("the problem needs " + gib(fp.total) + " of GPU memory (" + std::to_string(opt.snapshots ? 4 : 3) +
+    throw Error("the problem needs " + gib(fp.total) + " of GPU memory (" + std::to_string(device_volumes(pb, opt)) +
                 " volumes of " + gib(fp.volume) + " plus buffers) but the GPU has " + gib(free_b) + " free of " +
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  d.m = DeviceBuffer(fp.volume, opt.memory, &warning);
+  // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
+  // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
+  // reference does.
+  const double dt2 = pb.dt * pb.dt;
+  d.m = d.model_volume(fp.volume, opt.memory, &warning,
+                       [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
+  d.anisotropic = pb.anisotropic();
+  d.tilted = pb.equation == "tti";
+  if (d.anisotropic) {
+    if (opt.variant == kernels::Variant::smem)
+      throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
+    for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+    d.va = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
+    d.vb = d.model_volume(fp.volume, opt.memory, &warning,
+                          [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); });
+    if (d.tilted) {
+      d.vtheta = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return pb.theta[i]; });
+      d.vphi = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return pb.phi[i]; });
+    }
+  }
   if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
 
-  // m = v^2 dt^2 in the padded layout; pad columns stay zero and are never written.
-  std::vector<float> mp(static_cast<size_t>(d.nxp * d.ny * d.nz), 0.0f);
-  const double dt2 = pb.dt * pb.dt;
-  for (long long z = 0; z < d.nz; ++z)
-    for (long long y = 0; y < d.ny; ++y)
-      for (long long x = 0; x < d.nx; ++x) {
-        const double v = pb.vp[(z * d.ny + y) * d.nx + x];
-        mp[(z * d.ny + y) * d.nxp + x] = static_cast<float>(v * v * dt2);
-      }
-  SEISRTM_CUDA(cudaMemcpy(d.m.as<float>(), mp.data(), fp.volume, cudaMemcpyHostToDevice));
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
+  d.tti_base = tti_args(pb, d.nxp, d.damp);
+  if (d.anisotropic) {
+    d.tti_base.m = d.m.as<float>();
+    d.tti_base.a = d.va.as<float>();
+    d.tti_base.b = d.vb.as<float>();
+    d.tti_base.theta = d.tilted ? d.vtheta.as<float>() : nullptr;
+    d.tti_base.phi = d.tilted ? d.vphi.as<float>() : nullptr;
+  }
   d.wavelet = upload(pb.wavelet);
 
   std::vector<long long> cells;
@@ -255,15 +358,17 @@ std::string CudaPropagator::name() const {
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
   const GpuInfo g = query_gpu(d.opt.device);
-  return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
-         (d.buf[0].compressible() ? "compressible" : "plain") + " memory, graphs " + (d.opt.graphs ? "on" : "off") +
-         " on " + g.name;
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + ", z_block " +
+         std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
+         " memory, graphs " + (d.opt.graphs ? "on" : "off") + " on " + g.name;
 }
 
 void CudaPropagator::begin_shot(long long shot) {
   Impl& d = *impl_;
   SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
   for (auto& b : d.buf) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
+  if (d.anisotropic)
+    for (auto& b : d.qbuf) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
   SEISRTM_CUDA(cudaMemsetAsync(d.step_counter.as<int>(), 0, sizeof(int), d.stream.get()));
   // Source: m w / (hx hy hz (1 + s)), the factor the CPU reference applies; a free surface
   // erases whatever lands on z = 0, so those entries are dropped.

@@ -1,12 +1,14 @@
 #pragma once
 // The CUDA backend: the physics and outputs of the CPU reference on the GPU (DESIGN.md
 // section 5). Three volumes live on the device (p, p_prev, m = v^2 dt^2), plus one spare when
-// snapshots are taken; the damping profiles are three 1D arrays.
+// snapshots are taken; the damping profiles are three 1D arrays. vti and tti keep q and its
+// previous level and the model volumes of kernels/tti.hpp too (7 and 9 volumes).
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/acoustic.hpp"
+#include "kernels/tti.hpp"
 #include "solver/device_buffer.hpp"
 #include "solver/propagator.hpp"
 
@@ -31,6 +33,12 @@ void select_device(const CudaOptions& o);
 // n - 1 on entry, n + 1 on exit; the problem's weights, damping (device arrays) and surface.
 kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
                                     const DeviceBuffer (&damp)[3]);
+
+// The vti/tti step arguments of a problem (weights, first-derivative weights, damping, sizes);
+// the caller sets the field and model pointers.
+kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (&damp)[3]);
+// Volumes a run keeps on the device: 3 (acoustic), 7 (vti), 9 (tti), + 1 spare for snapshots.
+int device_volumes(const Problem& p, const CudaOptions& o);
 
 // Device bytes a run needs; checked against free memory before any allocation.
 struct DeviceFootprint {

@@ -41,26 +41,35 @@ HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& back
   e.steps = double(c.time.steps);
   const double volume = 4 * e.cells;  // one float volume
   e.model = volume;
-  if (c.model.smoothing > 0) e.smoothing = 2 * volume;
+  // vti, tti: the anisotropy volumes of the Problem, built one after another next to vp.
+  const std::string& equation = c.physics.equation;
+  e.anisotropy = (equation == "tti" ? 4 : equation == "vti" ? 2 : 0) * volume;
+  if (c.model.vp.smoothing > 0) e.smoothing = 2 * volume;
   // PointSet: a cell index (8 B) and a weight (4 B) per touched cell, copied once more for the
   // upload (cuda); its position, offset and the list it was made from: 64 B a receiver.
   e.geometry = e.receivers * (64 + points_per_receiver(c.receivers.interpolation) * 12 * (cuda ? 2 : 1));
   e.geometry += 12 * e.steps;  // the wavelet (float) and the survey's time axis (double)
   if (!c.migration) {
-    e.wavefields = cuda ? volume : 3 * volume;
+    // cpu, acoustic: m, p^n, p^{n-1}. cpu, vti and tti: p, p_prev, q, q_prev, 7 per-cell
+    // coefficients and 4 first-derivative scratch fields, 15 float volumes (halos not counted).
+    // cuda: one padded volume on the host, through which the model is staged for the upload one
+    // volume at a time (vp for acoustic; the TTI kernel's model volumes likewise, in turn; its
+    // fields are zeroed on the device and need no host copy).
+    e.wavefields = cuda ? volume : (e.anisotropy > 0 ? 15 : 3) * volume;
     const bool snapshots = c.output.snapshot_interval > 0;
     e.volumes = (snapshots || c.output.pictures ? volume : 0) + (cuda && snapshots ? volume : 0);
     const double copies = 2 + (c.output.pictures && e.receivers > 0 ? 1 : 0);
     e.traces = copies * 4 * e.receivers * e.steps;
   }
-  const double build = e.model + e.smoothing + e.geometry;
-  const double run = e.model + e.wavefields + e.volumes + e.traces + e.geometry;
+  const double build = e.model + e.anisotropy + e.smoothing + e.geometry;
+  const double run = e.model + e.anisotropy + e.wavefields + e.volumes + e.traces + e.geometry;
   e.total = std::max(build, run);
   return e;
 }
 
 std::string HostMemoryEstimate::describe() const {
   std::string s = gib(total) + " of host memory (" + backend + " backend: model " + gib(model);
+  if (anisotropy > 0) s += ", anisotropy " + gib(anisotropy);
   if (smoothing > 0) s += ", smoothing " + gib(smoothing);
   if (wavefields > 0) s += ", wavefields " + gib(wavefields);
   if (volumes > 0) s += ", picture and snapshot copies " + gib(volumes);
@@ -71,7 +80,7 @@ std::string HostMemoryEstimate::describe() const {
 void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available) {
   if (available <= 0 || e.total <= kHostMemoryMargin * available) return;
   // The key to change: the one behind the largest part.
-  const double grid_part = e.model + e.smoothing + e.wavefields + e.volumes;
+  const double grid_part = e.model + e.anisotropy + e.smoothing + e.wavefields + e.volumes;
   const std::string rec_key = c.receivers.layout == "none"   ? "the receiver count"
                               : c.receivers.layout == "list" ? "receivers.list"
                                                              : "receivers." + c.receivers.layout + ".count";

@@ -14,12 +14,15 @@ struct HostMemoryEstimate {
   std::string backend;
   double cells = 0, receivers = 0, steps = 0;
   double model = 0;       // vp
+  double anisotropy = 0;  // vti, tti: epsilon, delta (+ theta, phi: tti), held from building to the end
   double smoothing = 0;   // model.vp.smoothing: the slowness in double while it is smoothed
-  double wavefields = 0;  // cpu: m, p^n, p^{n-1}; cuda: the padded model staged for the upload
-  double volumes = 0;     // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
-  double traces = 0;      // one shot's gather: the backend's, the survey's and the picture's copy
-  double geometry = 0;    // receivers' interpolation cells and weights, the wavelet, the time axis
-  double total = 0;       // the peak: building the model, or running
+  // cpu: acoustic m, p^n, p^{n-1}; vti, tti: the TTI solver's 15 volumes. cuda: one padded volume
+  // staged for the upload.
+  double wavefields = 0;
+  double volumes = 0;   // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
+  double traces = 0;    // one shot's gather: the backend's, the survey's and the picture's copy
+  double geometry = 0;  // receivers' interpolation cells and weights, the wavelet, the time axis
+  double total = 0;     // the peak: building the model, or running
   std::string describe() const;
 };
 

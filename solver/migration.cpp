@@ -84,6 +84,10 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
+  if (c.physics.equation != "acoustic")
+    throw Error("config key 'physics.equation' is " + c.physics.equation +
+                ": seisrtm migrate propagates with the acoustic equation only so far; valid: acoustic (vti and tti "
+                "run forward with seisrtm run)");
   // What the file declares is checked against the host memory before it is read.
   const double host_limit = kHostMemoryMargin * available_host_memory();
   // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet

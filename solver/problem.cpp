@@ -87,42 +87,61 @@ bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, b
 // the mean of the slowness squared s = 1/v^2 over its cell [z - hz/2, z + hz/2], clipped to the
 // model's depth range [0, (nz - 1) hz]. The discrete model then has its interface where the
 // configured one is, to second order in k hz, on a node and between nodes alike (a node-point
-// sample would put it halfway between the last slow and the first fast node).
+// sample would put it halfway between the last slow and the first fast node). The anisotropy
+// parameters enter the pseudo-acoustic equations as they are (1 + 2 eps, the axis from theta and
+// phi), so their nodes carry the plain mean over the same cell.
+//
+// One machinery for both: a transform T says what is averaged. T::to maps a value to the
+// averaged quantity, T::from maps a mean back, T::gradient_mean is the mean of to(v0 + g z) over
+// [a, b] (a == b: the value at a, for a grid of one node along z).
+struct SlownessSquared {
+  static double to(double v) { return 1 / (v * v); }
+  static double from(double s) { return 1 / std::sqrt(s); }
+  // int_a^b (v0 + g z)^-2 dz = (v(b) - v(a)) / (g v(a) v(b)) = (b - a) / (v(a) v(b)), so the mean
+  // is 1 / (v(a) v(b)), for g = 0 too. Needs v > 0 at both ends (checked by build_velocity).
+  static double gradient_mean(double v0, double g, double a, double b) { return 1.0 / ((v0 + g * a) * (v0 + g * b)); }
+};
+struct Identity {
+  static double to(double v) { return v; }
+  static double from(double v) { return v; }
+  // The mean of a linear function is its value at the interval's midpoint.
+  static double gradient_mean(double v0, double g, double a, double b) { return v0 + g * (a + b) / 2; }
+};
 
-// Mean of 1/v^2 over [a, b] m of a layered model: each layer weighted by its share of the
+// Mean of T::to(value) over [a, b] m of a layered volume: each layer weighted by its share of the
 // interval. Layer l spans [top_l, top_{l+1}); the first also extends upwards, the last downwards.
-double layers_mean_slowness2(const std::vector<LayerConfig>& layers, double a, double b) {
+template <class T>
+double layers_mean(const std::vector<LayerConfig>& layers, double a, double b) {
   if (!(b > a)) {  // a grid of one node along z: the value at depth a
-    double v = layers.front().vp;
+    double v = layers.front().value;
     for (const auto& l : layers)
-      if (a >= l.top) v = l.vp;
-    return 1 / (v * v);
+      if (a >= l.top) v = l.value;
+    return T::to(v);
   }
-  double sum = 0;  // integral of 1/v^2 dz, s^2/m
+  double sum = 0;  // integral of T::to(value) dz
   for (size_t l = 0; l < layers.size(); ++l) {
     const double lo = l == 0 ? a : std::max(a, layers[l].top);
     const double hi = l + 1 == layers.size() ? b : std::min(b, layers[l + 1].top);
-    if (hi > lo) sum += (hi - lo) / (layers[l].vp * layers[l].vp);
+    if (hi > lo) sum += (hi - lo) * T::to(layers[l].value);
   }
   return sum / (b - a);
 }
 
-// Mean of 1/v^2 over [a, b] m of v = v0 + g z:
-//   int_a^b (v0 + g z)^-2 dz = (v(b) - v(a)) / (g v(a) v(b)) = (b - a) / (v(a) v(b)),
-// so the mean is 1 / (v(a) v(b)), for g = 0 too. Needs v > 0 at both ends (then on all of [a, b]).
-double gradient_mean_slowness2(double v0, double g, double a, double b) {
+// vp = v0 + g z must be > 0 on [a, b], that is at both ends.
+void check_gradient_velocity(double v0, double g, double a, double b) {
   for (const double z : {a, b}) {
     const double v = v0 + g * z;
     if (!(v > 0))
       throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z) +
                   " m; velocities must be > 0 (check model.vp.gradient)");
   }
-  return 1.0 / ((v0 + g * a) * (v0 + g * b));
 }
 
-// Lays an ellipsoid of constant velocity over vp with the same sampling rule: a node takes the
-// mean of 1/v^2 over its cell, here from the fraction of 4 x 4 x 4 sub-cell points inside.
-void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
+// Lays an ellipsoid of constant value over a volume with the same sampling rule: a node takes
+// the mean of T::to over its cell, here from the fraction f of 4 x 4 x 4 sub-cell points inside:
+// from(f to(body) + (1 - f) to(background)).
+template <class T>
+void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vol) {
   constexpr int kSub = 4;
   std::array<long long, 3> lo{}, hi{};
   for (int a = 0; a < 3; ++a) {
@@ -131,7 +150,7 @@ void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
     hi[a] = std::clamp<long long>(static_cast<long long>(std::ceil((b.center[a] + b.radii[a]) / g.h[a])) + 1, 0,
                                   g.n[a] - 1);
   }
-  const double sb = 1.0 / (b.vp * b.vp);
+  const double tb = T::to(b.value);
 #pragma omp parallel for schedule(static)
   for (long long iz = lo[2]; iz <= hi[2]; ++iz)
     for (long long iy = lo[1]; iy <= hi[1]; ++iy)
@@ -148,42 +167,15 @@ void add_body(const Grid& g, const BodyConfig& b, std::vector<float>& vp) {
             }
         if (inside == 0) continue;
         const double f = double(inside) / (kSub * kSub * kSub);
-        float& v = vp[g.index(ix, iy, iz)];
-        v = static_cast<float>(1.0 / std::sqrt(f * sb + (1 - f) / (double(v) * v)));
+        float& v = vol[g.index(ix, iy, iz)];
+        v = static_cast<float>(T::from(f * tb + (1 - f) * T::to(v)));
       }
 }
 
-}  // namespace
-
-std::vector<float> build_velocity(const Config& c, const Grid& g) {
-  const auto& m = c.model;
-  if (m.type == "file") {
-    const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
-    const std::vector<hsize_t> dims = declared(m.file, m.dataset).dims;
-    if (!dims.empty() && dims != std::vector<hsize_t>{hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])})
-      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' declares shape " + dims_text(dims) +
-                  "; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) +
-                  ", " + std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz]); nothing was read");
-    const io::Array3 a = io::read_float3(m.file, m.dataset);
-    if (a.shape != want)
-      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" + std::to_string(a.shape[0]) +
-                  ", " + std::to_string(a.shape[1]) + ", " + std::to_string(a.shape[2]) +
-                  "]; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) +
-                  ", " + std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
-    for (size_t i = 0; i < a.data.size(); ++i) {
-      const float v = a.data[i];
-      if (!std::isfinite(v) || v <= 0) {
-        const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
-        throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(v) + " at [z, y, x] = [" +
-                    std::to_string(iz) + ", " + std::to_string(iy) + ", " + std::to_string(ix) +
-                    "]; velocities must be finite and > 0 m/s");
-      }
-    }
-    return a.data;
-  }
-  std::vector<float> vp(static_cast<size_t>(g.cells()));
-  if (m.type == "constant" && !(m.vp > 0))
-    throw Error("config key 'model.vp' gives vp = " + fmt(m.vp) + " m/s; velocities must be > 0");
+// A constant, gradient or layers volume with its bodies, sampled as cell means of T::to.
+template <class T>
+std::vector<float> sample_volume(const VolumeConfig& m, const Grid& g) {
+  std::vector<float> vol(static_cast<size_t>(g.cells()));
   const double hz = g.h[2], z_max = g.extent(2);
   bool dipping = false;
   for (const auto& l : m.layers) dipping = dipping || l.dip[0] != 0 || l.dip[1] != 0;
@@ -191,10 +183,6 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   // Columns share their values unless a layer dips: then each (x, y) has its own tops, at
   // top + tan(dip_x) (x - xc) + tan(dip_y) (y - yc), never above the top of the layer before.
   const long long columns = dipping ? g.n[0] * g.n[1] : 1;
-  // Checked here, serially: an exception must not leave the parallel loop below.
-  if (m.type == "gradient")
-    for (long long iz = 0; iz < g.n[2]; ++iz)
-      gradient_mean_slowness2(m.vp, m.gradient, std::max(0.0, (iz - 0.5) * hz), std::min(z_max, (iz + 0.5) * hz));
   // Per thread a copy of the layers whose tops a dipping model moves column by column, made
   // before the parallel loop: nothing may throw inside it (an exception leaving it ends the
   // program).
@@ -213,19 +201,162 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
     for (long long iz = 0; iz < g.n[2]; ++iz) {
       // Node iz's cell, clipped to the model: the top node's cell is [0, hz/2].
       const double a = std::max(0.0, (iz - 0.5) * hz), b = std::min(z_max, (iz + 0.5) * hz);
-      double v = m.vp;
-      // vp = 1 / sqrt(mean over the cell of 1/v^2)
-      if (m.type == "gradient") v = 1.0 / std::sqrt(gradient_mean_slowness2(m.vp, m.gradient, a, b));
-      if (m.type == "layers") v = 1.0 / std::sqrt(layers_mean_slowness2(layers, a, b));
+      double v = m.value;
+      if (m.type == "gradient") v = T::from(T::gradient_mean(m.value, m.gradient, a, b));
+      if (m.type == "layers") v = T::from(layers_mean<T>(layers, a, b));
       if (dipping)
-        vp[iz * g.n[0] * g.n[1] + col] = static_cast<float>(v);
+        vol[iz * g.n[0] * g.n[1] + col] = static_cast<float>(v);
       else
-        std::fill_n(vp.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
+        std::fill_n(vol.begin() + iz * g.n[0] * g.n[1], g.n[0] * g.n[1], static_cast<float>(v));
     }
   }
-  for (const auto& body : m.bodies) add_body(g, body, vp);
-  return vp;
+  for (const auto& body : m.bodies) add_body<T>(g, body, vol);
+  return vol;
 }
+
+// A `file` volume, shape-checked from the file's metadata before anything is read, used as
+// stored; its values are the caller's to check.
+std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g) {
+  const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
+  const std::vector<hsize_t> dims = declared(m.file, m.dataset).dims;
+  if (!dims.empty() && dims != std::vector<hsize_t>{hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])})
+    throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' declares shape " + dims_text(dims) +
+                "; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
+                std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz]); nothing was read");
+  io::Array3 a = io::read_float3(m.file, m.dataset);
+  if (a.shape != want)
+    throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has shape [" + std::to_string(a.shape[0]) +
+                ", " + std::to_string(a.shape[1]) + ", " + std::to_string(a.shape[2]) +
+                "]; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
+                std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
+  return std::move(a.data);
+}
+
+std::string cell_text(const Grid& g, size_t i) {
+  const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
+  return "[z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " + std::to_string(ix) + "]";
+}
+
+// The first index i < n (x fastest, then y, then z) where bad(i), or n; parallel, throws nothing.
+template <class Bad>
+size_t first_where(size_t n, Bad bad) {
+  size_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (size_t i = 0; i < n; ++i)
+    if (i < first && bad(i)) first = i;
+  return first;
+}
+
+}  // namespace
+
+std::vector<float> build_velocity(const Config& c, const Grid& g) {
+  const VolumeConfig& m = c.model.vp;
+  if (m.type == "file") {
+    std::vector<float> vp = read_volume_file(m, g);
+    const size_t i = first_where(vp.size(), [&](size_t k) { return !std::isfinite(vp[k]) || vp[k] <= 0; });
+    if (i < vp.size())
+      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(vp[i]) + " at " +
+                  cell_text(g, i) + "; velocities must be finite and > 0 m/s");
+    return vp;
+  }
+  if (m.type == "constant" && !(m.value > 0))
+    throw Error("config key 'model.vp' gives vp = " + fmt(m.value) + " m/s; velocities must be > 0");
+  // Checked here, serially: an exception must not leave the parallel loop of sample_volume.
+  if (m.type == "gradient")
+    for (long long iz = 0; iz < g.n[2]; ++iz)
+      check_gradient_velocity(m.value, m.gradient, std::max(0.0, (iz - 0.5) * g.h[2]),
+                              std::min(g.extent(2), (iz + 0.5) * g.h[2]));
+  return sample_volume<SlownessSquared>(m, g);
+}
+
+std::vector<float> build_anisotropy(const Config& c, const Grid& g, const std::string& name) {
+  const ModelConfig& mc = c.model;
+  const VolumeConfig* found = name == "epsilon" ? &mc.epsilon
+                              : name == "delta" ? &mc.delta
+                              : name == "theta" ? &mc.theta
+                              : name == "phi"   ? &mc.phi
+                                                : nullptr;
+  if (!found) throw Error("build_anisotropy: no model volume '" + name + "'; valid: epsilon, delta, theta, phi");
+  const VolumeConfig& m = *found;
+  if (m.type != "file") return sample_volume<Identity>(m, g);
+  std::vector<float> vol = read_volume_file(m, g);
+  // Angles may take any finite value; epsilon and delta enter as 1 + 2 value (delta under a
+  // square root), which must be positive.
+  const bool angle = name == "theta" || name == "phi";
+  const size_t i = first_where(
+      vol.size(), [&](size_t k) { return !std::isfinite(vol[k]) || (!angle && !(1 + 2 * double(vol[k]) > 0)); });
+  if (i < vol.size())
+    throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has " + name + " = " + fmt(vol[i]) + " at " +
+                cell_text(g, i) + " (model." + name + ".file); values must be finite" +
+                (angle ? " (degrees)" : " with 1 + 2 " + name + " > 0, i.e. " + name + " > -0.5"));
+  return vol;
+}
+
+namespace {
+
+// vti, tti: the anisotropy volumes, checked cell by cell, delta clamped where the config asks,
+// angles in radians; v_max becomes the fastest P speed.
+void add_anisotropy(const Config& c, Problem& p) {
+  const Grid& g = p.grid;
+  const size_t cells = static_cast<size_t>(g.cells());
+  auto where = [&](size_t i) {
+    const std::array<double, 3> x{double(i % g.n[0]) * g.h[0], double((i / g.n[0]) % g.n[1]) * g.h[1],
+                                  double(i / (g.n[0] * g.n[1])) * g.h[2]};
+    return cell_text(g, i) + " (x, y, z = " + fmt3(x) + " m)";
+  };
+  p.epsilon = build_anisotropy(c, g, "epsilon");
+  p.delta = build_anisotropy(c, g, "delta");
+  for (const auto& [name, vol] : {std::pair<std::string, const std::vector<float>*>{"epsilon", &p.epsilon},
+                                  std::pair<std::string, const std::vector<float>*>{"delta", &p.delta}}) {
+    const std::vector<float>& v = *vol;
+    const size_t i = first_where(cells, [&](size_t k) { return !(1 + 2 * double(v[k]) > 0); });
+    if (i < cells)
+      throw Error("config key 'model." + name + "' gives " + name + " = " + fmt(v[i]) + " at " + where(i) +
+                  "; valid: " + name + " > -0.5 everywhere (" +
+                  (name == "delta" ? "sqrt(1 + 2 delta) is a coefficient of the equations"
+                                   : "1 + 2 epsilon is the squared ratio of horizontal to vertical P speed") +
+                  ")");
+  }
+  const size_t bad = first_where(cells, [&](size_t k) { return p.delta[k] > p.epsilon[k]; });
+  if (bad < cells) {
+    if (!c.model.clamp_delta)
+      throw Error("config keys 'model.delta' and 'model.epsilon' give delta = " + fmt(p.delta[bad]) +
+                  " > epsilon = " + fmt(p.epsilon[bad]) + " at " + where(bad) +
+                  ": the pseudo-acoustic system grows without bound where delta > epsilon; valid: delta <= epsilon "
+                  "everywhere, or set model.clamp_delta: true");
+    const float first_delta = p.delta[bad];
+    long long clamped = 0;
+#pragma omp parallel for schedule(static) reduction(+ : clamped)
+    for (size_t k = bad; k < cells; ++k)
+      if (p.delta[k] > p.epsilon[k]) {
+        p.delta[k] = p.epsilon[k];
+        ++clamped;
+      }
+    p.clamped_cells = clamped;
+    p.warnings.push_back("model.clamp_delta: delta was set to epsilon in " + std::to_string(clamped) + " of " +
+                         std::to_string(cells) + " cells, where delta > epsilon (the first at " + where(bad) +
+                         ": delta " + fmt(first_delta) + ", epsilon " + fmt(p.epsilon[bad]) +
+                         "); the model there is not the one configured");
+  }
+  if (p.equation == "tti") {
+    // The config gives degrees; the solvers take radians.
+    for (const char* name : {"theta", "phi"}) {
+      std::vector<float> vol = build_anisotropy(c, g, name);
+#pragma omp parallel for schedule(static)
+      for (size_t k = 0; k < cells; ++k) vol[k] = static_cast<float>(double(vol[k]) * std::numbers::pi / 180);
+      (std::string(name) == "theta" ? p.theta : p.phi) = std::move(vol);
+    }
+  }
+  // The fastest wave: the P speed perpendicular to the symmetry axis, vp sqrt(1 + 2 eps), where
+  // it exceeds vp (the bound of validation/cpu_tti.hpp, tti_max_stable_dt).
+  double v_max = 0;
+#pragma omp parallel for schedule(static) reduction(max : v_max)
+  for (size_t k = 0; k < cells; ++k)
+    v_max = std::max(v_max, double(p.vp[k]) * std::sqrt(std::max(1.0, 1 + 2 * double(p.epsilon[k]))));
+  p.v_max = v_max;
+}
+
+}  // namespace
 
 std::vector<float> damping_profile(long long n, int width, double h, double v_max, double dt, double reflection,
                                    bool low, bool high) {
@@ -267,18 +398,23 @@ Problem build_problem(const Config& c) {
   check_host_memory(estimate_host_memory(c, backend), c, available_host_memory());
 
   p.vp = build_velocity(c, g);
-  smooth_slowness(g, c.model.smoothing, p.vp);
+  smooth_slowness(g, c.model.vp.smoothing, p.vp);
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
   p.v_min = *mn;
   p.v_max = *mx;
+  p.equation = c.physics.equation;
+  if (p.anisotropic()) add_anisotropy(c, p);
 
   p.dt_max = max_stable_dt(g.h, p.radius, p.v_max);
   if (c.time.dt) {
     p.dt = *c.time.dt;
     if (p.dt > p.dt_max)
       throw Error("config key 'time.dt' = " + fmt(p.dt) + " s is unstable: the largest stable dt for space_order " +
-                  std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s and spacing " + fmt3(g.h) +
-                  " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
+                  std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s" +
+                  (p.anisotropic() ? " (physics.equation " + p.equation +
+                                         ": the fastest, horizontal P speed vp sqrt(1 + 2 epsilon))"
+                                   : "") +
+                  " and spacing " + fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
   } else {
     p.dt = c.time.safety * p.dt_max;
   }

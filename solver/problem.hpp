@@ -18,8 +18,17 @@ struct Problem {
   double dt = 0;      // s
   double dt_max = 0;  // s, largest stable dt
   long long steps = 0;
-  double v_min = 0, v_max = 0;  // m/s
-  std::vector<float> vp;        // m/s, [nz][ny][nx]
+  // m/s. v_min: the smallest vp, for vti and tti the vertical P speed (no faster than the
+  // horizontal one where epsilon >= 0), used for points per wavelength. v_max: the fastest wave,
+  // which sets dt_max and the damping; for vti and tti the largest vp sqrt(max(1, 1 + 2 eps)).
+  double v_min = 0, v_max = 0;
+  std::vector<float> vp;              // m/s, [nz][ny][nx]
+  std::string equation = "acoustic";  // acoustic | vti | tti (physics.equation)
+  // vti and tti only (empty for acoustic): per node, [nz][ny][nx] like vp. epsilon and delta
+  // dimensionless with delta <= epsilon everywhere (after clamping); theta (tilt) and phi
+  // (azimuth) in RADIANS (tti only; empty for vti).
+  std::vector<float> epsilon, delta, theta, phi;
+  long long clamped_cells = 0;  // cells where model.clamp_delta set delta to epsilon
   // Second-derivative weights per axis, c_k / h_axis^2 for k = 0..R (1/m^2).
   std::array<std::vector<double>, 3> d2;
   // Damping per axis, sigma(i) dt / 2 (dimensionless); the cell's value is the sum of the three.
@@ -30,6 +39,7 @@ struct Problem {
   PointSet receivers;
   std::vector<std::string> warnings;
 
+  bool anisotropic() const { return equation != "acoustic"; }
   long long shot_count() const { return static_cast<long long>(shots.size()); }
   double cell_volume() const { return grid.h[0] * grid.h[1] * grid.h[2]; }
 };
@@ -39,6 +49,12 @@ Problem build_problem(const Config& c);
 
 // Builds the velocity volume of the config's model section (throws on a bad model file).
 std::vector<float> build_velocity(const Config& c, const Grid& g);
+
+// Builds one anisotropy volume of the model section, `name` = epsilon, delta, theta or phi, in
+// the config's units (theta and phi in degrees): a node carries the arithmetic mean of the
+// parameter over its cell (vp's sampling rule with the identity in place of 1/v^2). Throws on a
+// bad model file; the ranges (1 + 2 epsilon > 0, delta <= epsilon) are build_problem's to check.
+std::vector<float> build_anisotropy(const Config& c, const Grid& g, const std::string& name);
 
 // Damping profile of one axis: sigma dt / 2 per cell, quadratic in depth into the zone, with
 // sigma_max = 3 v_max ln(1/R) / (W h) so that a normal-incidence round trip through the zone

@@ -252,9 +252,15 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   r = run_cli("bench --compare " + a + " " + (d / "bad.json").string());
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("no 'cells' list"));
-  r = run_cli("bench --equation tti");
+  r = run_cli("bench --equation elastic");
   CHECK(r.code == 1);
-  CHECK_THAT(r.output, Contains("valid: acoustic"));
+  CHECK_THAT(r.output, Contains("valid: acoustic, vti, tti"));
+  r = run_cli("bench --equation tti --variants smem");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("no smem variant"));
+  r = run_cli("bench --rtm --equation tti");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("acoustic equation only"));
   r = run_cli("bench --json /nonexistent-dir/x.json");
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("does not exist"));

@@ -33,7 +33,7 @@ TEST_CASE("--set overrides reach nested keys and parse their values as YAML", "[
       parse_config(kBase, {"time.steps=77", "grid.shape=[41, 31, 21]", "model.vp.value=1800", "time.dt=0.001"});
   CHECK(c.time.steps == 77);
   CHECK(c.grid.shape[0] == 41);
-  CHECK(c.model.vp == 1800);
+  CHECK(c.model.vp.value == 1800);
   CHECK(*c.time.dt == 0.001);
   CHECK_THROWS_WITH(parse_config(kBase, {"time.steps"}), Contains("key.path=value"));
 }
@@ -135,4 +135,130 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
   // A grid far beyond any machine is refused by build_problem before anything is allocated.
   CHECK_THROWS_WITH(build_problem(parse_config(kBase, {"grid.shape=[100000, 100000, 100000]", "solver.backend=cpu"})),
                     Contains("of host memory") && Contains("shrink grid.shape (1000000000000000 cells)"));
+}
+
+TEST_CASE("anisotropy volumes take every form of model.vp, the value under the volume's own name", "[unit]") {
+  SECTION("defaults: constant 0 with the volume's own dataset name") {
+    const Config c = parse_config(kBase, {"physics.equation=tti"});
+    CHECK(c.physics.equation == "tti");
+    for (const VolumeConfig* v : {&c.model.epsilon, &c.model.delta, &c.model.theta, &c.model.phi}) {
+      CHECK(v->type == "constant");
+      CHECK(v->value == 0);
+    }
+    CHECK(c.model.epsilon.dataset == "epsilon");
+    CHECK(c.model.theta.dataset == "theta");
+    CHECK(c.model.vp.dataset == "vp");
+    CHECK(c.model.vp.value == 2000);
+    CHECK(!c.model.clamp_delta);
+  }
+  SECTION("a number is a constant") {
+    const Config c = parse_config(kBase, {"physics.equation=tti", "model.epsilon=0.2", "model.theta=30"});
+    CHECK(c.model.epsilon.type == "constant");
+    CHECK(c.model.epsilon.value == 0.2);
+    CHECK(c.model.theta.value == 30);
+  }
+  SECTION("a mapping: value, gradient") {
+    const Config c = parse_config(kBase, {"physics.equation=vti", "model.epsilon={value: 0.1}",
+                                          "model.delta={type: gradient, value: 0.05, gradient: 0.001}"});
+    CHECK(c.model.epsilon.value == 0.1);
+    CHECK(c.model.delta.type == "gradient");
+    CHECK(c.model.delta.gradient == 0.001);
+  }
+  SECTION("layers with dips and bodies, the value key named after the volume") {
+    const Config c = parse_config(
+        kBase,
+        {"physics.equation=tti",
+         "model.epsilon={type: layers, layers: [{top: 0, epsilon: 0.1}, {top: 100, epsilon: 0.3, dip: [10, 0]}]}",
+         "model.theta={value: 10, bodies: [{center: [200, 150, 100], radii: 50, theta: 45}]}"});
+    REQUIRE(c.model.epsilon.layers.size() == 2);
+    CHECK(c.model.epsilon.layers[1].top == 100);
+    CHECK(c.model.epsilon.layers[1].value == 0.3);
+    CHECK(c.model.epsilon.layers[1].dip[0] == 10);
+    REQUIRE(c.model.theta.bodies.size() == 1);
+    CHECK(c.model.theta.bodies[0].value == 45);
+    CHECK(c.model.theta.bodies[0].radii[2] == 50);
+    CHECK(c.model.theta.value == 10);
+  }
+  SECTION("file: the dataset defaults to the volume's name") {
+    const Config c = parse_config(kBase, {"physics.equation=tti", "model.epsilon={type: file, file: aniso.h5}",
+                                          "model.phi={type: file, file: aniso.h5, dataset: azimuth}"});
+    CHECK(c.model.epsilon.file == "aniso.h5");
+    CHECK(c.model.epsilon.dataset == "epsilon");
+    CHECK(c.model.phi.dataset == "azimuth");
+  }
+  SECTION("clamp_delta") {
+    CHECK(parse_config(kBase, {"physics.equation=vti", "model.clamp_delta=true"}).model.clamp_delta);
+  }
+}
+
+TEST_CASE("anisotropy keys are refused where they would be ignored or are invalid", "[unit]") {
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=elastic"}), Contains("acoustic | vti | tti"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"model.epsilon=0.1"}),
+                    Contains("'model.epsilon' applies to physics.equation vti or tti only") &&
+                        Contains("physics.equation is acoustic"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"model.clamp_delta=true"}),
+                    Contains("'model.clamp_delta' applies to physics.equation vti or tti only"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=vti", "model.theta=30"}),
+                    Contains("'model.theta' is not valid with physics.equation: vti") && Contains("use tti"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=vti", "model.phi={value: 10}"}),
+                    Contains("'model.phi' is not valid with physics.equation: vti"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=tti", "model.epsilon={value: 0.1, smoothing: 50}"}),
+                    Contains("'model.epsilon.smoothing' is not valid") && Contains("model.vp only"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=vti", "model.clamp_delta=maybe"}),
+                    Contains("'model.clamp_delta' must be true or false, got 'maybe'"));
+  CHECK_THROWS_WITH(
+      parse_config(kBase, {"physics.equation=vti", "model.epsilon={type: layers, layers: [{top: 0, vp: 0.1}]}"}),
+      Contains("'model.epsilon.layers[0].vp' is unknown") && Contains("top, epsilon, dip"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=vti", "model.epsilon={type: layers}"}),
+                    Contains("'model.epsilon.layers' must be a list of {top: m, epsilon: dimensionless}"));
+  CHECK_THROWS_WITH(
+      parse_config(kBase, {"physics.equation=tti", "model.theta={bodies: [{center: [0, 0, 0], radii: 5}]}"}),
+      Contains("'model.theta.bodies[0].theta' is required"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"physics.equation=tti", "model.theta={type: file}"}),
+                    Contains("'model.theta.file' is required for type file"));
+  // Only vp must be positive: a negative tilt or epsilon is a valid configuration.
+  CHECK(parse_config(kBase, {"physics.equation=tti", "model.theta=-20", "model.epsilon=-0.1"}).model.theta.value ==
+        -20);
+}
+
+TEST_CASE("to_yaml round-trips a tti model and writes anisotropy only where the equation takes it", "[unit]") {
+  const Config c = parse_config(
+      kBase, {"physics.equation=tti", "model.clamp_delta=true",
+              "model.vp={type: layers, layers: [{top: 0, vp: 1500}, {top: 80, vp: 2500, dip: [5, -3]}], smoothing: 20}",
+              "model.epsilon={type: gradient, value: 0.1, gradient: 0.0005}",
+              "model.delta={type: layers, layers: [{top: 0, delta: 0.02}, {top: 120, delta: 0.08}]}",
+              "model.theta={value: 15, bodies: [{center: [200, 150, 100], radii: [40, 30, 20], theta: 40}]}",
+              "model.phi={type: file, file: phi.h5, dataset: azimuth}"});
+  const std::string text = to_yaml(c);
+  const Config again = parse_config(text);
+  CHECK(to_yaml(again) == text);
+  CHECK(again.physics.equation == "tti");
+  CHECK(again.model.clamp_delta);
+  CHECK(again.model.vp.layers[1].value == 2500);
+  CHECK(again.model.vp.smoothing == 20);
+  CHECK(again.model.epsilon.gradient == 0.0005);
+  CHECK(again.model.delta.layers[1].value == 0.08);
+  CHECK(again.model.theta.bodies[0].value == 40);
+  CHECK(again.model.phi.dataset == "azimuth");
+  CHECK_THAT(text, Contains("{top: 120, delta: 0.08") && Contains("theta: 40}") && Contains("clamp_delta: true"));
+  // vti: no angles (they would be refused); acoustic: no anisotropy at all.
+  const std::string vti = to_yaml(parse_config(kBase, {"physics.equation=vti", "model.epsilon=0.2"}));
+  CHECK(to_yaml(parse_config(vti)) == vti);
+  CHECK_THAT(vti, Contains("epsilon:") && !Contains("theta") && !Contains("phi:"));
+  const std::string acoustic = to_yaml(parse_config(kBase));
+  CHECK_THAT(acoustic, !Contains("epsilon") && !Contains("clamp_delta"));
+}
+
+TEST_CASE("host memory of vti and tti: the anisotropy volumes and the CPU solver's 15 volumes", "[unit]") {
+  const double v = 4 * 24000.0;  // one float volume of kBase's grid, bytes
+  const Config tti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=tti"});
+  const HostMemoryEstimate cpu = estimate_host_memory(tti, "cpu");
+  CHECK(cpu.anisotropy == 4 * v);   // epsilon, delta, theta, phi
+  CHECK(cpu.wavefields == 15 * v);  // p, p_prev, q, q_prev, 7 coefficients, 4 derivative scratch fields
+  CHECK(cpu.total == cpu.model + cpu.anisotropy + cpu.wavefields + cpu.volumes + cpu.traces + cpu.geometry);
+  CHECK_THAT(cpu.describe(), Contains("anisotropy"));
+  CHECK(estimate_host_memory(tti, "cuda").wavefields == v);  // one padded volume staged at a time
+  const Config vti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=vti"});
+  CHECK(estimate_host_memory(vti, "cpu").anisotropy == 2 * v);
+  CHECK(estimate_host_memory(parse_config(kBase), "cpu").anisotropy == 0);
 }

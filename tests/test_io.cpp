@@ -54,9 +54,9 @@ TEST_CASE("model from HDF5: right shape loads, wrong shape and bad values are re
     io::write_float_file(f, "vp", {4, 3, 5}, v);
     CHECK_THROWS_WITH(build_velocity(c, g), Contains("[z, y, x] = [0, 2, 1]") && Contains("> 0"));
   }
-  c.model.dataset = "velocity";
+  c.model.vp.dataset = "velocity";
   CHECK_THROWS_WITH(build_velocity(c, g), Contains("no dataset 'velocity'"));
-  c.model.file = (d / "absent.h5").string();
+  c.model.vp.file = (d / "absent.h5").string();
   CHECK_THROWS_WITH(build_velocity(c, g), Contains("absent.h5") && Contains("does not exist"));
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <initializer_list>
 #include <numbers>
 #include <string>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "io/config.hpp"
+#include "io/hdf5_file.hpp"
 #include "solver/numerics.hpp"
 #include "solver/problem.hpp"
 #include "tests/catch.hpp"
@@ -70,6 +72,161 @@ TEST_CASE("model sampling: node values are cell means of 1/v^2", "[unit]") {
   SECTION("a velocity that reaches 0 m/s inside the model is refused") {
     CHECK_THROWS_WITH(column("{vp: {type: gradient, value: 2000, gradient: -50}}"),
                       Catch::Matchers::Contains("velocities must be > 0"));
+  }
+}
+
+namespace {
+
+// One column (x = 10, y = 20 m) of an anisotropy volume on the grid of `column`.
+std::vector<float> anisotropy_column(const std::string& equation, const std::string& model_yaml,
+                                     const std::string& name) {
+  const Config c =
+      parse_config("grid: {shape: [3, 3, 6], spacing: 10}\ntime: {steps: 1}\nphysics: {equation: " + equation +
+                   "}\nsources: {shots: [[10, 10, 10]]}\nmodel: " + model_yaml + "\n");
+  const Grid g{c.grid.shape, c.grid.spacing};
+  const std::vector<float> v = build_anisotropy(c, g, name);
+  std::vector<float> col;
+  for (long long iz = 0; iz < g.n[2]; ++iz) col.push_back(v[g.index(1, 2, iz)]);
+  return col;
+}
+
+}  // namespace
+
+TEST_CASE("model sampling: anisotropy parameters are plain cell means", "[unit]") {
+  // Nodes at z = 0, 10, ..., 50 m; node iz's cell is [10 iz - 5, 10 iz + 5] m, clipped to [0, 50].
+  SECTION("layers: each layer weighted by its share of the cell") {
+    const auto e =
+        anisotropy_column("vti",
+                          "{epsilon: {type: layers, layers: [{top: 0, epsilon: 0}, {top: 2.5, epsilon: 0.2}, "
+                          "{top: 37.5, epsilon: 0.4}]}}",
+                          "epsilon");
+    // Node 0, cell [0, 5]: 2.5 m of 0 and 2.5 m of 0.2, (2.5 x 0 + 2.5 x 0.2) / 5 = 0.1.
+    CHECK(e[0] == Approx(0.1).epsilon(1e-6));
+    CHECK(e[1] == Approx(0.2).epsilon(1e-6));
+    CHECK(e[3] == Approx(0.2).epsilon(1e-6));
+    // Node 4, cell [35, 45], interface at 37.5 inside it: 2.5 m of 0.2 and 7.5 m of 0.4,
+    // (2.5 x 0.2 + 7.5 x 0.4) / 10 = 0.35 (a mean of 1/v^2-like transforms would not give this).
+    CHECK(e[4] == Approx(0.35).epsilon(1e-6));
+    CHECK(e[5] == Approx(0.4).epsilon(1e-6));
+  }
+  SECTION("gradient: the value at the cell's midpoint") {
+    const auto d = anisotropy_column("vti", "{delta: {type: gradient, value: 0.1, gradient: 0.002}}", "delta");
+    CHECK(d[0] == Approx(0.1 + 0.002 * 2.5).epsilon(1e-6));   // cell [0, 5]
+    CHECK(d[1] == Approx(0.1 + 0.002 * 10).epsilon(1e-6));    // cell [5, 15]
+    CHECK(d[5] == Approx(0.1 + 0.002 * 47.5).epsilon(1e-6));  // cell [45, 50]
+  }
+  SECTION("bodies: the fraction inside blends linearly, in degrees as configured") {
+    // A slab-like ellipsoid, |z - 20| <= 20 m. Sub-cell points of node 4 (z = 40) lie at
+    // z = 36.25, 38.75, 41.25, 43.75: half of them inside, so 0.5 x 30 + 0.5 x 0 = 15 degrees;
+    // node 3 (z = 30) lies wholly inside, node 5 (z = 50) wholly outside.
+    const auto t = anisotropy_column(
+        "tti", "{theta: {value: 0, bodies: [{center: [10, 20, 20], radii: [1e6, 1e6, 20], theta: 30}]}}", "theta");
+    CHECK(t[3] == Approx(30).epsilon(1e-6));
+    CHECK(t[4] == Approx(15).epsilon(1e-6));
+    CHECK(t[5] == 0.0f);
+  }
+  SECTION("file: used as stored; epsilon and delta need 1 + 2 value > 0, angles only finite") {
+    const auto dir = std::filesystem::temp_directory_path() / "seisrtm_test_model_anisotropy";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    // One file a dataset (write_float_file replaces the file).
+    const std::string f = (dir / "aniso.h5").string(), short_file = (dir / "short.h5").string();
+    std::vector<float> v(6 * 3 * 3, 0.1f);
+    v[3 * 3 * 4 + 3 * 2 + 1] = -500.0f;  // node [z, y, x] = [4, 2, 1]: a valid angle, not a valid epsilon
+    io::write_float_file(f, "theta", {6, 3, 3}, v);
+    io::write_float_file(short_file, "phi", {5, 3, 3}, std::vector<float>(5 * 3 * 3, 0.1f));
+    CHECK(anisotropy_column("tti", "{theta: {type: file, file: '" + f + "'}}", "theta")[4] == -500.0f);
+    CHECK_THROWS_WITH(anisotropy_column("tti", "{epsilon: {type: file, file: '" + f + "', dataset: theta}}", "epsilon"),
+                      Catch::Matchers::Contains("has epsilon = -500 at [z, y, x] = [4, 2, 1]") &&
+                          Catch::Matchers::Contains("1 + 2 epsilon > 0"));
+    CHECK_THROWS_WITH(
+        anisotropy_column("tti", "{phi: {type: file, file: '" + short_file + "'}}", "phi"),
+        Catch::Matchers::Contains("declares shape [5, 3, 3]") && Catch::Matchers::Contains("nothing was read"));
+    std::filesystem::remove_all(dir);
+  }
+}
+
+namespace {
+
+// A vti or tti problem of 20^3 cells, h = 10 m, order 8 (radius 4), damping 5 cells.
+Problem anisotropic_problem(const std::string& equation, const std::string& model_yaml,
+                            const std::vector<std::string>& overrides = {}) {
+  return build_problem(parse_config(
+      "grid: {shape: [20, 20, 20], spacing: 10}\ntime: {steps: 10}\nboundary: {damping_width: 5}\n"
+      "physics: {equation: " +
+          equation + "}\nsources: {shots: [[100, 100, 100]]}\nsolver: {backend: cpu}\nmodel: " + model_yaml + "\n",
+      overrides));
+}
+
+}  // namespace
+
+TEST_CASE("anisotropic problem: radians, delta <= epsilon, clamping, the fastest speed sets dt", "[unit]") {
+  const long long plane = 20 * 20;
+  SECTION("tti: angles in radians; vti: none; acoustic: no anisotropy") {
+    const Problem p = anisotropic_problem("tti", "{epsilon: 0.2, delta: 0.1, theta: 30, phi: -45}");
+    CHECK(p.equation == "tti");
+    CHECK(p.anisotropic());
+    REQUIRE(p.theta.size() == p.vp.size());
+    REQUIRE(p.phi.size() == p.vp.size());
+    CHECK(p.theta[1234] == static_cast<float>(30 * std::numbers::pi / 180));
+    CHECK(p.phi[777] == static_cast<float>(-45 * std::numbers::pi / 180));
+    CHECK(p.epsilon[5] == 0.2f);
+    CHECK(p.delta[5] == 0.1f);
+    CHECK(p.clamped_cells == 0);
+    const Problem v = anisotropic_problem("vti", "{epsilon: 0.2}");
+    CHECK(v.epsilon.size() == v.vp.size());
+    CHECK(v.delta.size() == v.vp.size());
+    CHECK(v.theta.empty());
+    CHECK(v.phi.empty());
+    const Problem a = anisotropic_problem("acoustic", "{vp: 2000}");
+    CHECK(!a.anisotropic());
+    CHECK(a.epsilon.empty());
+    CHECK(a.delta.empty());
+  }
+  // delta = 0 down to 92.5 m, 0.2 below; epsilon = 0.1. Node 9, cell [85, 95]: 7.5 m of 0 and
+  // 2.5 m of 0.2, delta = 0.05 <= 0.1. Node 10, cell [95, 105]: delta = 0.2 > 0.1, the first.
+  const std::string crossing =
+      "{epsilon: 0.1, delta: {type: layers, layers: [{top: 0, delta: 0}, {top: 92.5, delta: 0.2}]}}";
+  SECTION("delta > epsilon is refused at its first cell") {
+    CHECK_THROWS_WITH(anisotropic_problem("vti", crossing),
+                      Catch::Matchers::Contains("delta = 0.2 > epsilon = 0.1 at [z, y, x] = [10, 0, 0]") &&
+                          Catch::Matchers::Contains("[0, 0, 100] m") &&
+                          Catch::Matchers::Contains("grows without bound") &&
+                          Catch::Matchers::Contains("model.clamp_delta: true"));
+  }
+  SECTION("model.clamp_delta sets delta to epsilon there and counts the cells") {
+    const Problem p = anisotropic_problem("vti", crossing.substr(0, crossing.size() - 1) + ", clamp_delta: true}");
+    CHECK(p.clamped_cells == 10 * plane);  // nodes 10..19 of every column
+    CHECK(p.delta[10 * plane + 21] == p.epsilon[10 * plane + 21]);
+    CHECK(p.delta[19 * plane] == 0.1f);
+    CHECK(p.delta[9 * plane + 5] == Approx(0.05).epsilon(1e-6));  // untouched
+    REQUIRE(!p.warnings.empty());
+    CHECK_THAT(p.warnings[0], Catch::Matchers::Contains("delta was set to epsilon in 4000 of 8000 cells"));
+  }
+  SECTION("1 + 2 delta <= 0 is refused naming the key") {
+    CHECK_THROWS_WITH(anisotropic_problem("vti", "{delta: -0.5}"),
+                      Catch::Matchers::Contains("'model.delta' gives delta = -0.5 at [z, y, x] = [0, 0, 0]") &&
+                          Catch::Matchers::Contains("delta > -0.5"));
+  }
+  SECTION("vti: dt_max from the fastest, horizontal P speed vp sqrt(1 + 2 eps)") {
+    const Problem iso = anisotropic_problem("vti", "{vp: 2000}");
+    const Problem p = anisotropic_problem("vti", "{vp: 2000, epsilon: 0.2}");
+    const double fast = 2000 * std::sqrt(1 + 2 * 0.2);
+    // epsilon is stored as a float (0.2f): agreement to float precision.
+    CHECK(p.v_max == Approx(fast).epsilon(1e-7));
+    CHECK(p.v_min == 2000);
+    CHECK(p.dt_max == Approx(max_stable_dt(p.grid.h, p.radius, fast)).epsilon(1e-7));
+    CHECK(p.dt_max == Approx(iso.dt_max / std::sqrt(1.4)).epsilon(1e-7));
+    // The damping is set for the fastest wave too: sigma_max is proportional to v_max.
+    CHECK(p.damping[0][0] / p.dt == Approx(iso.damping[0][0] / iso.dt * std::sqrt(1.4)).epsilon(1e-5));
+    // epsilon < 0: the vertical speed vp is the fastest.
+    CHECK(anisotropic_problem("vti", "{vp: 2000, epsilon: -0.2, delta: -0.3}").v_max == 2000);
+    // A dt between the two limits: stable for vp alone, refused with the anisotropic speed named.
+    const std::string dt = "time.dt=" + std::to_string(0.5 * (p.dt_max + iso.dt_max));
+    CHECK_NOTHROW(anisotropic_problem("vti", "{vp: 2000}", {dt}));
+    CHECK_THROWS_WITH(anisotropic_problem("vti", "{vp: 2000, epsilon: 0.2}", {dt}),
+                      Catch::Matchers::Contains("'time.dt'") && Catch::Matchers::Contains("is unstable") &&
+                          Catch::Matchers::Contains("the fastest, horizontal P speed vp sqrt(1 + 2 epsilon)"));
   }
 }
 

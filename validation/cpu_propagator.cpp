@@ -10,17 +10,25 @@
 
 namespace seisrtm::validation {
 
-CpuPropagator::CpuPropagator(const Problem& problem) : problem_(problem), wave_(problem) {
+CpuPropagator::CpuPropagator(const Problem& problem) : problem_(problem) {
+  if (problem.anisotropic())
+    tti_.emplace(problem);
+  else
+    wave_.emplace(problem);
   traces_.assign(static_cast<size_t>(problem.receivers.size() * problem.steps), 0.0f);
 }
 
 std::string CpuPropagator::name() const {
-  return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+  return std::string("cpu") + (tti_ ? " " + problem_.equation : "") + " (" + std::to_string(omp_get_max_threads()) +
+         " OpenMP threads)";
 }
 
 void CpuPropagator::begin_shot(long long shot) {
   shot_ = shot;
-  wave_.zero();
+  if (tti_)
+    tti_->zero();
+  else
+    wave_->zero();
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }
 
@@ -43,7 +51,7 @@ void CpuPropagator::advance(long long first, long long count) {
   // the end of each call, so a run that blew up stops with a message instead of writing NaN.
   constexpr long long kCheckEvery = 256;
   auto check = [&](long long n) {
-    if (!all_finite(wave_.current(), problem_.grid.cells()))
+    if (tti_ ? !tti_->finite() : !all_finite(wave_->current(), problem_.grid.cells()))
       throw Error("the wavefield became NaN or Inf by step " + std::to_string(n) +
                   ": the run is unstable or an input holds NaN; check time.dt (largest stable: " +
                   std::to_string(problem_.dt_max) + " s), the model's velocities and the wavelet");
@@ -51,18 +59,27 @@ void CpuPropagator::advance(long long first, long long count) {
   for (long long n = first; n < first + count; ++n) {
     if (n > first && n % kCheckEvery == 0) check(n);
     // p^{n+1} = [2 p^n - (1 - s) p^{n-1} + m (L p^n + sum w f(n dt) / (hx hy hz))] / (1 + s)
-    wave_.update();
     const double f = double(problem_.wavelet[n]) / problem_.cell_volume();
-    for (long long k = 0; k < src.size(); ++k) wave_.inject(src, k, f);
-    wave_.finish();
+    if (tti_) {  // the same with p and q (validation/cpu_tti.hpp); the source enters both
+      tti_->update();
+      for (long long k = 0; k < src.size(); ++k) tti_->inject(src, k, double(problem_.wavelet[n]));
+      tti_->finish();
+      for (long long r = 0; r < rec.size(); ++r)
+        traces_[r * problem_.steps + n] = static_cast<float>(tti_->sample(rec, r));
+      continue;
+    }
+    wave_->update();
+    for (long long k = 0; k < src.size(); ++k) wave_->inject(src, k, f);
+    wave_->finish();
     for (long long r = 0; r < rec.size(); ++r)
-      traces_[r * problem_.steps + n] = static_cast<float>(wave_.sample(rec, r));
+      traces_[r * problem_.steps + n] = static_cast<float>(wave_->sample(rec, r));
   }
   check(first + count);
 }
 
 void CpuPropagator::wavefield(float* out) {
-  std::memcpy(out, wave_.current(), static_cast<size_t>(problem_.grid.cells()) * sizeof(float));
+  if (tti_) return tti_->p_field(out);
+  std::memcpy(out, wave_->current(), static_cast<size_t>(problem_.grid.cells()) * sizeof(float));
 }
 
 void CpuPropagator::traces(float* out) {

@@ -2,9 +2,11 @@
 // The CPU reference propagator: plain loops and OpenMP (validation/cpu_stencil), written apart
 // from the GPU kernels so that agreement between the two means something. Also the CPU backend
 // of `seisrtm run`.
+#include <optional>
 #include <vector>
 
 #include "solver/propagator.hpp"
+#include "validation/cpu_tti.hpp"
 #include "validation/cpu_wave.hpp"
 
 namespace seisrtm::validation {
@@ -20,7 +22,9 @@ class CpuPropagator final : public Propagator {
 
  private:
   const Problem& problem_;
-  CpuWave<float> wave_;
+  // One of the two: the acoustic field, or p and q of vti/tti (physics.equation).
+  std::optional<CpuWave<float>> wave_;
+  std::optional<CpuTti<float>> tti_;
   std::vector<float> traces_;  // [receiver][step]
   long long shot_ = 0;
 };

@@ -41,9 +41,10 @@ double tti_max_stable_dt(const TtiModel& model) {
   return max_stable_dt(model.grid.h, model.radius, v_max);
 }
 
+// The per-cell model values: get(i) returns {vp, epsilon, delta, theta, phi} of grid cell i.
 template <class Real>
-CpuTti<Real>::CpuTti(const TtiModel& model) : grid_(model.grid), r_(model.radius) {
-  check_tti_model(model);
+template <class Get>
+void CpuTti<Real>::setup(const Grid& grid, double dt, Get get) {
   for (int a = 0; a < 3; ++a) s_[a] = grid_.n[a] + 2 * r_;
   stride_ = {1, s_[0], s_[0] * s_[1]};
 
@@ -54,31 +55,67 @@ CpuTti<Real>::CpuTti(const TtiModel& model) : grid_(model.grid), r_(model.radius
   for (int k = -r_; k <= r_; ++k) pts.push_back(k);
   const auto w1 = fornberg_weights(1, pts, 0.0);
   for (int a = 0; a < 3; ++a) {
-    const double h = grid_.h[a];
+    const double h = grid.h[a];
     d2_[a].resize(r_ + 1);
     d1_[a].assign(r_ + 1, Real(0));
     for (int k = 0; k <= r_; ++k) d2_[a][k] = static_cast<Real>(c[k] / (h * h));
     for (int k = 1; k <= r_; ++k) d1_[a][k] = static_cast<Real>(w1[r_ + k] / h);
+    if (damp_[a].empty()) damp_[a].assign(static_cast<size_t>(grid.n[a]), 0.0f);
   }
 
-  const size_t cells = static_cast<size_t>(grid_.cells());
-  m_.resize(cells);
-  a_.resize(cells);
-  s2_.resize(cells);
-  nx_.resize(cells);
-  ny_.resize(cells);
-  nz_.resize(cells);
-  for (size_t i = 0; i < cells; ++i) {
-    m_[i] = static_cast<Real>(model.vp[i] * model.vp[i] * model.dt * model.dt);
-    a_[i] = static_cast<Real>(1 + 2 * model.epsilon[i]);
-    s2_[i] = static_cast<Real>(std::sqrt(1 + 2 * model.delta[i]));
-    const double th = model.theta[i], ph = model.phi[i];
-    nx_[i] = static_cast<Real>(std::sin(th) * std::cos(ph));
-    ny_[i] = static_cast<Real>(std::sin(th) * std::sin(ph));
-    nz_[i] = static_cast<Real>(std::cos(th));
+  const size_t cells = static_cast<size_t>(grid.cells());
+  for (auto* v : {&m_, &a_, &s2_, &nx_, &ny_, &nz_}) v->resize(cells);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < static_cast<long long>(cells); ++i) {
+    const std::array<double, 5> v = get(i);              // vp, epsilon, delta, theta, phi
+    m_[i] = static_cast<Real>(v[0] * v[0] * (dt * dt));  // as the acoustic m and the GPU volume
+    a_[i] = static_cast<Real>(1 + 2 * v[1]);
+    s2_[i] = static_cast<Real>(std::sqrt(1 + 2 * v[2]));
+    nx_[i] = static_cast<Real>(std::sin(v[3]) * std::cos(v[4]));
+    ny_[i] = static_cast<Real>(std::sin(v[3]) * std::sin(v[4]));
+    nz_[i] = static_cast<Real>(std::cos(v[3]));
   }
   const size_t padded_cells = static_cast<size_t>(s_[0] * s_[1] * s_[2]);
   for (auto* f : {&p_, &pp_, &q_, &qp_, &gxp_, &gyp_, &gxq_, &gyq_}) f->assign(padded_cells, Real(0));
+}
+
+template <class Real>
+CpuTti<Real>::CpuTti(const TtiModel& model) : grid_(model.grid), r_(model.radius) {
+  check_tti_model(model);
+  for (int a = 0; a < 3; ++a)
+    if (!model.damping[a].empty() && model.damping[a].size() != static_cast<size_t>(model.grid.n[a]))
+      throw Error("TTI model: damping of axis " + std::string(1, "xyz"[a]) + " needs one value per cell");
+  damp_ = model.damping;
+  free_surface_ = model.free_surface;
+  setup(model.grid, model.dt, [&](long long i) {
+    return std::array<double, 5>{model.vp[i], model.epsilon[i], model.delta[i], model.theta[i], model.phi[i]};
+  });
+}
+
+template <class Real>
+CpuTti<Real>::CpuTti(const Problem& pb) : grid_(pb.grid), r_(pb.radius) {
+  const size_t cells = static_cast<size_t>(pb.grid.cells());
+  if (!pb.anisotropic() || pb.epsilon.size() != cells || pb.delta.size() != cells ||
+      (pb.equation == "tti" && (pb.theta.size() != cells || pb.phi.size() != cells)))
+    throw Error("TTI solver: the problem holds no complete vti/tti model (physics.equation " + pb.equation + ")");
+  damp_ = pb.damping;
+  free_surface_ = pb.free_surface;
+  const bool tilted = !pb.theta.empty();
+  setup(pb.grid, pb.dt, [&](long long i) {
+    return std::array<double, 5>{pb.vp[i], pb.epsilon[i], pb.delta[i], tilted ? double(pb.theta[i]) : 0.0,
+                                 tilted ? double(pb.phi[i]) : 0.0};
+  });
+}
+
+template <class Real>
+void CpuTti<Real>::mirror_top() {
+  const long long plane = s_[0] * s_[1];
+  for (auto* f : {&p_, &q_})
+    for (int k = 1; k <= r_; ++k) {
+      Real* dst = f->data() + (r_ - k) * plane;
+      const Real* src = f->data() + (r_ + k) * plane;
+      for (long long i = 0; i < plane; ++i) dst[i] = -src[i];
+    }
 }
 
 template <class Real>
@@ -93,11 +130,15 @@ void CpuTti<Real>::update() {
   const long long sx = stride_[0], sy = stride_[1], sz = stride_[2];
   const Real* p = p_.data();
   const Real* q = q_.data();
+  // With a free surface the halo above z = 0 holds the odd image, and the first derivatives are
+  // taken there too (D_a of the image is the image of D_a), so every stencil sees f(-z) = -f(z).
+  if (free_surface_) mirror_top();
+  const long long z_first = free_surface_ ? -R : 0;
 
   // Pass 1: gx = Dx f, gy = Dy f for f = p, q on the grid cells; the halo of g stays 0, which
   // is D_a f = 0 outside the grid, so D_b (D_a f) below is the X-shaped tile with f = 0 outside.
 #pragma omp parallel for collapse(2) schedule(static)
-  for (long long iz = 0; iz < nz; ++iz) {
+  for (long long iz = z_first; iz < nz; ++iz) {
     for (long long iy = 0; iy < ny; ++iy) {
       for (long long ix = 0; ix < nx; ++ix) {
         const long long i = padded(ix, iy, iz);
@@ -150,8 +191,14 @@ void CpuTti<Real>::update() {
         // Hz q = sum_a n_a^2 d_aa q + 2 (nx ny dxy + nx nz dxz + ny nz dyz) q
         const Real hzq =
             (ax * ax * qxx + ay * ay * qyy + az * az * qzz) + Real(2) * (ax * ay * qxy + ax * az * qxz + ay * az * qyz);
-        pp_[i] = Real(2) * p[i] - pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq);
-        qp_[i] = Real(2) * q[i] - qp_[i] + m_[g] * (s2_[g] * h0p + hzq);
+        const Real s = Real(damp_[0][ix]) + (Real(damp_[1][iy]) + Real(damp_[2][iz]));
+        if (s == Real(0)) {  // exact either way; the undamped interior skips the division
+          pp_[i] = Real(2) * p[i] - pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq);
+          qp_[i] = Real(2) * q[i] - qp_[i] + m_[g] * (s2_[g] * h0p + hzq);
+        } else {
+          pp_[i] = (Real(2) * p[i] - (Real(1) - s) * pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq)) / (Real(1) + s);
+          qp_[i] = (Real(2) * q[i] - (Real(1) - s) * qp_[i] + m_[g] * (s2_[g] * h0p + hzq)) / (Real(1) + s);
+        }
       }
     }
   }
@@ -161,13 +208,37 @@ template <class Real>
 void CpuTti<Real>::inject(long long ix, long long iy, long long iz, double value) {
   const long long g = grid_.index(ix, iy, iz);
   const long long i = padded(ix, iy, iz);
-  const double v = double(m_[g]) * value / (grid_.h[0] * grid_.h[1] * grid_.h[2]);
+  const double s = double(damp_[0][ix]) + damp_[1][iy] + damp_[2][iz];
+  const double v = double(m_[g]) * value / (grid_.h[0] * grid_.h[1] * grid_.h[2] * (1 + s));
   pp_[i] += static_cast<Real>(v);
   qp_[i] += static_cast<Real>(v);
 }
 
 template <class Real>
+void CpuTti<Real>::inject(const PointSet& ps, long long point, double value) {
+  const auto& n = grid_.n;
+  for (long long e = ps.offset[point]; e < ps.offset[point + 1]; ++e) {
+    const long long c = ps.cell[e];
+    inject(c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1]), double(ps.weight[e]) * value);
+  }
+}
+
+template <class Real>
+double CpuTti<Real>::sample(const PointSet& ps, long long point) const {
+  const auto& n = grid_.n;
+  double v = 0;
+  for (long long e = ps.offset[point]; e < ps.offset[point + 1]; ++e) {
+    const long long c = ps.cell[e];
+    v += double(ps.weight[e]) * p_[padded(c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1]))];
+  }
+  return v;
+}
+
+template <class Real>
 void CpuTti<Real>::finish() {
+  if (free_surface_)
+    for (auto* f : {&pp_, &qp_})
+      for (long long iy = 0; iy < grid_.n[1]; ++iy) std::fill_n(f->begin() + padded(0, iy, 0), grid_.n[0], Real(0));
   p_.swap(pp_);
   q_.swap(qp_);
 }
@@ -179,6 +250,23 @@ std::vector<double> CpuTti<Real>::p_field() const {
     for (long long iy = 0; iy < grid_.n[1]; ++iy)
       for (long long ix = 0; ix < grid_.n[0]; ++ix) out[grid_.index(ix, iy, iz)] = p_[padded(ix, iy, iz)];
   return out;
+}
+
+template <class Real>
+void CpuTti<Real>::p_field(float* out) const {
+  for (long long iz = 0; iz < grid_.n[2]; ++iz)
+    for (long long iy = 0; iy < grid_.n[1]; ++iy)
+      for (long long ix = 0; ix < grid_.n[0]; ++ix)
+        out[grid_.index(ix, iy, iz)] = static_cast<float>(p_[padded(ix, iy, iz)]);
+}
+
+template <class Real>
+bool CpuTti<Real>::finite() const {
+  bool ok = true;
+  const long long n = static_cast<long long>(p_.size());
+#pragma omp parallel for reduction(&& : ok) schedule(static)
+  for (long long i = 0; i < n; ++i) ok = ok && std::isfinite(p_[i]) && std::isfinite(q_[i]);
+  return ok;
 }
 
 template class CpuTti<float>;

@@ -1,6 +1,6 @@
 #pragma once
-// CPU reference of the TTI pseudo-acoustic system (DESIGN.md section 3), not yet wired into the
-// configuration or the command line. Fields p and q, model vp (m/s), epsilon, delta, theta (tilt,
+// CPU reference of the TTI pseudo-acoustic system (DESIGN.md section 3), and the CPU backend of
+// physics.equation: vti and tti. Fields p and q, model vp (m/s), epsilon, delta, theta (tilt,
 // rad), phi (azimuth, rad) per cell; symmetry axis n = (sin th cos ph, sin th sin ph, cos th):
 //
 //   Hz = n . grad (n . grad) = nx^2 dxx + ny^2 dyy + nz^2 dzz + 2 nx ny dxy + 2 nx nz dxz + 2 ny nz dyz
@@ -13,7 +13,9 @@
 // (Fornberg), applied as D_b (D_a p) with D_a p zero outside the grid, which is the X-shaped tile
 // with p = 0 outside. H0 is formed directly, sum_a (1 - n_a^2) d_aa - 2 sum_{a<b} n_a n_b d_ab,
 // not as lap - Hz, so that an axis-aligned n gives exact zero coefficients.
-// Boundary: p = q = 0 outside the grid (no damping, no free surface yet).
+// Boundary: p = q = 0 outside the grid; optional damping zone (the acoustic sponge applied to both
+// fields: f^{n+1} = [2 f - (1 - s) f^{n-1} + m (...)] / (1 + s)) and free surface (p = q = 0 at
+// z = 0 and the odd image f(-z) = -f(z) above it, for every stencil: second, first and mixed).
 //
 // Memory movement (this reference, not tuned): per step it writes 4 first-derivative fields
 // (Dx p, Dy p, Dx q, Dy q) and reads them back in the update with p, q, their previous levels and
@@ -21,7 +23,9 @@
 #include <array>
 #include <vector>
 
+#include "solver/geometry.hpp"
 #include "solver/grid.hpp"
+#include "solver/problem.hpp"
 
 namespace seisrtm::validation {
 
@@ -31,6 +35,9 @@ struct TtiModel {
   int radius = 4;  // R = space_order / 2, any R >= 1
   double dt = 0;   // s
   std::vector<double> vp, epsilon, delta, theta, phi;
+  // Optional: per axis s(i) = sigma dt / 2 (n[a] values each; empty = no damping), free surface.
+  std::array<std::vector<float>, 3> damping;
+  bool free_surface = false;
 };
 
 // Throws seisrtm::Error unless every array has grid.cells() values and every cell has vp > 0,
@@ -57,13 +64,16 @@ void check_tti_model(const TtiModel& model);
 double tti_max_stable_dt(const TtiModel& model);
 
 // Two time levels of p and q over a TtiModel. Fields are stored with a halo of R zeros on every
-// side, so the stencils need no bounds checks; the halo is never written.
+// side, so the stencils need no bounds checks; the halo is written only by the free surface's
+// odd image above z = 0, refreshed before every update.
 template <class Real>
 class CpuTti {
  public:
   // Checks the model (check_tti_model) and precomputes per cell m = vp^2 dt^2, 1 + 2 eps,
   // sqrt(1 + 2 delta) and n.
   explicit CpuTti(const TtiModel& model);
+  // From a vti or tti problem: its model (theta = phi = 0 for vti), damping and free surface.
+  explicit CpuTti(const Problem& pb);
   // p = q = 0 at both levels.
   void zero();
   // The previous levels become the next ones:
@@ -73,26 +83,41 @@ class CpuTti {
   // p^{n+1} and q^{n+1} at node (ix, iy, iz) += m value / (hx hy hz): a point source injected
   // equally into p and q, scaled as the acoustic code (call between update and finish).
   void inject(long long ix, long long iy, long long iz, double value);
-  // The new levels become current.
+  // The same for an interpolated point: each cell of `point` gets m w value / (hx hy hz (1 + s)).
+  void inject(const PointSet& ps, long long point, double value);
+  // Weighted sum of the current p at a point (a receiver records p).
+  double sample(const PointSet& ps, long long point) const;
+  // Free-surface zeroing of plane z = 0 of the new levels, then they become current.
   void finish();
   double p_at(long long ix, long long iy, long long iz) const { return p_[padded(ix, iy, iz)]; }
   double q_at(long long ix, long long iy, long long iz) const { return q_[padded(ix, iy, iz)]; }
   // The current p on the grid (grid.cells() values, x fastest, no halo).
   std::vector<double> p_field() const;
+  // The same into a float array (the propagator's wavefield).
+  void p_field(float* out) const;
+  // Whether every value of p and q is finite.
+  bool finite() const;
 
  private:
+  template <class Get>
+  void setup(const Grid& grid, double dt, Get get);
+  // The odd image above a free surface: halo plane -k of p and q = -(plane k).
+  void mirror_top();
+
   long long padded(long long ix, long long iy, long long iz) const {
     return ((iz + r_) * s_[1] + iy + r_) * s_[0] + ix + r_;
   }
 
   Grid grid_;
   int r_;
-  std::array<long long, 3> s_;               // padded extents per axis: n + 2R
-  std::array<long long, 3> stride_;          // padded strides: 1, sx, sx sy
-  std::array<std::vector<Real>, 3> d2_;      // per axis c_k / h^2, k = 0..R (1/m^2)
-  std::array<std::vector<Real>, 3> d1_;      // per axis a_k / h, k = 1..R (index k; 1/m), a_{-k} = -a_k
-  std::vector<Real> m_, a_, s2_;             // per grid cell: vp^2 dt^2 (m^2), 1 + 2 eps, sqrt(1 + 2 delta)
-  std::vector<Real> nx_, ny_, nz_;           // per grid cell: symmetry axis
+  std::array<long long, 3> s_;              // padded extents per axis: n + 2R
+  std::array<long long, 3> stride_;         // padded strides: 1, sx, sx sy
+  std::array<std::vector<Real>, 3> d2_;     // per axis c_k / h^2, k = 0..R (1/m^2)
+  std::array<std::vector<Real>, 3> d1_;     // per axis a_k / h, k = 1..R (index k; 1/m), a_{-k} = -a_k
+  std::vector<Real> m_, a_, s2_;            // per grid cell: vp^2 dt^2 (m^2), 1 + 2 eps, sqrt(1 + 2 delta)
+  std::vector<Real> nx_, ny_, nz_;          // per grid cell: symmetry axis
+  std::array<std::vector<float>, 3> damp_;  // per axis s(i); zeros without damping
+  bool free_surface_ = false;
   std::vector<Real> p_, pp_, q_, qp_;        // padded: current and previous levels
   std::vector<Real> gxp_, gyp_, gxq_, gyq_;  // padded: Dx p, Dy p, Dx q, Dy q (zero halo)
 };

@@ -12,7 +12,12 @@
 
 namespace seisrtm::app::bench {
 
-constexpr double kBytesPerCell = 16;  // read p, p_prev, m; write p_next (fp32)
+// Bytes a step must move per cell in fp32: acoustic reads p, p_prev, m and writes p_next (16);
+// vti and tti read p, p_prev, q, q_prev and the model volumes (m, a, b; tti also theta, phi) and
+// write p_next and q_next (36; 44): kernels/tti.hpp.
+inline double bytes_per_cell(const Problem& p) {
+  return p.equation == "tti" ? 44 : p.equation == "vti" ? 36 : 16;
+}
 
 inline std::string z_name(int z) {
   return z == 0 ? "none" : std::to_string(z);
@@ -60,7 +65,7 @@ struct Results {
   std::string date;          // UTC, ISO 8601
   std::vector<Copy> copies;  // plain random first
   double copy_plain = 0;     // B/s: the plain memory copy of random data
-  double roof = 0;           // GCells/s at kBytesPerCell and copy_plain
+  double roof = 0;           // GCells/s at bytes_per_cell and copy_plain
   long long warm = 0;        // warm-up steps per configuration, not timed
   std::vector<Cell> cells;
 };

@@ -83,10 +83,10 @@ void write_csv(const Setup& s, const Results& r) {
   for (const auto& c : r.cells) {
     csv << '"' << s.gpu.name << "\"," << c.variant << "," << c.z_block << "," << c.memory << "," << c.compressible
         << "," << c.steps << "," << c.seconds.size() << "," << c.median << "," << c.lo << "," << c.hi << ","
-        << c.spread() << "," << c.median * kBytesPerCell << "," << kBytesPerCell << ","
-        << c.median * kBytesPerCell * 1e9 / r.copy_plain << ","
-        << c.median * kBytesPerCell * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << "," << c.volume_bytes
-        << ",";
+        << c.spread() << "," << c.median * bytes_per_cell(s.problem) << "," << bytes_per_cell(s.problem) << ","
+        << c.median * bytes_per_cell(s.problem) * 1e9 / r.copy_plain << ","
+        << c.median * bytes_per_cell(s.problem) * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << ","
+        << c.volume_bytes << ",";
     for (size_t i = 0; i < c.seconds.size(); ++i) csv << (i ? ";" : "") << c.seconds[i];
     csv << "\n";
   }
@@ -116,7 +116,7 @@ void write_json(const Setup& s, const Results& r) {
                         {"steps", a.steps},
                         {"repeat", a.repeat},
                         {"warm_up_steps", r.warm},
-                        {"bytes_per_cell", static_cast<int>(kBytesPerCell)},
+                        {"bytes_per_cell", static_cast<int>(bytes_per_cell(s.problem))},
                         {"cells", s.problem.grid.cells()},
                         {"dt", s.problem.dt},
                         {"config", to_yaml(s.config)}};
@@ -129,21 +129,22 @@ void write_json(const Setup& s, const Results& r) {
   j["roofline_gcells_per_s"] = r.roof;
   Json& list = j["cells"] = Json::array();
   for (const auto& c : r.cells)
-    list.push_back({{"variant", c.variant},
-                    {"z_block", c.z_block},
-                    {"memory", c.memory},
-                    {"compressible", c.compressible},
-                    {"steps", c.steps},
-                    {"seconds", c.seconds},
-                    {"gcells_median", c.median},
-                    {"gcells_min", c.lo},
-                    {"gcells_max", c.hi},
-                    {"spread", c.spread()},
-                    {"effective_gb_per_s", c.median * kBytesPerCell},
-                    {"fraction_of_copy", c.median * kBytesPerCell * 1e9 / r.copy_plain},
-                    {"fraction_of_same_memory_copy", c.median * kBytesPerCell * 1e9 / same_memory_copy(r, c)},
-                    {"peak_device_bytes", c.peak_bytes},
-                    {"volume_bytes", c.volume_bytes}});
+    list.push_back(
+        {{"variant", c.variant},
+         {"z_block", c.z_block},
+         {"memory", c.memory},
+         {"compressible", c.compressible},
+         {"steps", c.steps},
+         {"seconds", c.seconds},
+         {"gcells_median", c.median},
+         {"gcells_min", c.lo},
+         {"gcells_max", c.hi},
+         {"spread", c.spread()},
+         {"effective_gb_per_s", c.median * bytes_per_cell(s.problem)},
+         {"fraction_of_copy", c.median * bytes_per_cell(s.problem) * 1e9 / r.copy_plain},
+         {"fraction_of_same_memory_copy", c.median * bytes_per_cell(s.problem) * 1e9 / same_memory_copy(r, c)},
+         {"peak_device_bytes", c.peak_bytes},
+         {"volume_bytes", c.volume_bytes}});
   // Bytes that are not UTF-8 (a device name, the command line) become U+FFFD instead of
   // failing the write; NaN and Inf become null.
   write_text(s.options.json, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

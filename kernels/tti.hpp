@@ -1,0 +1,75 @@
+#pragma once
+// Launch interface of the TTI (and VTI) pseudo-acoustic time step (DESIGN.md section 3; the
+// equations and the CPU reference: validation/cpu_tti.hpp). One step advances p and q together:
+//
+//   p^{n+1} = [2 p - (1 - s) p^{n-1} + m (a H0 p + b Hz q)] / (1 + s)
+//   q^{n+1} = [2 q - (1 - s) q^{n-1} + m (b H0 p + Hz q)] / (1 + s)
+//
+// with m = vp^2 dt^2, a = 1 + 2 epsilon, b = sqrt(1 + 2 delta), the symmetry axis
+// n = (sin th cos ph, sin th sin ph, cos th) computed in the kernel from the angles, p = q = 0
+// outside the grid and, with a free surface, p = q = 0 at z = 0 and the odd image above it.
+// The model volumes hold m, a and b rather than vp, epsilon and delta (the same count, and the
+// square root leaves the inner loop); theta and phi stay angles (radians), as DESIGN.md asks.
+//
+// Memory movement per cell per step in fp32: read p, p_prev, q, q_prev, m, a, b, theta, phi and
+// write p_next, q_next (over p_prev, q_prev): 11 values, 44 bytes (tti); vti (theta = phi = 0)
+// reads no angles: 36 bytes.
+#include <cuda_runtime.h>
+
+#include "kernels/acoustic.hpp"
+
+namespace seisrtm::kernels {
+
+struct TtiArgs {
+  const float* p = nullptr;                      // p^n
+  float* pn = nullptr;                           // p^{n-1} on entry, p^{n+1} on exit
+  const float* q = nullptr;                      // q^n
+  float* qn = nullptr;                           // q^{n-1} on entry, q^{n+1} on exit
+  const float* m = nullptr;                      // vp^2 dt^2
+  const float* a = nullptr;                      // 1 + 2 epsilon
+  const float* b = nullptr;                      // sqrt(1 + 2 delta)
+  const float *theta = nullptr, *phi = nullptr;  // radians; null for vti
+  const float* damp_x = nullptr;                 // sigma dt / 2 per index (1D), as acoustic
+  const float* damp_y = nullptr;
+  const float* damp_z = nullptr;
+  int nx = 0, ny = 0, nz = 0;
+  long long sy = 0, sz = 0;                                                         // strides in elements
+  float cx[kMaxRadius + 1] = {}, cy[kMaxRadius + 1] = {}, cz[kMaxRadius + 1] = {};  // c_k / h^2 (1/m^2)
+  float dx[kMaxRadius + 1] = {}, dy[kMaxRadius + 1] = {}, dz[kMaxRadius + 1] = {};  // a_k / h, k >= 1 (1/m)
+  int free_surface = 0;
+};
+
+// The tma variant's block: BX x BY threads, one column each; the p and q tiles carry R halo
+// cells on every side (corners included: the xy mixed derivative needs them).
+struct TtiTmaPolicy {
+  static constexpr int kBlockX = 32;
+  static constexpr int kBlockY = 8;
+  static constexpr int kLookahead = 2;    // planes of p and q in flight beyond the R + 1 in use
+  static constexpr int kFieldStages = 3;  // planes of the per-cell volumes in flight
+};
+constexpr int tti_halo_x(int radius) {
+  return (radius + 3) / 4 * 4;  // the box's x start on a 16-byte boundary (tma_halo_x)
+}
+constexpr int tti_tile_width(int radius) {
+  return (TtiTmaPolicy::kBlockX + tti_halo_x(radius) + radius + 7) / 8 * 8;
+}
+constexpr int tti_tile_height(int radius) {
+  return TtiTmaPolicy::kBlockY + 2 * radius;
+}
+std::array<int, 3> tti_halo_box(int radius);
+std::array<int, 3> tti_center_box();
+
+// Tensor maps of the tma variant: p and q of level n with the halo box; p_prev, q_prev and the
+// model volumes with the centre box. theta and phi unused (null) for vti.
+struct TtiMaps {
+  const void *p = nullptr, *q = nullptr;
+  const void *p_prev = nullptr, *q_prev = nullptr;
+  const void *m = nullptr, *a = nullptr, *b = nullptr, *theta = nullptr, *phi = nullptr;
+};
+
+// Runs one step (variant naive or tma; radius 1, 2, 4 or 8). tilted: tti (false: vti, no angle
+// volumes and no mixed derivatives). z_block as acoustic (0 = the whole column); naive ignores it.
+void launch_tti_step(const TtiArgs& args, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
+                     cudaStream_t stream);
+
+}  // namespace seisrtm::kernels

@@ -1,0 +1,76 @@
+#pragma once
+// Device pieces shared by the TTI variants: the symmetry axis from the angles, the rotated
+// operators from the six second derivatives, and the update of both fields. The arithmetic and
+// its order follow validation/cpu_tti.cpp term by term, so the variants differ from the CPU
+// reference by rounding (and fused multiply-adds) only.
+#include "kernels/acoustic_common.cuh"
+#include "kernels/tti.hpp"
+
+namespace seisrtm::kernels::detail {
+
+// The six second derivatives of one field at one cell (1/m^2 x field).
+struct Hessian {
+  float xx = 0, yy = 0, zz = 0, xy = 0, xz = 0, yz = 0;
+};
+
+struct Axis {
+  float x = 0, y = 0, z = 1;
+};
+
+template <bool Tilted>
+__device__ __forceinline__ Axis symmetry_axis(const TtiArgs& a, long long i) {
+  Axis n;
+  if constexpr (Tilted) {
+    float st, ct, sp, cp;
+    sincosf(a.theta[i], &st, &ct);
+    sincosf(a.phi[i], &sp, &cp);
+    n.x = st * cp;
+    n.y = st * sp;
+    n.z = ct;
+  }
+  return n;
+}
+template <bool Tilted>
+__device__ __forceinline__ Axis symmetry_axis(float theta, float phi) {
+  Axis n;
+  if constexpr (Tilted) {
+    float st, ct, sp, cp;
+    sincosf(theta, &st, &ct);
+    sincosf(phi, &sp, &cp);
+    n.x = st * cp;
+    n.y = st * sp;
+    n.z = ct;
+  }
+  return n;
+}
+
+// H0 f = sum_a (1 - n_a^2) d_aa f - 2 (nx ny dxy + nx nz dxz + ny nz dyz) f. VTI (n = z): dxx + dyy,
+// the same value the general form gives with n = (0, 0, 1) exactly.
+template <bool Tilted>
+__device__ __forceinline__ float h0(const Hessian& d, const Axis& n) {
+  if constexpr (!Tilted) return d.xx + d.yy;
+  return ((1.0f - n.x * n.x) * d.xx + (1.0f - n.y * n.y) * d.yy + (1.0f - n.z * n.z) * d.zz) -
+         2.0f * (n.x * n.y * d.xy + n.x * n.z * d.xz + n.y * n.z * d.yz);
+}
+// Hz f = sum_a n_a^2 d_aa f + 2 (nx ny dxy + nx nz dxz + ny nz dyz) f. VTI: dzz.
+template <bool Tilted>
+__device__ __forceinline__ float hz(const Hessian& d, const Axis& n) {
+  if constexpr (!Tilted) return d.zz;
+  return (n.x * n.x * d.xx + n.y * n.y * d.yy + n.z * n.z * d.zz) +
+         2.0f * (n.x * n.y * d.xy + n.x * n.z * d.xz + n.y * n.z * d.yz);
+}
+
+// The new levels of p and q at one cell (iz: its plane, for the free surface).
+struct TtiCell {
+  float p, p_prev, q, q_prev, m, a, b, s;
+};
+__device__ __forceinline__ void tti_update(const TtiCell& c, float h0p, float hzq, int iz, int free_surface,
+                                           float* p_out, float* q_out) {
+  const float np = leapfrog(c.p, c.p_prev, c.m, c.a * h0p + c.b * hzq, c.s);
+  const float nq = leapfrog(c.q, c.q_prev, c.m, c.b * h0p + hzq, c.s);
+  const bool surface = free_surface && iz == 0;  // p = q = 0 on a free surface
+  *p_out = surface ? 0.0f : np;
+  *q_out = surface ? 0.0f : nq;
+}
+
+}  // namespace seisrtm::kernels::detail

@@ -1,0 +1,11 @@
+#pragma once
+// Per-variant launchers of the TTI step, instantiated for radius 1, 2, 4, 8 and tilted (tti) or
+// not (vti) in their own files.
+#include "kernels/tti.hpp"
+
+namespace seisrtm::kernels {
+template <int Radius, bool Tilted>
+void launch_tti_naive(const TtiArgs& a, cudaStream_t stream);
+template <int Radius, bool Tilted>
+void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStream_t stream);
+}  // namespace seisrtm::kernels

@@ -1,0 +1,33 @@
+#pragma once
+// The tolerance of the GPU-against-CPU comparisons (validate and the GPU test tier), derived
+// from the arithmetic of one time step. A cell's update is a sum of T float terms; each addition
+// rounds with relative error <= eps (FLT_EPSILON), so one step's result carries up to ~T eps of
+// relative error, and independent roundings over N steps grow like sqrt(N): tol = T eps sqrt(N).
+//   acoustic: the Laplacian's 6R neighbour terms plus the centre and the leapfrog's 3: T = 6R + 4;
+//   vti: per field three second derivatives (2R + 1 terms each) and the update of p takes both
+//        H0 p and Hz q: T = 2 (6R + 3) + 8;
+//   tti: each mixed derivative D_b (D_a f) sums 2R first derivatives of 2R terms (4R^2), three
+//        per field, beside the second derivatives; the axis products and the combination add
+//        ~11 per operator: T = 2 (12 R^2 + 6R + 3) + 26.
+// The GPU also evaluates sin and cos of the angles in float (CUDA's sincosf: within 2 ulp), which
+// perturbs each coefficient by a few eps: covered by the combination's share above.
+#include <cfloat>
+#include <cmath>
+
+#include "solver/problem.hpp"
+
+namespace seisrtm::validation {
+
+inline double step_rounding_terms(const Problem& p) {
+  const double r = p.radius;
+  if (p.equation == "tti") return 2 * (12 * r * r + 6 * r + 3) + 26;
+  if (p.equation == "vti") return 2 * (6 * r + 3) + 8;
+  return 6 * r + 4;
+}
+
+// Relative L2 tolerance of a forward run of `steps` steps.
+inline double forward_tolerance(const Problem& p, long long steps) {
+  return step_rounding_terms(p) * FLT_EPSILON * std::sqrt(double(steps));
+}
+
+}  // namespace seisrtm::validation
