@@ -30,13 +30,17 @@ __device__ __forceinline__ Axis symmetry_axis(const TtiArgs& a, long long i) {
   }
   return n;
 }
+// The tma variant's: the hardware approximations (__sincosf: absolute error <= 2^-21.41 for
+// |x| <= pi, a few float eps; validation/tolerance.hpp), a few instructions instead of the ~40
+// of sincosf with its range reduction, in a kernel whose issue rate bounds it. Angles beyond
+// pi lose accuracy there: the host stores theta and phi reduced to [-pi, pi].
 template <bool Tilted>
 __device__ __forceinline__ Axis symmetry_axis(float theta, float phi) {
   Axis n;
   if constexpr (Tilted) {
     float st, ct, sp, cp;
-    sincosf(theta, &st, &ct);
-    sincosf(phi, &sp, &cp);
+    __sincosf(theta, &st, &ct);
+    __sincosf(phi, &sp, &cp);
     n.x = st * cp;
     n.y = st * sp;
     n.z = ct;

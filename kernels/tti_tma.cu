@@ -47,9 +47,11 @@ struct TtiShape {
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
   static constexpr unsigned kFieldBytes = kVolumes * kFieldFloats * sizeof(float);
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
+  // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
+  // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
   static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(float) +
-                                         size_t(kFieldStages) * kFieldBytes + size_t(2) * kGxRows * BX * sizeof(float) +
-                                         128;
+                                         size_t(kFieldStages) * kFieldBytes +
+                                         size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
   static constexpr int kThreads = BX * BY;
 };
 
@@ -74,7 +76,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
   float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);  // stage s: p, then q
   float* fields = ring + S * 2 * SF;                                      // stage f: NV planes
-  float* gx = fields + FS * NV * FF;                                      // [2][kGxRows][BX]
+  float* gx = fields + FS * NV * FF;  // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * BY;
@@ -129,7 +131,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   const float damp_x = a.damp_x[cx_], damp_y = a.damp_y[cy_];
   float* out_p = a.pn + (long long)cy_ * a.sy + cx_;
   float* out_q = a.qn + (long long)cy_ * a.sy + cx_;
-  // Queues, index k = plane c - R + k: p, q, D_x p, D_y p, D_x q, D_y q of this column.
+  // Queues of planes c - R .. c + R of this column: p, q, D_x p, D_y p, D_x q, D_y q, shifted by
+  // one each plane. (Unrolling the march by 2R + 1 to rotate them instead executed 17% fewer
+  // instructions but ran slower, 35.7 against 38.8 GCells/s: the 9 copies of the body missed the
+  // instruction cache, 2.4 cycles of stall per issue; H100, 800^3, 2026-11-23.)
   float qp[Q], qq[Q], gxp[Q], gyp[Q], gxq[Q], gyq[Q];
 #pragma unroll
   for (int k = 0; k < Q; ++k) qp[k] = qq[k] = gxp[k] = gyp[k] = gxq[k] = gyq[k] = 0.0f;
@@ -137,9 +142,18 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   int s_in = 0, s_c = 0, f_c = 0;  // stages of load t, of load t - R (plane c), and of plane c's fields
   uint32_t parity = 0, f_parity = 0;
   long long offset = (long long)z0 * a.sz;
+  constexpr int kGx = Shape::kGxRows * BX;  // one field's D_x rows in a gx buffer
+
+  // One plane of the march: load t enters (plane e = z0 - R + t), plane c = e - R is computed,
+  // and D_x of plane c + 1's tile rows is prepared for the next plane's d_xy. One barrier per
+  // plane.
   for (int t = 0; t < total; ++t) {
+    // The queue slot of plane c + k, k = -R..R, after load t entered.
+    auto slot = [](int k) constexpr {
+      return R + k;
+    };
     wait(&bar[s_in], parity);
-    {                                                      // Plane e = z0 - R + t enters the queues.
+    {                                                      // Plane e enters the queues.
       const float sign = (z0 - R + t < 0) ? -1.0f : 1.0f;  // odd image (a zero plane without a free surface)
       const float* tp = ring + 2 * s_in * SF + centre;
       const float* tq = tp + SF;
@@ -160,58 +174,46 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
         gxq[k] = gxq[k + 1];
         gyq[k] = gyq[k + 1];
       }
-      qp[Q - 1] = sign * tp[0];
-      qq[Q - 1] = sign * tq[0];
-      gxp[Q - 1] = sign * dxp;
-      gyp[Q - 1] = sign * dyp;
-      gxq[Q - 1] = sign * dxq;
-      gyq[Q - 1] = sign * dyq;
+      constexpr int in = slot(R);
+      qp[in] = sign * tp[0];
+      qq[in] = sign * tq[0];
+      gxp[in] = sign * dxp;
+      gyp[in] = sign * dyp;
+      gxq[in] = sign * dxq;
+      gyq[in] = sign * dyq;
     }
     if (t >= 2 * R) {  // plane c = z0 + t - 2R
       const int iz = z0 + t - 2 * R;
       const float* tp = ring + 2 * s_c * SF;
       const float* tq = tp + SF;
-      if constexpr (Tilted) {
-        // D_x p and D_x q of every row of the tile (halo rows included) for d_xy.
-        for (int r = ty; r < Shape::kGxRows; r += BY) {
-          const float* rp = tp + r * TW + tx + HX;
-          const float* rq = tq + r * TW + tx + HX;
-          float dxp = 0.0f, dxq = 0.0f;
-#pragma unroll
-          for (int k = 1; k <= R; ++k) {
-            dxp += a.dx[k] * (rp[k] - rp[-k]);
-            dxq += a.dx[k] * (rq[k] - rq[-k]);
-          }
-          gx[r * BX + tx] = dxp;
-          gx[(Shape::kGxRows + r) * BX + tx] = dxq;
-        }
-        __syncthreads();
-      }
       detail::Hessian hp, hq;
       const float* cp = tp + centre;
       const float* cq = tq + centre;
-      hp.xx = a.cx[0] * qp[R];
-      hp.yy = a.cy[0] * qp[R];
-      hp.zz = a.cz[0] * qp[R];
-      hq.xx = a.cx[0] * qq[R];
-      hq.yy = a.cy[0] * qq[R];
-      hq.zz = a.cz[0] * qq[R];
+      constexpr int c0 = slot(0);
+      hp.xx = a.cx[0] * qp[c0];
+      hp.yy = a.cy[0] * qp[c0];
+      hp.zz = a.cz[0] * qp[c0];
+      hq.xx = a.cx[0] * qq[c0];
+      hq.yy = a.cy[0] * qq[c0];
+      hq.zz = a.cz[0] * qq[c0];
+      // Plane c's D_x rows, written the plane before: gx buffer (c - z0) % 2.
+      const float* g = gx + ((t - 2 * R) & 1) * 2 * kGx + (ty + R) * BX + tx;
 #pragma unroll
       for (int k = 1; k <= R; ++k) {
+        const int up = slot(k), down = slot(-k);
         hp.xx += a.cx[k] * (cp[-k] + cp[k]);
         hp.yy += a.cy[k] * (cp[-k * TW] + cp[k * TW]);
-        hp.zz += a.cz[k] * (qp[R - k] + qp[R + k]);
+        hp.zz += a.cz[k] * (qp[down] + qp[up]);
         hq.xx += a.cx[k] * (cq[-k] + cq[k]);
         hq.yy += a.cy[k] * (cq[-k * TW] + cq[k * TW]);
-        hq.zz += a.cz[k] * (qq[R - k] + qq[R + k]);
+        hq.zz += a.cz[k] * (qq[down] + qq[up]);
         if constexpr (Tilted) {
-          const float* g = gx + (ty + R) * BX + tx;
           hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
-          hq.xy += a.dy[k] * (g[(Shape::kGxRows + k) * BX] - g[(Shape::kGxRows - k) * BX]);
-          hp.xz += a.dz[k] * (gxp[R + k] - gxp[R - k]);
-          hp.yz += a.dz[k] * (gyp[R + k] - gyp[R - k]);
-          hq.xz += a.dz[k] * (gxq[R + k] - gxq[R - k]);
-          hq.yz += a.dz[k] * (gyq[R + k] - gyq[R - k]);
+          hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
+          hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
+          hp.yz += a.dz[k] * (gyp[up] - gyp[down]);
+          hq.xz += a.dz[k] * (gxq[up] - gxq[down]);
+          hq.yz += a.dz[k] * (gyq[up] - gyq[down]);
         }
       }
       wait(&field_bar[f_c], f_parity);
@@ -219,7 +221,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
       detail::Axis n;
       if constexpr (Tilted) n = detail::symmetry_axis<true>(fv[5 * FF], fv[6 * FF]);
       const detail::TtiCell cell{
-          qp[R],      fv[0],      qq[R],      fv[FF],
+          qp[c0],     fv[0],      qq[c0],     fv[FF],
           fv[2 * FF], fv[3 * FF], fv[4 * FF], damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
       float np, nq;
       detail::tti_update(cell, detail::h0<Tilted>(hp, n), detail::hz<Tilted>(hq, n), iz, a.free_surface, &np, &nq);
@@ -229,7 +231,31 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
       }
       offset += a.sz;
     }
-    __syncthreads();  // every thread is done with plane c's stage, its fields and gx
+    if (Tilted && t + 1 >= 2 * R && t + 1 < total) {
+      // D_x p and D_x q of plane c + 1 (load t - R + 1, in stage s_c + 1) on the tile's rows for
+      // the next plane's d_xy: this thread's own row from its queue, the 2R halo rows computed.
+      const int s1 = s_c + 1 == S ? 0 : s_c + 1;        // t >= 2R - 1 >= R here, so s_c is load t - R's stage
+      float* w = gx + ((t + 1 - 2 * R) & 1) * 2 * kGx;  // plane c + 1's buffer
+      constexpr int next = slot(1);
+      w[(ty + R) * BX + tx] = gxp[next];
+      w[kGx + (ty + R) * BX + tx] = gxq[next];
+      const float* tp = ring + 2 * s1 * SF;
+      const float* tq = tp + SF;
+      for (int h = ty; h < 2 * R; h += BY) {
+        const int r = h < R ? h : BY + h;  // rows 0..R-1 above the block, BY+R.. below
+        const float* rp = tp + r * TW + tx + HX;
+        const float* rq = tq + r * TW + tx + HX;
+        float dxp = 0.0f, dxq = 0.0f;
+#pragma unroll
+        for (int k = 1; k <= R; ++k) {
+          dxp += a.dx[k] * (rp[k] - rp[-k]);
+          dxq += a.dx[k] * (rq[k] - rq[-k]);
+        }
+        w[r * BX + tx] = dxp;
+        w[kGx + r * BX + tx] = dxq;
+      }
+    }
+    __syncthreads();  // plane c's stage and fields are free; plane c + 1's D_x rows are visible
     if (tid == 0) {
       if (t >= R && t - R + S < total) issue(t - R + S, s_c);
       if (t >= 2 * R && t - 2 * R + FS < planes) issue_fields(t - 2 * R + FS, f_c);

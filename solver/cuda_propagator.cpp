@@ -306,8 +306,12 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     d.vb = d.model_volume(fp.volume, opt.memory, &warning,
                           [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); });
     if (d.tilted) {
-      d.vtheta = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return pb.theta[i]; });
-      d.vphi = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return pb.phi[i]; });
+      // Reduced to [-pi, pi], where the kernel's __sincosf is accurate (kernels/tti_common.cuh).
+      const double two_pi = 2 * std::acos(-1.0);
+      d.vtheta = d.model_volume(fp.volume, opt.memory, &warning,
+                                [&](long long i) { return std::remainder(double(pb.theta[i]), two_pi); });
+      d.vphi = d.model_volume(fp.volume, opt.memory, &warning,
+                              [&](long long i) { return std::remainder(double(pb.phi[i]), two_pi); });
     }
   }
   if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
