@@ -19,7 +19,20 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
   GpuInfo gpu;
-  const std::string backend = resolve_backend(c, &gpu);
+  std::string backend = resolve_backend(c, &gpu);
+  // The GPU migrator runs the acoustic equation only so far (CudaMigrator refuses the rest too):
+  // an explicit cuda is refused here, before the data are read and whether or not there is a
+  // GPU; auto, which only prefers the GPU, takes the CPU.
+  if (c.physics.equation != "acoustic" && backend == "cuda") {
+    if (c.solver.backend == "cuda")
+      throw Error("config key 'physics.equation' is " + c.physics.equation +
+                  ": seisrtm migrate runs vti and tti on the CPU backend only so far (the GPU migrator is acoustic); "
+                  "use solver.backend: cpu (or --backend cpu)");
+    backend = "cpu";
+    if (!o.quiet)
+      std::fprintf(stderr, "seisrtm: physics.equation %s migrates on the CPU backend (the GPU migrator is acoustic)\n",
+                   c.physics.equation.c_str());
+  }
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");

@@ -42,6 +42,11 @@ void check_cpu_time(const Problem& p, double passes, double cpu_limit_s, const s
 // Migration: the CUDA migrator against the CPU migrator on every shot: the stacked correlation
 // image and illumination, and the rebuilt source field at three levels of the first shot.
 int validate_migration(const std::string& config_path, const Config& c, double cpu_limit_s) {
+  // Refused before the data are read or a GPU is looked for: there is nothing to compare.
+  if (c.physics.equation != "acoustic")
+    throw Error("config key 'physics.equation' is " + c.physics.equation +
+                ": validate compares the GPU migrator with the CPU one, and the GPU migrator is acoustic only so "
+                "far; migrate vti and tti with seisrtm migrate and solver.backend: cpu");
   const MigrationInput in = prepare_migration(c);
   const Problem& p = in.problem;
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());

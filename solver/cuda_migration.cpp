@@ -291,6 +291,10 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
+  if (pb.anisotropic())
+    throw Error("config key 'physics.equation' is " + pb.equation +
+                ": the GPU migrator runs the acoustic equation only so far; migrate vti and tti with "
+                "solver.backend: cpu (--backend cpu)");
   if (pb.config.migration->mode != "boundary")
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "

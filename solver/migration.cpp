@@ -84,10 +84,8 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
-  if (c.physics.equation != "acoustic")
-    throw Error("config key 'physics.equation' is " + c.physics.equation +
-                ": seisrtm migrate propagates with the acoustic equation only so far; valid: acoustic (vti and tti "
-                "run forward with seisrtm run)");
+  // physics.equation vti and tti migrate on the CPU backend; the GPU migrator refuses them itself
+  // (solver/cuda_migration.cpp) and seisrtm migrate before reading the data (app/cmd_migrate.cpp).
   // What the file declares is checked against the host memory before it is read.
   const double host_limit = kHostMemoryMargin * available_host_memory();
   // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet
@@ -305,15 +303,28 @@ MigrationPlan plan_migration(const Problem& pb, long long data_samples, double a
   pl.mode = mc.mode;
   const double cells = static_cast<double>(pb.grid.cells());
   pl.volume_bytes = 4 * cells;
-  // vp; the source and receiver fields with their own model copy (3 each); the stack's and
-  // the shot's image and illumination; the normalised and Laplacian images made at the end.
+  // Acoustic: vp; the source and receiver fields with their own model copy (3 each); the stack's
+  // and the shot's image and illumination; the normalised and Laplacian images made at the end.
   pl.volumes_bytes = 13 * pl.volume_bytes;
+  // The pseudo-acoustic pair (validation/cpu_tti.hpp) holds per field (source, receiver) 6
+  // coefficient volumes and 8 padded ones (p and q at two levels, 4 first derivatives; a halo of
+  // R cells per side); the problem holds vp, epsilon, delta (and theta, phi for tti); p of the
+  // source field is copied to grid layout for snapshots: 1 more; images as above: 6.
+  if (pb.anisotropic()) {
+    double padded = 4;
+    for (int a = 0; a < 3; ++a) padded *= static_cast<double>(pb.grid.n[a] + 2 * pb.radius);
+    const double model = pb.equation == "tti" ? 5 : 3;
+    pl.volumes_bytes = (model + 2 * 6 + 1 + 6) * pl.volume_bytes + 2 * 8 * padded;
+  }
   const double traces = double(pb.shot_count()) * pb.receivers.size();
   const double data_fixed = 4 * traces * data_samples, data_per_step = 4 * traces;  // as read; resampled
   pl.data_bytes = data_fixed + data_per_step * pb.steps;
   double per_step = 0;
   if (mc.mode == "boundary") {
-    per_step = 4.0 * (interior_box(pb).cells() - inner_box(pb).cells());
+    // The shell of every field the wave steps: p, or p and q for vti and tti (imaging reads p
+    // only, so snapshots keep p alone).
+    const double fields = pb.anisotropic() ? 2 : 1;
+    per_step = 4.0 * fields * (interior_box(pb).cells() - inner_box(pb).cells());
     pl.store_bytes = per_step * pb.steps;
   } else {
     per_step = pl.volume_bytes / mc.image_interval;

@@ -58,7 +58,7 @@ struct MigrationPlan {
   double volume_bytes = 0;   // one float volume
   double volumes_bytes = 0;  // model, two wavefield pairs, image, illumination, outputs
   double data_bytes = 0;     // observed data at both sample rates
-  double store_bytes = 0;    // boundary store or snapshots, one shot
+  double store_bytes = 0;    // boundary store (p, or p and q for vti and tti) or snapshots, one shot
   double total_bytes = 0;
   double available_bytes = 0;  // MemAvailable
   long long max_steps = 0;     // the most steps whose store would fit

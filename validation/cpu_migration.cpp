@@ -2,42 +2,158 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 #include "base/error.hpp"
 
 namespace seisrtm::validation {
 
+namespace {
+
+// The operations the passes need from a wave pair, overloaded for the acoustic field (CpuWave:
+// one field, grid layout) and the pseudo-acoustic pair (CpuTti: p and q, padded layout), so that
+// modelling, the receiver field, the boundary store and imaging below are written once.
+
+Box whole(const Problem& pb) {
+  return Box{{0, 0, 0}, pb.grid.n};
+}
+
+// The source term of a step, f the source time function's sample: m w f / (V (1 + s)) into the
+// cells of `box` (between update and finish), into p and q for the pair.
 template <class Real>
-std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& f) {
+void inject_source(CpuWave<Real>& w, const Problem& pb, const PointSet& src, long long k, double f, const Box& box) {
+  w.inject(src, k, f / pb.cell_volume(), box);
+}
+template <class Real>
+void inject_source(CpuTti<Real>& w, const Problem&, const PointSet& src, long long k, double f, const Box& box) {
+  w.inject(src, k, f, box);  // CpuTti divides by V itself
+}
+
+// The data term of a receiver-field step: m w r / (1 + s), R^T r without the source's 1 / V
+// (docs/ADJOINT.md); into p and q for the pair, the way its source enters.
+template <class Real>
+void inject_data(CpuWave<Real>& w, const Problem&, const PointSet& rec, long long r, double value) {
+  w.inject(rec, r, value);
+}
+template <class Real>
+void inject_data(CpuTti<Real>& w, const Problem& pb, const PointSet& rec, long long r, double value) {
+  w.inject(rec, r, value * pb.cell_volume());
+}
+
+// One step of the receiver field: chi^n from chi^{n+1}, chi^{n+2} and data sample n - 1 (at
+// t = n dt) of `data` [receiver][step].
+template <class Wave, class Real>
+void receiver_step(Wave& w, const Problem& pb, long long n, const Real* data) {
+  w.update();
+  for (long long r = 0; r < pb.receivers.size(); ++r)
+    inject_data(w, pb, pb.receivers, r, double(data[r * pb.steps + n - 1]));
+  w.finish();
+}
+
+// The boundary store: the fields a pair steps (p; p and q), their values at the store's cells
+// in the pair's layout, saved from the current level and restored into the new one.
+int fields(const CpuWave<float>&) {
+  return 1;
+}
+int fields(const CpuTti<float>&) {
+  return 2;
+}
+std::vector<long long> storage_index(const CpuWave<float>&, const Grid&, const std::vector<long long>& cells) {
+  return cells;
+}
+std::vector<long long> storage_index(const CpuTti<float>& w, const Grid& g, const std::vector<long long>& cells) {
+  std::vector<long long> out(cells.size());
+  for (size_t k = 0; k < cells.size(); ++k) {
+    const long long c = cells[k];
+    out[k] = w.padded_index(c % g.n[0], (c / g.n[0]) % g.n[1], c / (g.n[0] * g.n[1]));
+  }
+  return out;
+}
+void save_shell(const CpuWave<float>& w, const std::vector<long long>& at, float* slot) {
+  const float* p = w.current();
+  for (size_t k = 0; k < at.size(); ++k) slot[k] = p[at[k]];
+}
+void save_shell(const CpuTti<float>& w, const std::vector<long long>& at, float* slot) {
+  const float *p = w.p_current(), *q = w.q_current();
+  const size_t ns = at.size();
+  for (size_t k = 0; k < ns; ++k) slot[k] = p[at[k]];
+  for (size_t k = 0; k < ns; ++k) slot[ns + k] = q[at[k]];
+}
+void restore_shell(CpuWave<float>& w, const std::vector<long long>& at, const float* slot) {
+  float* p = w.previous();
+  for (size_t k = 0; k < at.size(); ++k) p[at[k]] = slot[k];
+}
+void restore_shell(CpuTti<float>& w, const std::vector<long long>& at, const float* slot) {
+  float *p = w.p_previous(), *q = w.q_previous();
+  const size_t ns = at.size();
+  for (size_t k = 0; k < ns; ++k) p[at[k]] = slot[k];
+  for (size_t k = 0; k < ns; ++k) q[at[k]] = slot[ns + k];
+}
+
+// Where a field keeps p: grid cell (ix, iy, iz) is data[base + ix + iy sy + iz sz].
+struct FieldView {
+  const float* data = nullptr;
+  long long base = 0, sy = 0, sz = 0;
+  const float* row(long long iy, long long iz) const { return data + base + iy * sy + iz * sz; }
+};
+FieldView grid_view(const Grid& g, const float* v) {
+  return {v, 0, g.n[0], g.n[0] * g.n[1]};
+}
+FieldView view(const CpuWave<float>& w, const Grid& g) {
+  return grid_view(g, w.current());
+}
+FieldView view(const CpuTti<float>& w, const Grid&) {
+  return {w.p_current(), w.padded_index(0, 0, 0), w.padded_stride(1), w.padded_stride(2)};
+}
+// The current p in grid layout: the acoustic field as it is, the pair's copied into `buffer`.
+const float* grid_p(const CpuWave<float>& w, const Grid&, std::vector<float>&) {
+  return w.current();
+}
+const float* grid_p(const CpuTti<float>& w, const Grid& g, std::vector<float>& buffer) {
+  buffer.resize(static_cast<size_t>(g.cells()));
+  w.p_field(buffer.data());
+  return buffer.data();
+}
+
+// I += S R, illumination += S^2 over the cells of `box` (image and illumination in grid layout).
+void image_level(const Grid& g, const Box& box, const FieldView& s, const FieldView& r, float* image,
+                 float* illumination) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
+    for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
+      const long long row = g.index(0, iy, iz);
+      const float* sr = s.row(iy, iz);
+      const float* rr = r.row(iy, iz);
+#pragma omp simd
+      for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
+        image[row + ix] += sr[ix] * rr[ix];
+        illumination[row + ix] += sr[ix] * sr[ix];
+      }
+    }
+}
+
+template <class Wave, class Real>
+std::vector<Real> model_with(const Problem& pb, const PointSet& src, const std::vector<Real>& f) {
   const long long nt = pb.steps, nrec = pb.receivers.size();
-  CpuWave<Real> w(pb);
+  const Box all = whole(pb);
+  Wave w(pb);
   std::vector<Real> d(static_cast<size_t>(nrec * nt));
   for (long long n = 0; n < nt; ++n) {
     w.update();
-    for (long long k = 0; k < src.size(); ++k) w.inject(src, k, double(f[k * nt + n]) / pb.cell_volume());
+    for (long long k = 0; k < src.size(); ++k) inject_source(w, pb, src, k, double(f[k * nt + n]), all);
     w.finish();
     for (long long r = 0; r < nrec; ++r) d[r * nt + n] = static_cast<Real>(w.sample(pb.receivers, r));
   }
   return d;
 }
 
-template <class Real>
-AdjointField<Real>::AdjointField(const Problem& pb, const PointSet& receivers) : pb_(pb), rec_(receivers), wave_(pb) {}
-
-template <class Real>
-void AdjointField<Real>::step(long long n, const Real* data) {
-  // chi^n = P [2 chi^{n+1} - (1 - s) chi^{n+2} + m (L chi^{n+1} + R^T r^{n-1})] / (1 + s)
-  wave_.update();
-  for (long long r = 0; r < rec_.size(); ++r) wave_.inject(rec_, r, double(data[r * pb_.steps + n - 1]));
-  wave_.finish();
-}
-
-template <class Real>
-std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& r) {
+template <class Wave, class Real>
+std::vector<Real> adjoint_with(const Problem& pb, const PointSet& src, const std::vector<Real>& r) {
   const long long nt = pb.steps;
-  AdjointField<Real> chi(pb, pb.receivers);
+  Wave chi(pb);
   std::vector<Real> f(static_cast<size_t>(src.size() * nt));
   for (long long n = nt; n >= 1; --n) {
-    chi.step(n, r.data());
+    receiver_step(chi, pb, n, r.data());
     // (F^T r)^{n-1} = S chi^n / V
     for (long long k = 0; k < src.size(); ++k)
       f[k * nt + n - 1] = static_cast<Real>(chi.sample(src, k) / pb.cell_volume());
@@ -45,12 +161,22 @@ std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const s
   return f;
 }
 
+}  // namespace
+
+template <class Real>
+std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& f) {
+  return pb.anisotropic() ? model_with<CpuTti<Real>>(pb, src, f) : model_with<CpuWave<Real>>(pb, src, f);
+}
+
+template <class Real>
+std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& r) {
+  return pb.anisotropic() ? adjoint_with<CpuTti<Real>>(pb, src, r) : adjoint_with<CpuWave<Real>>(pb, src, r);
+}
+
 template std::vector<float> model_traces<float>(const Problem&, const PointSet&, const std::vector<float>&);
 template std::vector<double> model_traces<double>(const Problem&, const PointSet&, const std::vector<double>&);
 template std::vector<float> adjoint_traces<float>(const Problem&, const PointSet&, const std::vector<float>&);
 template std::vector<double> adjoint_traces<double>(const Problem&, const PointSet&, const std::vector<double>&);
-template class AdjointField<float>;
-template class AdjointField<double>;
 
 CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
   if (!pb.config.migration) throw Error("CpuMigrator needs a migration config");
@@ -70,79 +196,78 @@ CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb
 }
 
 std::string CpuMigrator::name() const {
-  return "cpu (" + std::to_string(omp_get_max_threads()) + " OpenMP threads)";
-}
-
-void CpuMigrator::image_level(long long, const float* s, const float* r, float* image, float* illumination) const {
-  const Grid& g = pb_.grid;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (long long iz = interior_.lo[2]; iz < interior_.hi[2]; ++iz)
-    for (long long iy = interior_.lo[1]; iy < interior_.hi[1]; ++iy) {
-      const long long row = g.index(0, iy, iz);
-#pragma omp simd
-      for (long long ix = interior_.lo[0]; ix < interior_.hi[0]; ++ix) {
-        image[row + ix] += s[row + ix] * r[row + ix];
-        illumination[row + ix] += s[row + ix] * s[row + ix];
-      }
-    }
+  return std::string("cpu") + (pb_.anisotropic() ? " " + pb_.equation : "") + " (" +
+         std::to_string(omp_get_max_threads()) + " OpenMP threads)";
 }
 
 void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
                                const Progress& progress) {
+  if (pb_.anisotropic())
+    migrate_with<CpuTti<float>>(shot, data, image, illumination, progress);
+  else
+    migrate_with<CpuWave<float>>(shot, data, image, illumination, progress);
+}
+
+template <class Wave>
+void CpuMigrator::migrate_with(long long shot, const float* data, float* image, float* illumination,
+                               const Progress& progress) {
   const MigrationConfig& mc = *pb_.config.migration;
+  const Grid& g = pb_.grid;
   const long long nt = pb_.steps, every = mc.image_interval;
   const bool boundary = mc.mode == "boundary";
   const PointSet& src = pb_.shots[shot];
-  const size_t ns = shell_.size(), cells = static_cast<size_t>(pb_.grid.cells());
-  const double volume = pb_.cell_volume();
-  auto source_term = [&](long long n) { return double(pb_.wavelet[n]) / volume; };
+  const Box all = whole(pb_);
 
-  // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2 (boundary) or every
-  // imaging level (snapshots).
+  // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
+  // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
   progress("forward", 0);
-  CpuWave<float> s(pb_);
-  std::vector<float> store(boundary ? ns * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
+  Wave s(pb_);
+  const std::vector<long long> at = storage_index(s, g, shell_);
+  const size_t per_level = fields(s) * shell_.size();
+  std::vector<float> store(boundary ? per_level * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
   std::vector<std::vector<float>> snapshots(boundary ? 0 : static_cast<size_t>(nt / every + 1));
+  std::vector<float> buffer;  // p of the pair in grid layout
   for (long long n = 0; n < nt; ++n) {
     s.update();
-    for (long long k = 0; k < src.size(); ++k) s.inject(src, k, source_term(n));
+    for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n]), all);
     s.finish();
     const long long level = n + 1;
     if (boundary && level <= nt - 2) {
-      float* slot = store.data() + (level - 1) * ns;
-      const float* p = s.current();
-      for (size_t k = 0; k < ns; ++k) slot[k] = p[shell_[k]];
+      save_shell(s, at, store.data() + (level - 1) * per_level);
     } else if (!boundary && level % every == 0) {
-      snapshots[level / every].assign(s.current(), s.current() + cells);
+      const float* p = grid_p(s, g, buffer);
+      snapshots[level / every].assign(p, p + g.cells());
     }
     progress("forward", n + 1);
   }
 
-  // Backward: chi^n from the time-reversed data; the source field p^n rebuilt in reverse
-  // (boundary) or taken from the snapshots; image every `every` levels.
-  AdjointField<float> r(pb_, pb_.receivers);
+  // Backward: the receiver field chi^n from the time-reversed data; the source field p^n
+  // rebuilt in reverse (boundary) or taken from the snapshots; image every `every` levels.
+  Wave r(pb_);
   progress("backward", 0);
   for (long long n = nt; n >= 1; --n) {
-    r.step(n, data);
-    const float* sn = nullptr;
+    receiver_step(r, pb_, n, data);
+    const float* sn = nullptr;  // p^n in grid layout, for the callback
+    FieldView sv;
     if (boundary) {
       if (n == nt - 1) {
         s.swap_levels();  // the last two levels are p^N, p^{N-1}: start from them
       } else if (n < nt - 1) {
         // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0, i.e. the
-        // forward step n + 1 solved for its oldest level; the shell comes from the store.
+        // forward step n + 1 solved for its oldest level (for the pair, both fields with their
+        // operator); the shell comes from the store.
         s.update(inner_);
-        for (long long k = 0; k < src.size(); ++k) s.inject(src, k, source_term(n + 1), inner_);
-        float* p = s.previous();
-        const float* slot = store.data() + (n - 1) * ns;
-        for (size_t k = 0; k < ns; ++k) p[shell_[k]] = slot[k];
+        for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n + 1]), inner_);
+        restore_shell(s, at, store.data() + (n - 1) * per_level);
         s.finish();
       }
-      sn = s.current();
+      sv = view(s, g);
+      if (on_source_level) sn = grid_p(s, g, buffer);
     } else if (n % every == 0) {
       sn = snapshots[n / every].data();
+      sv = grid_view(g, sn);
     }
-    if (n % every == 0) image_level(n, sn, r.current(), image, illumination);
+    if (n % every == 0) image_level(g, interior_, sv, view(r, g), image, illumination);
     if (sn && on_source_level) on_source_level(n, sn);
     progress("backward", nt - n + 1);
   }

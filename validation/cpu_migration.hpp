@@ -9,43 +9,34 @@
 // injected through R^T:
 //   chi^{n} = P [2 chi^{n+1} - (1 - s) chi^{n+2} + m (L chi^{n+1} + R^T r^{n-1})] / (1 + s),
 // and (F^T r)^n = S chi^{n+1} / V. The receiver wavefield of migration is chi.
+//
+// physics.equation vti and tti: the wave is the pseudo-acoustic pair p, q of
+// validation/cpu_tti.hpp, the source enters p and q, d^n = R p^{n+1}. The receiver field F' is
+// the same recursion as chi with the TTI step, the data entering p and q (scaled as R^T r above)
+// and F' r read on p. The TTI operator with variable coefficients is not symmetric, so F' is not
+// F^T (docs/ADJOINT.md, "vti and tti", has the dot-product figures); at epsilon = delta = 0 it is.
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "solver/migration.hpp"
+#include "validation/cpu_tti.hpp"
 #include "validation/cpu_wave.hpp"
 
 namespace seisrtm::validation {
 
 // F: source time functions f [source point][step] (one per point of `src`) to traces
-// [receiver][step] of pb.receivers, over pb.steps steps.
+// [receiver][step] of pb.receivers, over pb.steps steps; acoustic, vti or tti as pb.equation.
 template <class Real>
 std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& f);
 
-// F^T: traces r [receiver][step] to source time functions [source point][step].
+// What migration back-propagates with: traces r [receiver][step] to source time functions
+// [source point][step]. F^T for acoustic; F' (above) for vti and tti.
 template <class Real>
 std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& r);
 
-// The backward pass's adjoint field: steps chi backwards in time from chi^{N+1} = chi^{N+2} = 0,
-// injecting data [receiver][step]; after step(n) the current level is chi^n (n = N .. 1).
-template <class Real>
-class AdjointField {
- public:
-  AdjointField(const Problem& pb, const PointSet& receivers);
-  void zero() { wave_.zero(); }
-  // Makes chi^n from chi^{n+1}, chi^{n+2} and r^{n-1} (data sample n - 1, at t = n dt).
-  void step(long long n, const Real* data);
-  const Real* current() const { return wave_.current(); }
-  // Weighted sum of the current level at a point.
-  double sample(const PointSet& ps, long long point) const { return wave_.sample(ps, point); }
-
- private:
-  const Problem& pb_;
-  const PointSet& rec_;
-  CpuWave<Real> wave_;
-};
-
 // The CPU migrator: source field forward with boundary saving (or snapshots), then backward
-// reconstruction, adjoint receiver field and imaging, one shot at a time.
+// reconstruction, receiver field and imaging, one shot at a time; acoustic, vti or tti.
 class CpuMigrator final : public Migrator {
  public:
   explicit CpuMigrator(const Problem& pb);
@@ -57,7 +48,9 @@ class CpuMigrator final : public Migrator {
   std::function<void(long long n, const float* source_field)> on_source_level;
 
  private:
-  void image_level(long long n, const float* s, const float* r, float* image, float* illumination) const;
+  // The passes of one shot over a wave pair: CpuWave<float> (acoustic) or CpuTti<float>.
+  template <class Wave>
+  void migrate_with(long long shot, const float* data, float* image, float* illumination, const Progress& progress);
 
   const Problem& pb_;
   Box interior_, inner_;

@@ -125,6 +125,11 @@ void CpuTti<Real>::zero() {
 
 template <class Real>
 void CpuTti<Real>::update() {
+  update(CellBox{{0, 0, 0}, grid_.n});
+}
+
+template <class Real>
+void CpuTti<Real>::update(const CellBox& box) {
   const long long nx = grid_.n[0], ny = grid_.n[1], nz = grid_.n[2];
   const int R = r_;
   const long long sx = stride_[0], sy = stride_[1], sz = stride_[2];
@@ -134,13 +139,19 @@ void CpuTti<Real>::update() {
   // taken there too (D_a of the image is the image of D_a), so every stencil sees f(-z) = -f(z).
   if (free_surface_) mirror_top();
   const long long z_first = free_surface_ ? -R : 0;
+  // Pass 2 reads Dx f at +-R in y and z and Dy f at +-R in z, in the box's own columns of x: pass
+  // 1 covers the box widened by R in y and z, clipped to the grid (and its image planes above
+  // z = 0). For the whole grid that is every grid cell, as before boxes existed.
+  const long long x0 = box.lo[0], x1 = box.hi[0];
+  const long long y0 = std::max(0LL, box.lo[1] - R), y1 = std::min(ny, box.hi[1] + R);
+  const long long z0 = std::max(z_first, box.lo[2] - R), z1 = std::min(nz, box.hi[2] + R);
 
   // Pass 1: gx = Dx f, gy = Dy f for f = p, q on the grid cells; the halo of g stays 0, which
   // is D_a f = 0 outside the grid, so D_b (D_a f) below is the X-shaped tile with f = 0 outside.
 #pragma omp parallel for collapse(2) schedule(static)
-  for (long long iz = z_first; iz < nz; ++iz) {
-    for (long long iy = 0; iy < ny; ++iy) {
-      for (long long ix = 0; ix < nx; ++ix) {
+  for (long long iz = z0; iz < z1; ++iz) {
+    for (long long iy = y0; iy < y1; ++iy) {
+      for (long long ix = x0; ix < x1; ++ix) {
         const long long i = padded(ix, iy, iz);
         Real gxp = 0, gyp = 0, gxq = 0, gyq = 0;
         for (int k = 1; k <= R; ++k) {
@@ -160,9 +171,9 @@ void CpuTti<Real>::update() {
   // Pass 2: the second derivatives, the mixed ones from the first-derivative fields, H0 p and
   // Hz q, and the leapfrog update of both fields into the previous levels.
 #pragma omp parallel for collapse(2) schedule(static)
-  for (long long iz = 0; iz < nz; ++iz) {
-    for (long long iy = 0; iy < ny; ++iy) {
-      for (long long ix = 0; ix < nx; ++ix) {
+  for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz) {
+    for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
+      for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
         const long long i = padded(ix, iy, iz);
         const long long g = (iz * ny + iy) * nx + ix;
         // d_aa f (1/m^2 x f) for f = p, q.
@@ -221,6 +232,23 @@ void CpuTti<Real>::inject(const PointSet& ps, long long point, double value) {
     const long long c = ps.cell[e];
     inject(c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1]), double(ps.weight[e]) * value);
   }
+}
+
+template <class Real>
+void CpuTti<Real>::inject(const PointSet& ps, long long point, double value, const CellBox& box) {
+  const auto& n = grid_.n;
+  for (long long e = ps.offset[point]; e < ps.offset[point + 1]; ++e) {
+    const long long c = ps.cell[e];
+    const long long ix = c % n[0], iy = (c / n[0]) % n[1], iz = c / (n[0] * n[1]);
+    if (ix >= box.lo[0] && ix < box.hi[0] && iy >= box.lo[1] && iy < box.hi[1] && iz >= box.lo[2] && iz < box.hi[2])
+      inject(ix, iy, iz, double(ps.weight[e]) * value);
+  }
+}
+
+template <class Real>
+void CpuTti<Real>::swap_levels() {
+  p_.swap(pp_);
+  q_.swap(qp_);
 }
 
 template <class Real>

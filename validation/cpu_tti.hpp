@@ -98,6 +98,28 @@ class CpuTti {
   // Whether every value of p and q is finite.
   bool finite() const;
 
+  // For migration (validation/cpu_migration.cpp), which runs the source field backwards over a
+  // box and restores the shell around it from a store.
+  // update() over the cells of `box` only: cells outside it keep both levels. The first
+  // derivatives are taken where the box's mixed stencils read them (R cells beyond the box in y
+  // and z), so the stencil of a box cell reads p and q up to R cells beyond the box on every axis
+  // (the mixed ones' corners included) and nothing further.
+  void update(const CellBox& box);
+  // inject(ps, point, value) into the cells of `box` only.
+  void inject(const PointSet& ps, long long point, double value, const CellBox& box);
+  // Swaps the two levels of p and of q without stepping (a backward pass starts from the last
+  // two levels of the forward one).
+  void swap_levels();
+  // The level arrays hold a halo of R cells: grid cell (ix, iy, iz) is element
+  // padded_index(ix, iy, iz) = padded_index(0, 0, 0) + ix + iy padded_stride(1) + iz padded_stride(2).
+  long long padded_index(long long ix, long long iy, long long iz) const { return padded(ix, iy, iz); }
+  long long padded_stride(int axis) const { return stride_[axis]; }
+  const Real* p_current() const { return p_.data(); }
+  const Real* q_current() const { return q_.data(); }
+  // Between update and finish: the new levels.
+  Real* p_previous() { return pp_.data(); }
+  Real* q_previous() { return qp_.data(); }
+
  private:
   template <class Get>
   void setup(const Grid& grid, double dt, Get get);
