@@ -132,8 +132,6 @@ int cmd_bench(const BenchOptions& b) {
   if (!b.compare.empty()) return bench::compare(b.compare);
   if (b.equation != "acoustic" && b.equation != "vti" && b.equation != "tti")
     throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
-  if (b.rtm && b.equation != "acoustic")
-    throw Error("bench --rtm: migration runs the acoustic equation only so far; drop --equation " + b.equation);
   if (b.equation != "acoustic")
     for (const auto& v : split(b.variants))
       if (v == "smem") throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");

@@ -62,6 +62,7 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
       io::write_observed(data_file, d);
     }
     for (bool fused : {true, false}) {
+      if (fused && c.physics.equation != "acoustic") continue;  // vti/tti: the separate path only
       Config mc = c;
       mc.sources.shots.clear();
       mc.receivers.layout = "none";

@@ -19,25 +19,16 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
   GpuInfo gpu;
-  std::string backend = resolve_backend(c, &gpu);
-  // The GPU migrator runs the acoustic equation only so far (CudaMigrator refuses the rest too):
-  // an explicit cuda is refused here, before the data are read and whether or not there is a
-  // GPU; auto, which only prefers the GPU, takes the CPU.
-  if (c.physics.equation != "acoustic" && backend == "cuda") {
-    if (c.solver.backend == "cuda")
-      throw Error("config key 'physics.equation' is " + c.physics.equation +
-                  ": seisrtm migrate runs vti and tti on the CPU backend only so far (the GPU migrator is acoustic); "
-                  "use solver.backend: cpu (or --backend cpu)");
-    backend = "cpu";
-    if (!o.quiet)
-      std::fprintf(stderr, "seisrtm: physics.equation %s migrates on the CPU backend (the GPU migrator is acoustic)\n",
-                   c.physics.equation.c_str());
-  }
+  const std::string backend = resolve_backend(c, &gpu);
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
     if (c.solver.kernel == "tma" && !gpu.tma)  // auto falls back to smem (cuda_options)
       throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); use naive or smem");
+    // Refused before the data are read (CudaMigrator refuses it too).
+    if (c.physics.equation != "acoustic" && c.solver.kernel == "smem")
+      throw Error("config key 'solver.kernel' is smem, which has no " + c.physics.equation +
+                  " variant; valid for vti and tti: auto, tma (Hopper), naive");
   }
   const CudaOptions co = cuda_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
@@ -46,9 +37,9 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
       const MigrationFootprint fp = migration_footprint(p, co);
       if (!o.quiet)
         std::fprintf(stderr,
-                     "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, 7 volumes %.3f GiB, "
+                     "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, %d volumes %.3f GiB, "
                      "data %.3f GiB: %.3f GiB of %.3f GiB free\n",
-                     fp.store / 1073741824.0, fp.volumes / 1073741824.0, fp.data / 1073741824.0,
+                     fp.store / 1073741824.0, fp.volume_count, fp.volumes / 1073741824.0, fp.data / 1073741824.0,
                      fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
       // Device store, or the host store where it does not fit; refused here, before the traces
       // are read, when neither place holds it.

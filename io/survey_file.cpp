@@ -46,7 +46,9 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
 void SurveyFile::write_attributes(const RunAttributes& a) {
   const hid_t root = out_.root();
   write_run_attributes(root, a);
-  write_attribute(root, "units", "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]");
+  write_attribute(root, "units",
+                  "lengths m, times s, velocities m/s, angles (model/theta, model/phi) degrees; spacing, origin and "
+                  "shape are [x, y, z]");
   write_attribute(root, "layout",
                   "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
                   "snapshots/shot_NNNN are [time][z][y][x]");
@@ -57,6 +59,14 @@ void SurveyFile::write_model(const float* vp) {
   const auto& n = layout_.n;
   out_.create_group("model");
   write_dataset(out_.root(), "model/vp", {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, vp);
+  model_volumes_.push_back("vp");
+}
+
+void SurveyFile::write_model_volume(const std::string& name, const float* values) {
+  if (!layout_.model) return;
+  const auto& n = layout_.n;
+  write_dataset(out_.root(), "model/" + name, {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, values);
+  model_volumes_.push_back(name);
 }
 
 void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
@@ -96,7 +106,7 @@ void SurveyFile::write_stepping_seconds(double seconds) {
 
 std::vector<XdmfVolume> SurveyFile::xdmf_volumes() const {
   std::vector<XdmfVolume> vols;
-  if (layout_.model) vols.push_back({"/model/vp", "vp", 0, {}});
+  for (const auto& name : model_volumes_) vols.push_back({"/model/" + name, name, 0, {}});
   for (long long s = 0; s < layout_.shots && snapshots_ > 0; ++s)
     vols.push_back({"/snapshots/" + shot_name(s), "p_" + shot_name(s), snapshots_, snapshot_times_});
   return vols;

@@ -71,6 +71,9 @@ class SurveyFile {
   void write_attributes(const RunAttributes& a);
   // /model/vp from `vp` [z][y][x] (x fastest), m/s; nothing when the layout has no model.
   void write_model(const float* vp);
+  // /model/<name> [z][y][x] for the anisotropy of vti and tti (epsilon, delta; theta and phi in
+  // degrees); nothing when the layout has no model.
+  void write_model_volume(const std::string& name, const float* values);
   // /time, /sources/wavelet (`wavelet`: steps values), /sources/positions (one [x, y, z] per
   // shot, m) and /receivers/positions (one per receiver, m; absent without receivers).
   void write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
@@ -91,6 +94,7 @@ class SurveyFile {
   bool traces_ = false;
   long long snapshots_ = 0;
   std::vector<double> snapshot_times_;
+  std::vector<std::string> model_volumes_;  // written under /model, for the XDMF sidecar
 };
 
 }  // namespace seisrtm::io

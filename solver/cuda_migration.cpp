@@ -84,14 +84,23 @@ class PhaseTimer {
   std::array<double, kCount> seconds_{};
 };
 
+int migration_volumes(const Problem& pb) {
+  // acoustic: s, s_prev, r, r_prev, m, image, illumination; vti: + q and q_prev of both fields,
+  // a and b; tti: + theta and phi.
+  return 7 + (pb.equation == "tti" ? 8 : pb.equation == "vti" ? 6 : 0);
+}
+
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) {
   MigrationFootprint f;
+  f.volume_count = migration_volumes(pb);
   const long long nxp = (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
   f.volume = static_cast<std::size_t>(nxp * pb.grid.n[1] * pb.grid.n[2]) * sizeof(float);
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
-  f.volumes = 7 * (f.volume + round);
+  f.volumes = f.volume_count * (f.volume + round);
   const bool boundary = pb.config.migration->mode == "boundary";
-  f.store_per_step = boundary ? static_cast<std::size_t>(shell_count(pb)) * sizeof(float) : 0;
+  // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
+  const std::size_t fields = pb.anisotropic() ? 2 : 1;
+  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_count(pb)) * sizeof(float) : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
@@ -107,21 +116,23 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   const std::string& where = pb.config.migration->store;
   const double host_free = available_host_memory();
   // The host store needs the store pinned beside the host's own volumes (image, illumination,
-  // model and data: about 6 volumes).
-  const bool host_fits = host_free > 0 && double(fp.store) + 6.0 * fp.volume < 0.8 * host_free;
+  // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
+  const double own = 6.0 + (pb.equation == "tti" ? 4 : pb.equation == "vti" ? 2 : 0);
+  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.volume < 0.8 * host_free;
   const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
   const std::size_t need = host ? fp.total_host_store : fp.total;
   if (need > free_b || (host && !host_fits)) {
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
-    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (7 volumes " + gib(fp.volumes) +
-                ", boundary store " + gib(fp.store) + " for " + std::to_string(pb.steps) + " steps, data " +
+    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) +
+                " volumes " + gib(fp.volumes) + ", boundary store " + gib(fp.store) +
+                (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
                 gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
                 "; the store would fit the device for about " +
                 std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
                 " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
-                gib(6 * fp.volume) + " for the host's own volumes, within 80% of the " + gib(host_free) +
-                " available (migration.store: host), or use solver.backend: cpu");
+                gib(static_cast<std::size_t>(own * fp.volume)) + " for the host's own volumes, within 80% of the " +
+                gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
   }
   return host;
 }
@@ -132,6 +143,14 @@ struct CudaMigrator::Impl {
   long long nx, ny, nz, nxp;
   long long ns = 0;  // shell cells
   DeviceBuffer s[2], r[2], m, image, illum, damp[3], store, shell, data, wavelet;
+  // vti/tti: q of the source and receiver fields, the model volumes besides m, the step's
+  // weights and sizes (tti_args, as the forward backend), and the tma maps of both fields.
+  bool anisotropic = false, tilted = false;
+  DeviceBuffer sq[2], rq[2];
+  TtiVolumes tti;
+  kernels::TtiArgs tti_base;
+  CUtensorMap tti_halo[2][2][2]{}, tti_center[2][2][2]{};  // [source, receiver][p, q][buffer]
+  CUtensorMap tti_model[5]{};                              // m, a, b, theta, phi
   DeviceBuffer src_cells, src_offset, src_row, src_coef, rec_cells, rec_offset, rec_row, rec_coef;
   kernels::SeriesInjection src_inj, rec_inj;
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
@@ -148,20 +167,40 @@ struct CudaMigrator::Impl {
   float* host = nullptr;
   CudaStream copy_stream;
   std::vector<std::unique_ptr<CudaEvent>> slot_ready, slot_free;
-  float* slot(long long level) { return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * ns; }
-  // Forward: level L's shell into its slot, then (host store) down to host memory.
-  void save(long long level, const float* p) {
+  // Fields a store level keeps: p, and for vti/tti q as well (the reverse rebuild steps both).
+  // Host store: a level is p's shell then q's (ns each) in one slot and one copy. Device store:
+  // the p shells of levels 1..N-2, then their q shells from q_half on (the level-counter gather
+  // strides by one shell).
+  int nf = 1;
+  long long q_half = 0;
+  long long per_level() const { return nf * ns; }
+  float* slot(long long level) {
+    return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * per_level();
+  }
+  void gather(const float* p, float* to) {
+    if (shell32)
+      kernels::launch_gather(p, shell.as<unsigned>(), ns, to, stream.get());
+    else
+      kernels::launch_gather(p, shell.as<long long>(), ns, to, stream.get());
+  }
+  void scatter(float* p, const float* from) {
+    if (shell32)
+      kernels::launch_scatter(p, shell.as<unsigned>(), ns, from, stream.get());
+    else
+      kernels::launch_scatter(p, shell.as<long long>(), ns, from, stream.get());
+  }
+  // Forward: level L's shell (of the source field in buffer c) into its slot, then (host store)
+  // down to host memory.
+  void save(long long level, int c) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
     if (host_store && level - 1 >= kStoreRing) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_free[k]->get()));
-    if (shell32)
-      kernels::launch_gather(p, shell.as<unsigned>(), ns, slot(level), stream.get());
-    else
-      kernels::launch_gather(p, shell.as<long long>(), ns, slot(level), stream.get());
+    gather(s[c].as<float>(), slot(level));
+    if (anisotropic) gather(sq[c].as<float>(), slot(level) + ns);
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), stream.get()));
     SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_ready[k]->get()));
-    SEISRTM_CUDA(cudaMemcpyAsync(host + (level - 1) * ns, slot(level), ns * sizeof(float), cudaMemcpyDeviceToHost,
-                                 copy_stream.get()));
+    SEISRTM_CUDA(cudaMemcpyAsync(host + (level - 1) * per_level(), slot(level), per_level() * sizeof(float),
+                                 cudaMemcpyDeviceToHost, copy_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), copy_stream.get()));
   }
   // Backward (host store): level L up into its slot once the slot is free.
@@ -169,18 +208,17 @@ struct CudaMigrator::Impl {
     if (!host_store || level < 1) return;
     const int k = static_cast<int>((level - 1) % kStoreRing);
     SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_free[k]->get()));
-    SEISRTM_CUDA(cudaMemcpyAsync(slot(level), host + (level - 1) * ns, ns * sizeof(float), cudaMemcpyHostToDevice,
-                                 copy_stream.get()));
+    SEISRTM_CUDA(cudaMemcpyAsync(slot(level), host + (level - 1) * per_level(), per_level() * sizeof(float),
+                                 cudaMemcpyHostToDevice, copy_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), copy_stream.get()));
   }
-  // Backward: level L's shell back into p (waiting for its upload), then the next upload.
-  void restore(long long level, float* p) {
+  // Backward: level L's shell back into the source field in buffer c (waiting for its upload),
+  // then the next upload.
+  void restore(long long level, int c) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
     if (host_store) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[k]->get()));
-    if (shell32)
-      kernels::launch_scatter(p, shell.as<unsigned>(), ns, slot(level), stream.get());
-    else
-      kernels::launch_scatter(p, shell.as<long long>(), ns, slot(level), stream.get());
+    scatter(s[c].as<float>(), slot(level));
+    if (anisotropic) scatter(sq[c].as<float>(), slot(level) + ns);
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
     load(level - kStoreRing);
@@ -194,17 +232,26 @@ struct CudaMigrator::Impl {
   }
   // Device store only: level L = counter + 1 into slot L - 1 = counter (forward), level L =
   // counter out of slot L - 1 (backward).
-  void save_at(const float* p) {
-    if (shell32)
-      kernels::launch_gather_at(p, shell.as<unsigned>(), ns, store.as<float>(), lvl(), 0, stream.get());
-    else
-      kernels::launch_gather_at(p, shell.as<long long>(), ns, store.as<float>(), lvl(), 0, stream.get());
+  // The source field in buffer c; q's shells in the store's second half.
+  void save_at(int c) {
+    gather_at(s[c].as<float>(), store.as<float>());
+    if (anisotropic) gather_at(sq[c].as<float>(), store.as<float>() + q_half);
   }
-  void restore_at(float* p) {
+  void restore_at(int c) {
+    scatter_at(s[c].as<float>(), store.as<float>());
+    if (anisotropic) scatter_at(sq[c].as<float>(), store.as<float>() + q_half);
+  }
+  void gather_at(const float* p, float* to) {
     if (shell32)
-      kernels::launch_scatter_at(p, shell.as<unsigned>(), ns, store.as<float>(), lvl(), -1, stream.get());
+      kernels::launch_gather_at(p, shell.as<unsigned>(), ns, to, lvl(), 0, stream.get());
     else
-      kernels::launch_scatter_at(p, shell.as<long long>(), ns, store.as<float>(), lvl(), -1, stream.get());
+      kernels::launch_gather_at(p, shell.as<long long>(), ns, to, lvl(), 0, stream.get());
+  }
+  void scatter_at(float* p, const float* from) {
+    if (shell32)
+      kernels::launch_scatter_at(p, shell.as<unsigned>(), ns, from, lvl(), -1, stream.get());
+    else
+      kernels::launch_scatter_at(p, shell.as<long long>(), ns, from, lvl(), -1, stream.get());
   }
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
@@ -227,10 +274,63 @@ struct CudaMigrator::Impl {
     return acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
   }
 
-  // One forward-kernel step of a pair from level c: pair[1 - c] receives the new level.
-  void step(const DeviceBuffer* pair, const CUtensorMap* halo, const CUtensorMap* center, int c) {
+  // The two fields of a migration: the source field (forward, then rebuilt in reverse) and the
+  // receiver field.
+  enum Field { src = 0, rec = 1 };
+
+  // One forward-kernel step of a field from buffer c: buffer 1 - c receives the new level (p,
+  // and q for vti/tti: the forward backend's TTI step, the same arguments and maps).
+  void step(Field f, int c) {
+    if (anisotropic) {
+      const DeviceBuffer* p = f == src ? s : r;
+      const DeviceBuffer* q = f == src ? sq : rq;
+      kernels::TtiArgs t = tti_base;
+      t.p = p[c].as<float>();
+      t.pn = p[1 - c].as<float>();
+      t.q = q[c].as<float>();
+      t.qn = q[1 - c].as<float>();
+      const kernels::TtiMaps maps{&tti_halo[f][0][c],
+                                  &tti_halo[f][1][c],
+                                  &tti_center[f][0][1 - c],
+                                  &tti_center[f][1][1 - c],
+                                  &tti_model[0],
+                                  &tti_model[1],
+                                  &tti_model[2],
+                                  &tti_model[3],
+                                  &tti_model[4]};
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+      return;
+    }
+    const DeviceBuffer* pair = f == src ? s : r;
+    const CUtensorMap* halo = f == src ? tmap_s : tmap_r;
+    const CUtensorMap* center = f == src ? tmap_s_center : tmap_r_center;
     const kernels::TmaMaps maps{&halo[c], &center[1 - c], &tmap_m};
     kernels::launch_acoustic_step(args(pair, c), opt.variant, pb.radius, opt.z_block, maps, stream.get());
+  }
+  // A series term into the level in buffer c of a field, its sample from the level counter plus
+  // offset: into p, and for vti/tti into q as well (the pair's source enters both fields, the
+  // data with the acoustic scaling, as CpuMigrator's inject_source and inject_data do).
+  void inject_at(Field f, int c, const kernels::SeriesInjection& inj, const float* series, long long stride,
+                 long long offset) {
+    kernels::launch_inject_series_at((f == src ? s : r)[c].as<float>(), inj, series, stride, lvl(), offset,
+                                     stream.get());
+    if (anisotropic)
+      kernels::launch_inject_series_at((f == src ? sq : rq)[c].as<float>(), inj, series, stride, lvl(), offset,
+                                       stream.get());
+  }
+  // The same with the sample given (model_traces, adjoint_traces).
+  void inject(Field f, int c, const kernels::SeriesInjection& inj, const float* series, long long stride,
+              long long sample) {
+    kernels::launch_inject_series((f == src ? s : r)[c].as<float>(), inj, series, stride, sample, stream.get());
+    if (anisotropic)
+      kernels::launch_inject_series((f == src ? sq : rq)[c].as<float>(), inj, series, stride, sample, stream.get());
+  }
+  // Zeroes both levels of a field (p and q).
+  void clear(Field f) {
+    for (int c = 0; c < 2; ++c) {
+      for (auto* b : {&(f == src ? s : r)[c], &(f == src ? sq : rq)[c]})
+        if (b->bytes() > 0) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), stream.get()));
+    }
   }
 
   // Injection of point series: entries grouped by padded cell; scale multiplies m w / (1 + s).
@@ -291,15 +391,18 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
-  if (pb.anisotropic())
-    throw Error("config key 'physics.equation' is " + pb.equation +
-                ": the GPU migrator runs the acoustic equation only so far; migrate vti and tti with "
-                "solver.backend: cpu (--backend cpu)");
+  d.anisotropic = pb.anisotropic();
+  d.tilted = pb.equation == "tti";
+  d.nf = d.anisotropic ? 2 : 1;
+  if (d.anisotropic && opt.variant == kernels::Variant::smem)
+    throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
   if (pb.config.migration->mode != "boundary")
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
-  d.fused = opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
+  // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
+  // kernels whatever migration.fused says (name() says so).
+  d.fused = !d.anisotropic && opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
             pb.config.migration->fused;
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
@@ -317,17 +420,23 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   std::string warning;
   for (auto& b : d.s) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  d.m = DeviceBuffer(fp.volume, opt.memory, &warning);
+  // m = v^2 dt^2 (vti/tti: vp, the vertical speed) and the vti/tti volumes, uploaded as the
+  // forward backend does (solver/cuda_propagator.hpp), so both step the same model.
+  const double dt2 = pb.dt * pb.dt;
+  d.m = model_volume(pb, d.nxp, opt.memory, &warning,
+                     [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
+  if (d.anisotropic) {
+    for (auto& b : d.sq) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+    for (auto& b : d.rq) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+    d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
+  }
   d.fused_shape = fused_shape_for(d.s[0].compressible());
   d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
-  std::vector<float> mp(static_cast<size_t>(d.nxp * d.ny * d.nz), 0.0f);
-  const double dt2 = pb.dt * pb.dt;
-  for (long long c = 0; c < pb.grid.cells(); ++c)
-    mp[d.padded(c)] = static_cast<float>(double(pb.vp[c]) * pb.vp[c] * dt2);
-  SEISRTM_CUDA(cudaMemcpy(d.m.as<float>(), mp.data(), fp.volume, cudaMemcpyHostToDevice));
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
+  d.tti_base = tti_args(pb, d.nxp, d.damp);
+  if (d.anisotropic) set_tti_model(d.tti_base, d.m, d.tti);
   d.wavelet = upload(pb.wavelet);
   // The shell: cells of the interior box outside the inner box (CpuMigrator's order).
   const CellBox in = interior_box(pb), inner = inner_box(pb);
@@ -340,6 +449,7 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
         if (!is_inner) shell.push_back((iz * d.ny + iy) * d.nxp + ix);
       }
   d.ns = static_cast<long long>(shell.size());
+  d.q_half = std::max(0LL, pb.steps - 2) * d.ns;
   d.shell32 = d.nxp * d.ny * d.nz < (1LL << 32);
   if (d.shell32)
     d.shell = upload(std::vector<unsigned>(shell.begin(), shell.end()));
@@ -358,7 +468,21 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   d.data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
   d.level = DeviceBuffer(sizeof(long long), MemoryKind::plain);
   d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj);
-  if (opt.variant == kernels::Variant::tma) {
+  if (opt.variant == kernels::Variant::tma && d.anisotropic) {
+    // The forward backend's maps (CudaPropagator's encode_tensor_maps) for each field.
+    for (int f = 0; f < 2; ++f)
+      for (int c = 0; c < 2; ++c) {
+        const DeviceBuffer* v[2] = {f == Impl::src ? &d.s[c] : &d.r[c], f == Impl::src ? &d.sq[c] : &d.rq[c]};
+        for (int k = 0; k < 2; ++k) {
+          encode_volume_map(&d.tti_halo[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz,
+                            kernels::tti_halo_box(pb.radius));
+          encode_volume_map(&d.tti_center[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box());
+        }
+      }
+    const DeviceBuffer* vols[5] = {&d.m, &d.tti.a, &d.tti.b, &d.tti.theta, &d.tti.phi};
+    for (int k = 0; k < (d.tilted ? 5 : 3); ++k)
+      encode_volume_map(&d.tti_model[k], vols[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box());
+  } else if (opt.variant == kernels::Variant::tma) {
     for (int c = 0; c < 2; ++c) {
       encode_volume_map(&d.tmap_s[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
       encode_volume_map(&d.tmap_s_center[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
@@ -382,10 +506,12 @@ std::string CudaMigrator::name() const {
   const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
-  return std::string("cuda ") + v + ", z_block " + std::to_string(d.opt.z_block) + ", " +
-         (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + ", z_block " +
+         std::to_string(d.opt.z_block) + ", " + (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
                   : std::string("separate backward kernels")) +
+         (d.anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
+                                                        : "") +
          ", boundary store " + (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
          query_gpu(d.opt.device).name;
 }
@@ -415,7 +541,7 @@ std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::ve
   Impl& d = *impl_;
   const long long nt = d.pb.steps, nrec = d.pb.receivers.size();
   cudaStream_t st = d.stream.get();
-  for (auto* b : {&d.s[0], &d.s[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  d.clear(Impl::src);
   DeviceBuffer series = upload(f), cells, offset, row, coef,
                traces(std::max<long long>(1, nrec * nt) * sizeof(float), MemoryKind::plain),
                counter(sizeof(int), MemoryKind::plain);
@@ -425,8 +551,8 @@ std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::ve
   SEISRTM_CUDA(cudaMemsetAsync(counter.as<int>(), 0, sizeof(int), st));
   int cs = 0;
   for (long long n = 0; n < nt; ++n) {
-    d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-    kernels::launch_inject_series(d.s[1 - cs].as<float>(), inj, series.as<float>(), nt, n, st);
+    d.step(Impl::src, cs);
+    d.inject(Impl::src, 1 - cs, inj, series.as<float>(), nt, n);
     kernels::launch_record(d.s[1 - cs].as<float>(), rec.args, traces.as<float>(), static_cast<int>(nt),
                            counter.as<int>(), st);
     kernels::launch_advance_step(counter.as<int>(), st);
@@ -445,7 +571,7 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   Impl& d = *impl_;
   const long long nt = d.pb.steps, npt = src.size();
   cudaStream_t st = d.stream.get();
-  for (auto* b : {&d.r[0], &d.r[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  d.clear(Impl::rec);
   DeviceBuffer data = upload(r), samples(std::max<long long>(1, npt * nt) * sizeof(float), MemoryKind::plain),
                counter(sizeof(int), MemoryKind::plain);
   const Recording at_src = make_recording(src, d.nx, d.ny, d.nxp);
@@ -453,8 +579,8 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   // chi^n for n = N .. 1 (slot k = N - n), then (F^T r)^{n-1} = S chi^n / V.
   int cr = 0;
   for (long long n = nt; n >= 1; --n) {
-    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
-    kernels::launch_inject_series(d.r[1 - cr].as<float>(), d.rec_inj, data.as<float>(), nt, n - 1, st);
+    d.step(Impl::rec, cr);
+    d.inject(Impl::rec, 1 - cr, d.rec_inj, data.as<float>(), nt, n - 1);
     kernels::launch_record(d.r[1 - cr].as<float>(), at_src.args, samples.as<float>(), static_cast<int>(nt),
                            counter.as<int>(), st);
     kernels::launch_advance_step(counter.as<int>(), st);
@@ -501,7 +627,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   const Problem& pb = d.pb;
   const long long nt = pb.steps, every = pb.config.migration->image_interval;
   cudaStream_t st = d.stream.get();
-  for (auto* b : {&d.s[0], &d.s[1], &d.r[0], &d.r[1]}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
+  d.clear(Impl::src);
+  d.clear(Impl::rec);
   if (!d.own_stack)
     for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), st));
   SEISRTM_CUDA(
@@ -555,16 +682,16 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   d.set_level(0);
   auto forward_step = [&](long long n, bool marks) {
     if (marks) t.mark(PhaseTimer::forward_step, st);
-    d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-    kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 0, st);
+    d.step(Impl::src, cs);
+    d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 0);
     cs = 1 - cs;
     const long long level = n + 1;
     if (marks) t.mark(PhaseTimer::store, st);
     if (level <= nt - 2) {
       if (d.host_store)
-        d.save(level, d.s[cs].as<float>());
+        d.save(level, cs);
       else
-        d.save_at(d.s[cs].as<float>());
+        d.save_at(cs);
     }
     kernels::launch_add_level(d.lvl(), 1, st);
   };
@@ -614,8 +741,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
   auto receiver_step = [&](bool marks) {
     if (marks) t.mark(PhaseTimer::receiver_step, st);
-    d.step(d.r, d.tmap_r, d.tmap_r_center, cr);
-    kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
+    d.step(Impl::rec, cr);
+    d.inject_at(Impl::rec, 1 - cr, d.rec_inj, d.data.as<float>(), nt, -1);
     cr = 1 - cr;
   };
   // Levels N and N - 1 of the receiver field, before the source field moves.
@@ -623,12 +750,13 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     receiver_step(true);
     kernels::launch_add_level(d.lvl(), -1, st);
   };
-  // Level n of the source field written back on the shell (the level counter holds n).
-  auto restore = [&](long long n, float* p) {
+  // Level n of the source field (in buffer c) written back on the shell (the level counter
+  // holds n).
+  auto restore = [&](long long n, int c) {
     if (d.host_store)
-      d.restore(n, p);
+      d.restore(n, c);
     else
-      d.restore_at(p);
+      d.restore_at(c);
   };
   auto after_backward = [&](long long n) {
     source_level(n, d.s[cs]);
@@ -660,7 +788,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
       kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
       kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
-      restore(n, d.s[1 - cs].as<float>());
+      restore(n, 1 - cs);
       kernels::launch_add_level(d.lvl(), -1, st);
       cs = 1 - cs;
       cr = 1 - cr;
@@ -678,13 +806,14 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       }
       after_backward(n);
     }
-    // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0
+    // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0 (vti/tti: p and
+    // q with the pair's operator, the source into both, the shell of both from the store).
     auto separate_step = [&](long long n, bool marks) {
       receiver_step(marks);
       if (marks) t.mark(PhaseTimer::source_step, st);
-      d.step(d.s, d.tmap_s, d.tmap_s_center, cs);
-      kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
-      restore(n, d.s[1 - cs].as<float>());
+      d.step(Impl::src, cs);
+      d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 1);
+      restore(n, 1 - cs);
       cs = 1 - cs;
       if (n % every == 0) {
         if (marks) t.mark(PhaseTimer::image, st);

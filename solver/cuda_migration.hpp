@@ -3,7 +3,9 @@
 // the forward kernels (the adjoint field and the reversed source field are forward steps,
 // docs/ADJOINT.md), the boundary store in device memory, and imaging kernels. Seven volumes
 // live on the device: the source and receiver fields (two levels each), m, image and
-// illumination; plus the boundary store and the shot's data.
+// illumination; plus the boundary store and the shot's data. vti and tti (the forward
+// backend's TTI step, separate backward kernels) add q of both fields (two levels each), a and
+// b, and for tti theta and phi: 13 and 15 volumes; their store keeps the shell of p and q.
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +15,11 @@
 
 namespace seisrtm {
 
-// Device bytes of a migration: the seven volumes, the boundary store, the data, small arrays.
+// Volumes a migration keeps on the device: 7 (acoustic), 13 (vti), 15 (tti).
+int migration_volumes(const Problem& pb);
+// Device bytes of a migration: the volumes, the boundary store, the data, small arrays.
 struct MigrationFootprint {
+  int volume_count = 7;  // migration_volumes
   std::size_t volume = 0, volumes = 0, store = 0, data = 0, total = 0;
   std::size_t store_per_step = 0;
   std::size_t total_host_store = 0;  // device bytes with the store in host memory (a ring of slots)

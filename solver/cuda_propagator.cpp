@@ -98,6 +98,47 @@ kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (
   return a;
 }
 
+DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                          const std::function<double(long long)>& value) {
+  const long long nx = pb.grid.n[0], ny = pb.grid.n[1], nz = pb.grid.n[2];
+  const std::size_t bytes = static_cast<std::size_t>(nxp * ny * nz) * sizeof(float);
+  DeviceBuffer b(bytes, kind, warning);
+  std::vector<float> h(static_cast<size_t>(nxp * ny * nz), 0.0f);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long z = 0; z < nz; ++z)
+    for (long long y = 0; y < ny; ++y)
+      for (long long x = 0; x < nx; ++x) {
+        const long long cell = (z * ny + y) * nx + x;
+        h[(z * ny + y) * nxp + x] = static_cast<float>(value(cell));
+      }
+  SEISRTM_CUDA(cudaMemcpy(b.as<float>(), h.data(), bytes, cudaMemcpyHostToDevice));
+  return b;
+}
+
+TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning) {
+  TtiVolumes v;
+  v.a = model_volume(pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
+  v.b = model_volume(pb, nxp, kind, warning, [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); });
+  if (pb.equation == "tti") {
+    // Reduced to [-pi, pi], where the kernel's __sincosf is accurate (kernels/tti_common.cuh).
+    const double two_pi = 2 * std::acos(-1.0);
+    v.theta =
+        model_volume(pb, nxp, kind, warning, [&](long long i) { return std::remainder(double(pb.theta[i]), two_pi); });
+    v.phi =
+        model_volume(pb, nxp, kind, warning, [&](long long i) { return std::remainder(double(pb.phi[i]), two_pi); });
+  }
+  return v;
+}
+
+void set_tti_model(kernels::TtiArgs& args, const DeviceBuffer& m, const TtiVolumes& v) {
+  args.m = m.as<float>();
+  args.a = v.a.as<float>();
+  args.b = v.b.as<float>();
+  const bool tilted = v.theta.bytes() > 0;
+  args.theta = tilted ? v.theta.as<float>() : nullptr;
+  args.phi = tilted ? v.phi.as<float>() : nullptr;
+}
+
 int device_volumes(const Problem& p, const CudaOptions& o) {
   // acoustic: p, p_prev, m; vti: p, p_prev, q, q_prev, m, a, b; tti: + theta, phi.
   const int base = p.equation == "tti" ? 9 : p.equation == "vti" ? 7 : 3;
@@ -122,11 +163,12 @@ struct CudaPropagator::Impl {
   const Problem& pb;
   CudaOptions opt;
   long long nx, ny, nz, nxp;
-  bool anisotropic = false, tilted = false;    // vti or tti; tti
-  DeviceBuffer qbuf[2], va, vb, vtheta, vphi;  // vti/tti: q levels, 1 + 2 eps, sqrt(1 + 2 delta), angles
-  CUtensorMap tti_halo[2][2]{};                // vti/tti tma: [p, q][buffer], the halo box
-  CUtensorMap tti_center[2][2]{};              // [p, q][buffer], the centre box
-  CUtensorMap tti_model[5]{};                  // m, a, b, theta, phi
+  bool anisotropic = false, tilted = false;  // vti or tti; tti
+  DeviceBuffer qbuf[2];                      // vti/tti: q levels
+  TtiVolumes tti;                            // vti/tti: 1 + 2 eps, sqrt(1 + 2 delta), angles
+  CUtensorMap tti_halo[2][2]{};              // vti/tti tma: [p, q][buffer], the halo box
+  CUtensorMap tti_center[2][2]{};            // [p, q][buffer], the centre box
+  CUtensorMap tti_model[5]{};                // m, a, b, theta, phi
   DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells, src_coef, step_counter,
       d_traces, flag;
   CUtensorMap tmap[2]{};         // p in buf[c], the halo box
@@ -151,22 +193,6 @@ struct CudaPropagator::Impl {
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
   kernels::TtiArgs tti_base;  // weights, damping and sizes of the vti/tti step
-
-  // A model volume in the padded layout from value(cell) (pad columns zero, never written).
-  DeviceBuffer model_volume(std::size_t bytes, MemoryKind kind, std::string* warning,
-                            const std::function<double(long long)>& value) {
-    DeviceBuffer b(bytes, kind, warning);
-    std::vector<float> h(static_cast<size_t>(nxp * ny * nz), 0.0f);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (long long z = 0; z < nz; ++z)
-      for (long long y = 0; y < ny; ++y)
-        for (long long x = 0; x < nx; ++x) {
-          const long long cell = (z * ny + y) * nx + x;
-          h[(z * ny + y) * nxp + x] = static_cast<float>(value(cell));
-        }
-    SEISRTM_CUDA(cudaMemcpy(b.as<float>(), h.data(), bytes, cudaMemcpyHostToDevice));
-    return b;
-  }
 
   kernels::AcousticArgs args(int c) const {
     return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
@@ -229,7 +255,7 @@ struct CudaPropagator::Impl {
           encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
         }
       }
-      const DeviceBuffer* vols[5] = {&m, &va, &vb, &vtheta, &vphi};
+      const DeviceBuffer* vols[5] = {&m, &tti.a, &tti.b, &tti.theta, &tti.phi};
       for (int k = 0; k < (tilted ? 5 : 3); ++k)
         encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
       return;
@@ -294,38 +320,22 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.
   const double dt2 = pb.dt * pb.dt;
-  d.m = d.model_volume(fp.volume, opt.memory, &warning,
-                       [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
+  d.m = model_volume(pb, d.nxp, opt.memory, &warning,
+                     [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
   d.anisotropic = pb.anisotropic();
   d.tilted = pb.equation == "tti";
   if (d.anisotropic) {
     if (opt.variant == kernels::Variant::smem)
       throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
     for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-    d.va = d.model_volume(fp.volume, opt.memory, &warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
-    d.vb = d.model_volume(fp.volume, opt.memory, &warning,
-                          [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); });
-    if (d.tilted) {
-      // Reduced to [-pi, pi], where the kernel's __sincosf is accurate (kernels/tti_common.cuh).
-      const double two_pi = 2 * std::acos(-1.0);
-      d.vtheta = d.model_volume(fp.volume, opt.memory, &warning,
-                                [&](long long i) { return std::remainder(double(pb.theta[i]), two_pi); });
-      d.vphi = d.model_volume(fp.volume, opt.memory, &warning,
-                              [&](long long i) { return std::remainder(double(pb.phi[i]), two_pi); });
-    }
+    d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
   if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
 
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
-  if (d.anisotropic) {
-    d.tti_base.m = d.m.as<float>();
-    d.tti_base.a = d.va.as<float>();
-    d.tti_base.b = d.vb.as<float>();
-    d.tti_base.theta = d.tilted ? d.vtheta.as<float>() : nullptr;
-    d.tti_base.phi = d.tilted ? d.vphi.as<float>() : nullptr;
-  }
+  if (d.anisotropic) set_tti_model(d.tti_base, d.m, d.tti);
   d.wavelet = upload(pb.wavelet);
 
   std::vector<long long> cells;

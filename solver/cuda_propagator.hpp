@@ -3,6 +3,7 @@
 // section 5). Three volumes live on the device (p, p_prev, m = v^2 dt^2), plus one spare when
 // snapshots are taken; the damping profiles are three 1D arrays. vti and tti keep q and its
 // previous level and the model volumes of kernels/tti.hpp too (7 and 9 volumes).
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,19 @@ kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const floa
 // The vti/tti step arguments of a problem (weights, first-derivative weights, damping, sizes);
 // the caller sets the field and model pointers.
 kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (&damp)[3]);
+// A model volume on the device in the padded layout (rows of nxp floats; pad columns zero,
+// never written) from value(cell), computed in double and rounded once, as the CPU reference.
+DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                          const std::function<double(long long)>& value);
+// The vti/tti model volumes besides m: a = 1 + 2 epsilon, b = sqrt(1 + 2 delta) and, for tti,
+// the angles (radians, reduced to [-pi, pi]); theta and phi stay empty for vti. Shared by the
+// forward backend and the migrator, so that both step the same model bit for bit.
+struct TtiVolumes {
+  DeviceBuffer a, b, theta, phi;
+};
+TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning);
+// Points the step arguments at m and the vti/tti volumes (the angles null for vti).
+void set_tti_model(kernels::TtiArgs& args, const DeviceBuffer& m, const TtiVolumes& v);
 // Volumes a run keeps on the device: 3 (acoustic), 7 (vti), 9 (tti), + 1 spare for snapshots.
 int device_volumes(const Problem& p, const CudaOptions& o);
 

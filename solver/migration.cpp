@@ -84,8 +84,7 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
-  // physics.equation vti and tti migrate on the CPU backend; the GPU migrator refuses them itself
-  // (solver/cuda_migration.cpp) and seisrtm migrate before reading the data (app/cmd_migrate.cpp).
+  // physics.equation vti and tti migrate on both backends (the GPU with separate backward kernels).
   // What the file declares is checked against the host memory before it is read.
   const double host_limit = kHostMemoryMargin * available_host_memory();
   // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <numbers>
 
 #include "io/interrupt.hpp"
 #include "io/output_file.hpp"
@@ -44,6 +45,16 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));
   file.write_model(pb.vp.data());
+  if (pb.anisotropic()) {  // the model as configured: theta and phi back in degrees
+    file.write_model_volume("epsilon", pb.epsilon.data());
+    file.write_model_volume("delta", pb.delta.data());
+    for (const auto* a : {&pb.theta, &pb.phi}) {
+      if (a->empty()) continue;
+      std::vector<float> deg(a->size());
+      for (size_t i = 0; i < deg.size(); ++i) deg[i] = static_cast<float>((*a)[i] * 180.0 / std::numbers::pi);
+      file.write_model_volume(a == &pb.theta ? "theta" : "phi", deg.data());
+    }
+  }
   file.write_geometry(pb.wavelet.data(), c.sources.shots, pb.receivers.position);
   // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
   io::SegyRun segy;

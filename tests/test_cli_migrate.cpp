@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "solver/device_info.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
@@ -484,8 +485,13 @@ model:
 
 }  // namespace
 
-TEST_CASE("migrate: a tti survey migrates on the CPU backend; the GPU migrator and validate refuse it",
+TEST_CASE("migrate: a tti survey migrates on the CPU backend, on the GPU where there is one, and validates",
           "[integration]") {
+  // What holds depends on the machine: with a GPU, auto and an explicit cuda backend migrate
+  // with the GPU migrator and validate compares it with the CPU one (and passes); without one,
+  // auto takes the CPU and the GPU paths say that there is no GPU.
+  const seisrtm::GpuInfo gpu = seisrtm::query_gpu();
+  INFO("GPU: " << (gpu.present ? gpu.name : "none (" + gpu.reason + ")"));
   const fs::path d = fresh_dir("tti");
   const std::string truth = write_text(d / "tti_true.yaml", tti_true_model());
   Result r = run_cli("run " + truth + " --quiet --backend cpu --output " + d.string());
@@ -495,33 +501,78 @@ TEST_CASE("migrate: a tti survey migrates on the CPU backend; the GPU migrator a
   REQUIRE(fs::exists(data));
   const std::string cfg = write_text(d / "tti_migrate.yaml", tti_migration_config(data));
 
-  const fs::path out = d / "out";
-  r = run_cli("migrate " + cfg + " --backend cpu --output " + out.string());
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Contains("backend cpu tti") && Contains("seisrtm: wrote"));
-  const std::string h5 = (out / "rtm_tti.h5").string();
-  REQUIRE(fs::exists(h5));
-  for (const char* ds : {"/image/correlation", "/image/illumination", "/image/normalized", "/image/laplacian"})
-    CHECK(has_link(h5, ds));
-  const Array corr = read_array(h5, "/image/correlation");
-  CHECK(corr.dims == std::vector<hsize_t>{28, 24, 30});
-  double top = 0;
-  bool finite = true;
-  for (double v : corr.values) {
-    top = std::max(top, std::abs(v));
-    finite = finite && std::isfinite(v);
-  }
-  CHECK(finite);
-  CHECK(top > 0);
+  // The image of a finished migration: the four datasets, the grid's shape, finite, not zero.
+  auto check_image = [&](const fs::path& out) {
+    const std::string h5 = (out / "rtm_tti.h5").string();
+    REQUIRE(fs::exists(h5));
+    for (const char* ds : {"/image/correlation", "/image/illumination", "/image/normalized", "/image/laplacian"})
+      CHECK(has_link(h5, ds));
+    const Array corr = read_array(h5, "/image/correlation");
+    CHECK(corr.dims == std::vector<hsize_t>{28, 24, 30});
+    double top = 0;
+    bool finite = true;
+    for (double v : corr.values) {
+      top = std::max(top, std::abs(v));
+      finite = finite && std::isfinite(v);
+    }
+    CHECK(finite);
+    CHECK(top > 0);
+  };
 
-  // The GPU migrator is acoustic only: an explicit cuda backend is refused before anything is
-  // read, with or without a GPU; so is validate, which compares it with the CPU.
-  expect_refused("tti_cuda", tti_migration_config(data), "--backend cuda",
-                 {"'physics.equation' is tti", "solver.backend: cpu"});
-  r = run_cli("validate " + cfg);
-  INFO(r.output);
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output,
-             Contains("seisrtm: error:") && Contains("'physics.equation' is tti") && Contains("solver.backend: cpu"));
+  SECTION("the CPU backend") {
+    const fs::path out = d / "cpu";
+    r = run_cli("migrate " + cfg + " --backend cpu --output " + out.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Contains("backend cpu tti") && Contains("seisrtm: wrote"));
+    check_image(out);
+  }
+
+  SECTION("auto: the GPU where there is one, no longer the CPU by force") {
+    const fs::path out = d / "auto";
+    r = run_cli("migrate " + cfg + " --output " + out.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.output, Contains(gpu.present ? "backend cuda tti" : "backend cpu tti"));
+    CHECK_THAT(r.output, !Contains("migrates on the CPU backend"));
+    if (gpu.present) CHECK_THAT(r.output, Contains("separate backward kernels") && Contains("15 volumes"));
+    check_image(out);
+  }
+
+  SECTION("an explicit cuda backend") {
+    if (gpu.present) {
+      const fs::path out = d / "cuda";
+      r = run_cli("migrate " + cfg + " --backend cuda --output " + out.string());
+      INFO(r.output);
+      REQUIRE(r.code == 0);
+      CHECK_THAT(r.output, Contains("backend cuda tti") && Contains("seisrtm: wrote"));
+      check_image(out);
+    } else {
+      expect_refused("tti_cuda", tti_migration_config(data), "--backend cuda", {"no usable GPU", "use cpu or auto"});
+    }
+  }
+
+  SECTION("refusals that stay: smem (no tti variant) and migration.mode snapshots on the GPU") {
+    // Without a GPU the missing GPU is the first thing said.
+    expect_refused("tti_smem", tti_migration_config(data), "--backend cuda --set solver.kernel=smem",
+                   gpu.present ? std::vector<std::string>{"'solver.kernel' is smem", "no tti variant", "naive"}
+                               : std::vector<std::string>{"no usable GPU"});
+    expect_refused("tti_snapshots", tti_migration_config(data), "--backend cuda --set migration.mode=snapshots",
+                   gpu.present ? std::vector<std::string>{"'migration.mode' snapshots", "CPU backend only"}
+                               : std::vector<std::string>{"no usable GPU"});
+  }
+
+  SECTION("validate compares the GPU migrator with the CPU one") {
+    r = run_cli("validate " + cfg);
+    INFO(r.output);
+    if (gpu.present) {
+      CHECK(r.code == 0);
+      CHECK_THAT(r.output, Contains("(migration)") && Contains("cuda: cuda tti") && Contains("(tti)") &&
+                               Contains("validate: PASS"));
+    } else {
+      CHECK(r.code == 1);
+      CHECK_THAT(r.output, Contains("seisrtm: error:") && Contains("validate needs a GPU"));
+      CHECK_THAT(r.output, !Contains("'physics.equation' is tti"));
+    }
+  }
 }
