@@ -2,14 +2,16 @@
 // one column of a BX x BY block and marches down z. Per plane the Tensor Memory Accelerator
 // brings p and q of level n as tiles with R halo cells on every side (corners included) into a
 // ring of S = R + 1 + lookahead stages, and the block's own columns of p_prev, q_prev and the
-// model volumes (m, a, b, theta, phi) into a second ring; nothing is read twice from DRAM.
+// model volumes (m, a, b, theta, phi) into a second ring; without z-blocking nothing is read twice
+// from DRAM.
 //
 // When a plane enters (plane c + R while plane c is computed), each thread takes from its tile
 // the column's p and q and their first derivatives D_x and D_y, and pushes them into register
 // queues of 2R + 1 planes. Plane c then has
 //   d_zz from the p/q queues, d_xz = D_z (D_x f) and d_yz = D_z (D_y f) from the derivative
-//   queues, d_xx and d_yy from the tile, and d_xy = D_y (D_x f) from D_x f of the tile's rows
-//   (halo rows included), written to shared memory by the block (one extra barrier per plane).
+//   queues, d_xx and d_yy from the tile, and d_xy = D_y (D_x f) from D_x f of the tile's rows:
+//   written to shared memory the plane before (each thread's own row from its queue, the 2R halo
+//   rows computed), in one of two buffers, so one barrier a plane serves both.
 // The march starts R planes above its first plane (z_block edges: the planes above belong to the
 // block above; at z = 0: zero, or with a free surface plane k loaded and negated as the odd image
 // of plane -k), so the block's first plane has its 2R + 1 queue entries.

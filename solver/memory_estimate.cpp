@@ -50,8 +50,9 @@ HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& back
   e.geometry = e.receivers * (64 + points_per_receiver(c.receivers.interpolation) * 12 * (cuda ? 2 : 1));
   e.geometry += 12 * e.steps;  // the wavelet (float) and the survey's time axis (double)
   if (!c.migration) {
-    // cpu, acoustic: m, p^n, p^{n-1}. cpu, vti and tti: p, p_prev, q, q_prev, 7 per-cell
-    // coefficients and 4 first-derivative scratch fields, 15 float volumes (halos not counted).
+    // cpu, acoustic: m, p^n, p^{n-1}. cpu, vti and tti: p, p_prev, q, q_prev, 6 per-cell
+    // coefficients and 4 first-derivative scratch fields: 14 float volumes, counted as 15 for the
+    // R-cell halos of the padded ones.
     // cuda: one padded volume on the host, through which the model is staged for the upload one
     // volume at a time (vp for acoustic; the TTI kernel's model volumes likewise, in turn; its
     // fields are zeroed on the device and need no host copy).

@@ -19,9 +19,9 @@ using Catch::Matchers::Contains;
 namespace {
 
 // 67 x 45 x 53 cells (no multiple of the 32 x 8 block), off-grid source and receivers, damping
-// zone of 8 cells. theta grows with depth (15 to 61 degrees) and phi is 30 degrees, so all six
+// zone of 8 cells. theta grows with depth (15 to 67 degrees) and phi is 30 degrees, so all six
 // second derivatives carry weight; epsilon and delta change at a layer boundary. 150 steps at
-// order 8 (0.18 s): the qP wave (up to 2800 m/s horizontally) crosses the 220-330 m to every face.
+// order 8 (0.18 s): the qP wave (up to 2560 m/s horizontally) crosses the 220-330 m to every face.
 const char* kTti = R"(grid: {shape: [67, 45, 53], spacing: 10}
 time: {steps: 150}
 physics: {equation: tti}

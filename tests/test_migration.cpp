@@ -155,7 +155,11 @@ TEST_CASE("vti and tti: dot-product test of modelling against migration's receiv
         "an exact adjoint\n",
         equation.c_str(), equation == "tti" ? ", theta 30/45, phi 40" : "", random, modelled);
     CHECK(std::isfinite(random));
-    CHECK(std::isfinite(modelled));
+    // Not the exact adjoint, so no rounding bound: a regression guard instead. With modelled data
+    // (r = F f, no cancelling sum) the mismatch measured 3.1e-3 (vti) and 3.7e-3 (tti); the
+    // operator's own asymmetry stays at that scale, while a wrong injection scale or field is off
+    // by its own size (10% too much data in the receiver field gives ~1e-1). Bar: 2e-2.
+    CHECK(modelled <= 2e-2);
   }
 }
 

@@ -19,7 +19,7 @@
 //
 // Memory movement (this reference, not tuned): per step it writes 4 first-derivative fields
 // (Dx p, Dy p, Dx q, Dy q) and reads them back in the update with p, q, their previous levels and
-// 7 per-cell coefficients. The GPU kernel of DESIGN.md reads 9 volumes and keeps angles as angles.
+// 6 per-cell coefficients. The GPU kernel of DESIGN.md reads 9 volumes and keeps angles as angles.
 #include <array>
 #include <vector>
 

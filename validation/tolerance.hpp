@@ -9,6 +9,10 @@
 //   tti: each mixed derivative D_b (D_a f) sums 2R first derivatives of 2R terms (4R^2), three
 //        per field, beside the second derivatives; the axis products and the combination add
 //        ~11 per operator: T = 2 (12 R^2 + 6R + 3) + 26.
+// For vti and tti T counts every term of the nested sums, an upper bound of the longest chain of
+// additions a term passes through (the classical bound of a sum; 4R + 10 for tti, 2R + 6 for
+// vti), so these two are loose: the measured errors sit 30-500x below them (H100, 2026-11-23).
+// Tightening to the chain length waits for a GPU run that confirms it.
 // The GPU also evaluates sin and cos of the angles in float (the tma variant with __sincosf:
 // absolute error <= 2^-21.41 ~ 3 eps on [-pi, pi]), which perturbs each coefficient by a few
 // eps once, not per step: covered by the combination's share above.
