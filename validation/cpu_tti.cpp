@@ -11,7 +11,9 @@ namespace seisrtm::validation {
 
 void check_tti_model(const TtiModel& model) {
   const auto cells = static_cast<size_t>(model.grid.cells());
-  if (model.radius < 1) throw Error("TTI model: radius " + std::to_string(model.radius) + " must be at least 1");
+  if (model.radius < 1 || model.radius > kMaxTtiRadius)
+    throw Error("TTI model: radius " + std::to_string(model.radius) + " must be in [1, " +
+                std::to_string(kMaxTtiRadius) + "]");
   if (!(model.dt > 0)) throw Error("TTI model: dt must be positive");
   for (int a = 0; a < 3; ++a)
     if (model.grid.n[a] < 1 || !(model.grid.h[a] > 0))
@@ -146,70 +148,94 @@ void CpuTti<Real>::update(const CellBox& box) {
   const long long y0 = std::max(0LL, box.lo[1] - R), y1 = std::min(ny, box.hi[1] + R);
   const long long z0 = std::max(z_first, box.lo[2] - R), z1 = std::min(nz, box.hi[2] + R);
 
+  // Local copies of the weights (no store through the fields can reach them, so the compiler
+  // keeps them in registers and vectorises the x loops), and raw field pointers.
+  Real w1[3][kMaxTtiRadius + 1] = {}, w2[3][kMaxTtiRadius + 1] = {};
+  for (int a = 0; a < 3; ++a)
+    for (int k = 0; k <= R; ++k) {
+      w1[a][k] = d1_[a][k];
+      w2[a][k] = d2_[a][k];
+    }
+  Real* __restrict gxp_f = gxp_.data();
+  Real* __restrict gyp_f = gyp_.data();
+  Real* __restrict gxq_f = gxq_.data();
+  Real* __restrict gyq_f = gyq_.data();
+
   // Pass 1: gx = Dx f, gy = Dy f for f = p, q on the grid cells; the halo of g stays 0, which
   // is D_a f = 0 outside the grid, so D_b (D_a f) below is the X-shaped tile with f = 0 outside.
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long iz = z0; iz < z1; ++iz) {
     for (long long iy = y0; iy < y1; ++iy) {
+      const long long row = padded(0, iy, iz);
+#pragma omp simd
       for (long long ix = x0; ix < x1; ++ix) {
-        const long long i = padded(ix, iy, iz);
+        const long long i = row + ix;
         Real gxp = 0, gyp = 0, gxq = 0, gyq = 0;
         for (int k = 1; k <= R; ++k) {
-          gxp += d1_[0][k] * (p[i + k * sx] - p[i - k * sx]);
-          gyp += d1_[1][k] * (p[i + k * sy] - p[i - k * sy]);
-          gxq += d1_[0][k] * (q[i + k * sx] - q[i - k * sx]);
-          gyq += d1_[1][k] * (q[i + k * sy] - q[i - k * sy]);
+          gxp += w1[0][k] * (p[i + k * sx] - p[i - k * sx]);
+          gyp += w1[1][k] * (p[i + k * sy] - p[i - k * sy]);
+          gxq += w1[0][k] * (q[i + k * sx] - q[i - k * sx]);
+          gyq += w1[1][k] * (q[i + k * sy] - q[i - k * sy]);
         }
-        gxp_[i] = gxp;
-        gyp_[i] = gyp;
-        gxq_[i] = gxq;
-        gyq_[i] = gyq;
+        gxp_f[i] = gxp;
+        gyp_f[i] = gyp;
+        gxq_f[i] = gxq;
+        gyq_f[i] = gyq;
       }
     }
   }
 
   // Pass 2: the second derivatives, the mixed ones from the first-derivative fields, H0 p and
   // Hz q, and the leapfrog update of both fields into the previous levels.
+  Real* __restrict pn = pp_.data();
+  Real* __restrict qn = qp_.data();
+  const Real* __restrict mm = m_.data();
+  const Real* __restrict aa = a_.data();
+  const Real* __restrict bb = s2_.data();
+  const Real* __restrict nxv = nx_.data();
+  const Real* __restrict nyv = ny_.data();
+  const Real* __restrict nzv = nz_.data();
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz) {
     for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
+      const long long row = padded(0, iy, iz), grow = (iz * ny + iy) * nx;
+      const Real s_yz = Real(damp_[1][iy]) + Real(damp_[2][iz]);
+      const float* s_x = damp_[0].data();
+#pragma omp simd
       for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
-        const long long i = padded(ix, iy, iz);
-        const long long g = (iz * ny + iy) * nx + ix;
+        const long long i = row + ix;
+        const long long g = grow + ix;
         // d_aa f (1/m^2 x f) for f = p, q.
-        Real pxx = d2_[0][0] * p[i], pyy = d2_[1][0] * p[i], pzz = d2_[2][0] * p[i];
-        Real qxx = d2_[0][0] * q[i], qyy = d2_[1][0] * q[i], qzz = d2_[2][0] * q[i];
+        Real pxx = w2[0][0] * p[i], pyy = w2[1][0] * p[i], pzz = w2[2][0] * p[i];
+        Real qxx = w2[0][0] * q[i], qyy = w2[1][0] * q[i], qzz = w2[2][0] * q[i];
         // d_xy = D_y (D_x f), d_xz = D_z (D_x f), d_yz = D_z (D_y f).
         Real pxy = 0, pxz = 0, pyz = 0, qxy = 0, qxz = 0, qyz = 0;
         for (int k = 1; k <= R; ++k) {
-          pxx += d2_[0][k] * (p[i - k * sx] + p[i + k * sx]);
-          pyy += d2_[1][k] * (p[i - k * sy] + p[i + k * sy]);
-          pzz += d2_[2][k] * (p[i - k * sz] + p[i + k * sz]);
-          qxx += d2_[0][k] * (q[i - k * sx] + q[i + k * sx]);
-          qyy += d2_[1][k] * (q[i - k * sy] + q[i + k * sy]);
-          qzz += d2_[2][k] * (q[i - k * sz] + q[i + k * sz]);
-          pxy += d1_[1][k] * (gxp_[i + k * sy] - gxp_[i - k * sy]);
-          pxz += d1_[2][k] * (gxp_[i + k * sz] - gxp_[i - k * sz]);
-          pyz += d1_[2][k] * (gyp_[i + k * sz] - gyp_[i - k * sz]);
-          qxy += d1_[1][k] * (gxq_[i + k * sy] - gxq_[i - k * sy]);
-          qxz += d1_[2][k] * (gxq_[i + k * sz] - gxq_[i - k * sz]);
-          qyz += d1_[2][k] * (gyq_[i + k * sz] - gyq_[i - k * sz]);
+          pxx += w2[0][k] * (p[i - k * sx] + p[i + k * sx]);
+          pyy += w2[1][k] * (p[i - k * sy] + p[i + k * sy]);
+          pzz += w2[2][k] * (p[i - k * sz] + p[i + k * sz]);
+          qxx += w2[0][k] * (q[i - k * sx] + q[i + k * sx]);
+          qyy += w2[1][k] * (q[i - k * sy] + q[i + k * sy]);
+          qzz += w2[2][k] * (q[i - k * sz] + q[i + k * sz]);
+          pxy += w1[1][k] * (gxp_f[i + k * sy] - gxp_f[i - k * sy]);
+          pxz += w1[2][k] * (gxp_f[i + k * sz] - gxp_f[i - k * sz]);
+          pyz += w1[2][k] * (gyp_f[i + k * sz] - gyp_f[i - k * sz]);
+          qxy += w1[1][k] * (gxq_f[i + k * sy] - gxq_f[i - k * sy]);
+          qxz += w1[2][k] * (gxq_f[i + k * sz] - gxq_f[i - k * sz]);
+          qyz += w1[2][k] * (gyq_f[i + k * sz] - gyq_f[i - k * sz]);
         }
-        const Real ax = nx_[g], ay = ny_[g], az = nz_[g];
+        const Real ax = nxv[g], ay = nyv[g], az = nzv[g];
         // H0 p = sum_a (1 - n_a^2) d_aa p - 2 (nx ny dxy + nx nz dxz + ny nz dyz) p
         const Real h0p = ((Real(1) - ax * ax) * pxx + (Real(1) - ay * ay) * pyy + (Real(1) - az * az) * pzz) -
                          Real(2) * (ax * ay * pxy + ax * az * pxz + ay * az * pyz);
         // Hz q = sum_a n_a^2 d_aa q + 2 (nx ny dxy + nx nz dxz + ny nz dyz) q
         const Real hzq =
             (ax * ax * qxx + ay * ay * qyy + az * az * qzz) + Real(2) * (ax * ay * qxy + ax * az * qxz + ay * az * qyz);
-        const Real s = Real(damp_[0][ix]) + (Real(damp_[1][iy]) + Real(damp_[2][iz]));
-        if (s == Real(0)) {  // exact either way; the undamped interior skips the division
-          pp_[i] = Real(2) * p[i] - pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq);
-          qp_[i] = Real(2) * q[i] - qp_[i] + m_[g] * (s2_[g] * h0p + hzq);
-        } else {
-          pp_[i] = (Real(2) * p[i] - (Real(1) - s) * pp_[i] + m_[g] * (a_[g] * h0p + s2_[g] * hzq)) / (Real(1) + s);
-          qp_[i] = (Real(2) * q[i] - (Real(1) - s) * qp_[i] + m_[g] * (s2_[g] * h0p + hzq)) / (Real(1) + s);
-        }
+        // Branch-free: where s = 0, (1 - s) = 1 and / (1 + s) are exact, the undamped formula's
+        // bits; one form lets the loop vectorise.
+        const Real s = Real(s_x[ix]) + s_yz;
+        pn[i] = (Real(2) * p[i] - (Real(1) - s) * pn[i] + mm[g] * (aa[g] * h0p + bb[g] * hzq)) / (Real(1) + s);
+        qn[i] = (Real(2) * q[i] - (Real(1) - s) * qn[i] + mm[g] * (bb[g] * h0p + hzq)) / (Real(1) + s);
       }
     }
   }

@@ -29,10 +29,13 @@
 
 namespace seisrtm::validation {
 
+// The largest radius the CPU stepper takes (space order 16).
+inline constexpr int kMaxTtiRadius = 8;
+
 // A TTI problem on a grid; the model arrays hold grid.cells() values each, x fastest.
 struct TtiModel {
   Grid grid;
-  int radius = 4;  // R = space_order / 2, any R >= 1
+  int radius = 4;  // R = space_order / 2, 1..kMaxTtiRadius
   double dt = 0;   // s
   std::vector<double> vp, epsilon, delta, theta, phi;
   // Optional: per axis s(i) = sigma dt / 2 (n[a] values each; empty = no damping), free surface.
