@@ -108,6 +108,23 @@ TEST_CASE("the migration example in configs/rtm runs: run, then migrate its data
   CHECK(fs::exists(m / "migrate_image_depth.png"));
 }
 
+TEST_CASE("the tti migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
+  // Shrunk to one shot and 150 steps so the tier stays short; the README shows the full runs.
+  const fs::path d = fresh_dir("configs_rtm_tti");
+  const fs::path rtm = fs::path(SEISRTM_SOURCE_DIR) / "configs" / "rtm";
+  const Result a = run_cli("run " + (rtm / "tti_true_model.yaml").string() + " --quiet --output " + d.string() +
+                           " --set time.steps=150 --set sources.shots=[[545,175,10]]");
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  const fs::path m = d / "migration";
+  const Result b = run_cli("migrate " + (rtm / "tti_migrate.yaml").string() + " --quiet --output " + m.string() +
+                           " --set migration.data=" + (d / "tti_true_model.h5").string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(fs::exists(m / "tti_migrate.h5"));
+  CHECK(fs::exists(m / "tti_migrate_image_xz.png"));
+}
+
 namespace {
 std::vector<hsize_t> dims_of(const std::string& file, const std::string& name) {
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
