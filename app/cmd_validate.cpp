@@ -1,5 +1,4 @@
 // seisrtm validate: the CUDA backend against the CPU reference on the same problem.
-#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -52,12 +51,9 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   validation::CpuMigrator cpu(p);
   CudaMigrator gpu(p, cuda_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
-  // Each field carries the forward step's rounding, T eps sqrt(steps) relative (T terms per
-  // cell update: 6R + 4 acoustic, vti and tti in validation/tolerance.hpp); the source field is
-  // stepped up to 2 N times (forward, then rebuilt), and an image is a sum of products of two
-  // fields, whose relative errors add: tol = 2 T eps sqrt(2 steps).
+  // tol = 2 T eps sqrt(2 steps), derived in validation/tolerance.hpp.
   const double terms = validation::step_rounding_terms(p);
-  const double tol = 2 * terms * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+  const double tol = validation::migration_tolerance(p);
   std::printf("validate %s (migration): %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(),
               p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());

@@ -1,5 +1,4 @@
 // [gpu] Every CUDA variant against the CPU reference, on a grid that is no multiple of the block.
-#include <cfloat>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "tests/catch.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
+#include "validation/tolerance.hpp"
 
 using namespace seisrtm;
 using Catch::Matchers::Contains;
@@ -61,8 +61,8 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
       const Output ref = run(cpu, p);
       REQUIRE(validation::max_abs(ref.field.data(), ref.field.size()) > 0);
       // validate's tolerance: each step rounds (6R + 4) operations in float, growing as the
-      // square root of the step count (cmd_validate.cpp).
-      const double tol = (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps));
+      // square root of the step count (validation/tolerance.hpp).
+      const double tol = validation::forward_tolerance(p, p.steps);
       // The cells within the damping width of a face (the free surface's plane included): the
       // wave must have reached them, else the test would not see errors there.
       const long long w = p.config.boundary.damping_width;

@@ -77,11 +77,11 @@ Result migrate(M& m, const Problem& p, const std::vector<float>& data) {
 
 TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the CPU migrator", "[gpu]") {
   const auto data = noise_data(migration_problem());
-  // validate's tolerance: 2 (6R + 4) eps_f32 sqrt(2 steps) (cmd_validate.cpp says why).
+  // validate's tolerance: 2 T eps_f32 sqrt(2 steps) (validation/tolerance.hpp says why).
   for (int order : {8, 4, 16}) {
     for (bool fused : {true, false}) {
       const Problem p = migration_problem({"physics.space_order=" + std::to_string(order)}, fused);
-      const double tol = 2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+      const double tol = validation::migration_tolerance(p);
       validation::CpuMigrator cpu(p);
       const Result ref = migrate(cpu, p, data);
       REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
@@ -247,7 +247,7 @@ TEST_CASE("a GPU stack kept on the device equals the CPU stack of the same shots
   std::vector<float> ci, cl, gi, gl;
   stack_shots(in, cpu, true, ci, cl);
   stack_shots(in, gpu, true, gi, gl);
-  const double tol = 2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+  const double tol = validation::migration_tolerance(p);
   const double ei = validation::relative_l2(gi.data(), ci.data(), ci.size());
   const double el = validation::relative_l2(gl.data(), cl.data(), cl.size());
   INFO("stack of 2 shots: image rel L2 " << ei << ", illumination " << el << " (tolerance " << tol << ")");
@@ -314,12 +314,6 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
   return build_problem(c);
 }
 
-// validate's tolerance (cmd_validate.cpp, validate_migration): 2 T eps_f32 sqrt(2 steps) with
-// T the rounding terms of one step of the equation (validation/tolerance.hpp).
-double migration_tolerance(const Problem& p) {
-  return 2 * validation::step_rounding_terms(p) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
-}
-
 }  // namespace
 
 TEST_CASE("GPU vti and tti migration: tma (z_block 0, 7) and naive agree with the CPU migrator", "[gpu]") {
@@ -327,7 +321,7 @@ TEST_CASE("GPU vti and tti migration: tma (z_block 0, 7) and naive agree with th
     const Problem p = anisotropic_problem(equation);
     REQUIRE(p.equation == equation);
     const auto data = noise_data(p);
-    const double tol = migration_tolerance(p);
+    const double tol = validation::migration_tolerance(p);
     validation::CpuMigrator cpu(p);
     const Result ref = migrate(cpu, p, data);
     REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);

@@ -35,4 +35,12 @@ inline double forward_tolerance(const Problem& p, long long steps) {
   return step_rounding_terms(p) * FLT_EPSILON * std::sqrt(double(steps));
 }
 
+// Relative L2 tolerance of a migration of p.steps steps (validate and the GPU tier). Each field
+// carries the forward step's rounding, T eps sqrt(steps); the source field is stepped up to 2 N
+// times (forward, then rebuilt), and an image is a sum of products of two fields, whose relative
+// errors add: tol = 2 T eps sqrt(2 steps).
+inline double migration_tolerance(const Problem& p) {
+  return 2 * step_rounding_terms(p) * FLT_EPSILON * std::sqrt(2.0 * p.steps);
+}
+
 }  // namespace seisrtm::validation
