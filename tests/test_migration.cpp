@@ -381,6 +381,21 @@ double column_peak(const std::vector<float>& v, long long lo, long long hi, long
   return k + 0.5 * (a - c) / (a - 2 * b + c);
 }
 
+// The flat-reflector survey's images (64 x 34 x 62 cells of 10 m): in the column under the line's
+// centre, the Laplacian and the normalised image peak within one cell of `depth`, with the
+// positive polarity of a velocity increase.
+void check_flat_image(const Images& im, double depth, const char* label) {
+  const Grid g{{64, 34, 62}, {10, 10, 10}};
+  for (const auto* which : {&im.laplacian, &im.normalized}) {
+    const double z = 10 * column_peak(*which, 25, 55, g.n[0] * g.n[1], g.index(31, 16, 0));
+    const double v = (*which)[g.index(31, 16, std::lround(z / 10))];
+    std::printf("%s at %.1f m: %s image peak at %.2f m (error %+.2f m), polarity %s\n", label, depth,
+                which == &im.laplacian ? "laplacian" : "normalized", z, z - depth, v > 0 ? "+" : "-");
+    CHECK(std::abs(z - depth) <= 10.0);
+    CHECK(v > 0);  // a velocity increase reflects with a positive coefficient
+  }
+}
+
 }  // namespace
 
 TEST_CASE("a flat reflector images at its depth within one cell", "[cpu]") {
@@ -399,15 +414,7 @@ TEST_CASE("a flat reflector images at its depth within one cell", "[cpu]") {
                            "receivers: {line: {start: [110, 165, 20], end: [520, 165, 20], count: 42}}\n");
     const Images im =
         migrate_data(d, grid + "model: {vp: 2000}\nmigration: {data: x, mute: {velocity: 2000}}\n", "flat");
-    const Grid g{{64, 34, 62}, {10, 10, 10}};
-    for (const auto* which : {&im.laplacian, &im.normalized}) {
-      const double z = 10 * column_peak(*which, 25, 55, g.n[0] * g.n[1], g.index(31, 16, 0));
-      const double v = (*which)[g.index(31, 16, std::lround(z / 10))];
-      std::printf("flat reflector at %.1f m: %s image peak at %.2f m (error %+.2f m), polarity %s\n", depth,
-                  which == &im.laplacian ? "laplacian" : "normalized", z, z - depth, v > 0 ? "+" : "-");
-      CHECK(std::abs(z - depth) <= 10.0);
-      CHECK(v > 0);  // a velocity increase reflects with a positive coefficient
-    }
+    check_flat_image(im, depth, "flat reflector");
   }
 }
 
@@ -436,15 +443,7 @@ TEST_CASE("vti: a flat reflector images at its depth within one cell", "[cpu]") 
                          "receivers: {line: {start: [110, 165, 20], end: [520, 165, 20], count: 42}}\n");
   const Images im = migrate_data(
       d, grid + "model:\n  vp: 2000\n" + anisotropy + "migration: {data: x, mute: {velocity: 2000}}\n", "vti_flat");
-  const Grid g{{64, 34, 62}, {10, 10, 10}};
-  for (const auto* which : {&im.laplacian, &im.normalized}) {
-    const double z = 10 * column_peak(*which, 25, 55, g.n[0] * g.n[1], g.index(31, 16, 0));
-    const double v = (*which)[g.index(31, 16, std::lround(z / 10))];
-    std::printf("vti flat reflector at %.1f m: %s image peak at %.2f m (error %+.2f m), polarity %s\n", depth,
-                which == &im.laplacian ? "laplacian" : "normalized", z, z - depth, v > 0 ? "+" : "-");
-    CHECK(std::abs(z - depth) <= 10.0);
-    CHECK(v > 0);  // a velocity increase reflects with a positive coefficient
-  }
+  check_flat_image(im, depth, "vti flat reflector");
 }
 
 TEST_CASE("a point diffractor focuses at its position within one cell", "[cpu]") {
