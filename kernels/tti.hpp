@@ -45,7 +45,7 @@ struct TtiTmaPolicy {
   static constexpr int kBlockX = 32;
   static constexpr int kBlockY = 8;
   static constexpr int kLookahead = 2;    // planes of p and q in flight beyond the R + 1 in use
-  static constexpr int kFieldStages = 3;  // planes of the per-cell volumes in flight
+  static constexpr int kFieldStages = 4;  // planes of the per-cell volumes in flight (a power of two)
 };
 constexpr int tti_halo_x(int radius) {
   return (radius + 3) / 4 * 4;  // the box's x start on a 16-byte boundary (tma_halo_x)

@@ -36,25 +36,35 @@ namespace {
 constexpr int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
+constexpr int pow2_at_least(int v) {
+  int p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
 
 template <int Radius, bool Tilted>
 struct TtiShape {
   static constexpr int BX = TtiTmaPolicy::kBlockX, BY = TtiTmaPolicy::kBlockY;
   static constexpr int TW = tti_tile_width(Radius), TH = tti_tile_height(Radius), HX = tti_halo_x(Radius);
-  static constexpr int kStages = Radius + 1 + TtiTmaPolicy::kLookahead;
+  // Stage counts are powers of two: a load's stage and parity are bits of its index.
+  static constexpr int kStages = pow2_at_least(Radius + 1 + TtiTmaPolicy::kLookahead);
   static constexpr int kStageFloats = round_up(TW * TH, 32);  // one field's tile, 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
   static constexpr int kFieldStages = TtiTmaPolicy::kFieldStages;
+  static_assert((kFieldStages & (kFieldStages - 1)) == 0, "field stages: a power of two");
   static constexpr int kVolumes = Tilted ? 7 : 5;  // p_prev, q_prev, m, a, b (, theta, phi)
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
-  static constexpr unsigned kFieldBytes = kVolumes * kFieldFloats * sizeof(float);
+  static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(float);
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
   static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(float) +
-                                         size_t(kFieldStages) * kFieldBytes +
+                                         size_t(kFieldStages) * kVolumes * kFieldBytes +
                                          size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
-  static constexpr int kThreads = BX * BY;
+  static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
+  // Warp 0 issues the p/q tiles, warp 1 + v the per-cell volume v: the issue work is spread so
+  // that no warp arrives late at the plane's barrier.
+  static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
 };
 
 template <int Radius, bool Tilted>
@@ -71,7 +81,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   constexpr int BX = Shape::BX, BY = Shape::BY, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats, NV = Shape::kVolumes;
-  constexpr int Q = 2 * R + 1;  // queue length: planes c - R .. c + R
+  constexpr int Q = 2 * R + 1;  // a derivative's window: planes c - R .. c + R
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
@@ -81,6 +91,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   float* gx = fields + FS * NV * FF;  // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
+  const int warp = tid / 32;
+  const bool lane0 = (tid & 31) == 0;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * BY;
   const int ix = x0 + tx, iy = y0 + ty;
   const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
@@ -89,13 +101,14 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
-    for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], 1);
+    for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
   // Load t: plane e = z0 - R + t of p and q into stage t % S. Above z = 0 the plane is zero, or
-  // with a free surface plane -e, negated when it is used.
-  auto issue = [&](int t, int s) {
+  // with a free surface plane -e, negated when it enters. Warp 0 issues these.
+  auto issue = [&](int t) {
+    const int s = t & (S - 1);
     const uint32_t bytes = 2 * Shape::kBoxBytes;
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
@@ -106,144 +119,92 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + (2 * s + 1) * SF, &map_q,
                                     coords, &bar[s]);
   };
-  // Field load f: plane z0 + f of the per-cell volumes into field stage f % FS.
-  auto issue_fields = [&](int f, int fs) {
-    const uint32_t bytes = Shape::kFieldBytes;
+  // Field load f, volume v: plane z0 + f of p_prev, q_prev, m, a, b, theta or phi into field
+  // stage f % FS. Warp 1 + v issues these.
+  const int volume = warp - 1;
+  const CUtensorMap* volume_map = volume == 0   ? &map_pp
+                                  : volume == 1 ? &map_qp
+                                  : volume == 2 ? &map_m
+                                  : volume == 3 ? &map_a
+                                  : volume == 4 ? &map_b
+                                  : volume == 5 ? &map_theta
+                                                : &map_phi;
+  auto issue_field = [&](int f) {
+    const int fs = f & (FS - 1);
+    const uint32_t field_bytes = Shape::kFieldBytes;
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                         &field_bar[fs], bytes);
+                                         &field_bar[fs], field_bytes);
     const int32_t coords[3] = {x0, y0, z0 + f};
-    float* dst = fields + fs * NV * FF;
-    const CUtensorMap* maps[7] = {&map_pp, &map_qp, &map_m, &map_a, &map_b, &map_theta, &map_phi};
-#pragma unroll
-    for (int v = 0; v < NV; ++v)
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, dst + v * FF, maps[v], coords,
-                                      &field_bar[fs]);
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + (fs * NV + volume) * FF,
+                                    volume_map, coords, &field_bar[fs]);
   };
+  const bool pq_issuer = lane0 && warp == 0, field_issuer = lane0 && warp >= 1 && warp <= NV;
+  if (pq_issuer)
+    for (int t = 0; t < min(S, total); ++t) issue(t);
+  if (field_issuer)
+    for (int f = 0; f < min(FS, planes); ++f) issue_field(f);
   auto wait = [](uint64_t* b, uint32_t parity) {
     while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
     }
   };
-  if (tid == 0) {
-    for (int t = 0; t < min(S, total); ++t) issue(t, t);
-    for (int f = 0; f < min(FS, planes); ++f) issue_fields(f, f);
-  }
 
   const bool active = ix < a.nx && iy < a.ny;
   const int cx_ = min(ix, a.nx - 1), cy_ = min(iy, a.ny - 1);
   const float damp_x = a.damp_x[cx_], damp_y = a.damp_y[cy_];
-  float* out_p = a.pn + (long long)cy_ * a.sy + cx_;
-  float* out_q = a.qn + (long long)cy_ * a.sy + cx_;
-  // Queues of planes c - R .. c + R of this column: p, q, D_x p, D_y p, D_x q, D_y q, shifted by
-  // one each plane. (Unrolling the march by 2R + 1 to rotate them instead executed 17% fewer
+  float* out_p = a.pn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
+  float* out_q = a.qn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
+  // Windows of this column's p, q, D_x p, D_y p, D_x q and D_y q over planes c - R .. c + R, one
+  // slot longer than a window: the march does two planes per iteration (plane c in slots
+  // 0 .. 2R, plane c + 1 in slots 1 .. 2R + 1) and then shifts by two, half the register moves of
+  // a shift per plane. (Unrolling by 2R + 1 to rotate them instead executed 17% fewer
   // instructions but ran slower, 35.7 against 38.8 GCells/s: the 9 copies of the body missed the
-  // instruction cache, 2.4 cycles of stall per issue; H100, 800^3, 2026-11-23.)
-  float qp[Q], qq[Q], gxp[Q], gyp[Q], gxq[Q], gyq[Q];
+  // instruction cache; H100, 800^3, 2026-11-23.)
+  float qp[Q + 1], qq[Q + 1], gxp[Q + 1], gyp[Q + 1], gxq[Q + 1], gyq[Q + 1];
 #pragma unroll
-  for (int k = 0; k < Q; ++k) qp[k] = qq[k] = gxp[k] = gyp[k] = gxq[k] = gyq[k] = 0.0f;
-
-  int s_in = 0, s_c = 0, f_c = 0;  // stages of load t, of load t - R (plane c), and of plane c's fields
-  uint32_t parity = 0, f_parity = 0;
-  long long offset = (long long)z0 * a.sz;
+  for (int k = 0; k <= Q; ++k) qp[k] = qq[k] = gxp[k] = gyp[k] = gxq[k] = gyq[k] = 0.0f;
   constexpr int kGx = Shape::kGxRows * BX;  // one field's D_x rows in a gx buffer
 
-  // One plane of the march: load t enters (plane e = z0 - R + t), plane c = e - R is computed,
-  // and D_x of plane c + 1's tile rows is prepared for the next plane's d_xy. One barrier per
-  // plane.
-  for (int t = 0; t < total; ++t) {
-    // The queue slot of plane c + k, k = -R..R, after load t entered.
-    auto slot = [](int k) constexpr {
-      return R + k;
-    };
-    wait(&bar[s_in], parity);
-    {                                                      // Plane e enters the queues.
-      const float sign = (z0 - R + t < 0) ? -1.0f : 1.0f;  // odd image (a zero plane without a free surface)
-      const float* tp = ring + 2 * s_in * SF + centre;
-      const float* tq = tp + SF;
-      float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
+  // Load t enters window slot `in` (plane e = z0 - R + t). Only loads above z0 + R can lie above
+  // z = 0, so only the first 2R loads take the sign of the odd image.
+  auto enter = [&]<int In, bool Image>(int t) {
+    wait(&bar[t & (S - 1)], (t / S) & 1);
+    const float* tp = ring + 2 * (t & (S - 1)) * SF + centre;
+    const float* tq = tp + SF;
+    float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
 #pragma unroll
-      for (int k = 1; k <= R; ++k) {
-        dxp += a.dx[k] * (tp[k] - tp[-k]);
-        dyp += a.dy[k] * (tp[k * TW] - tp[-k * TW]);
-        dxq += a.dx[k] * (tq[k] - tq[-k]);
-        dyq += a.dy[k] * (tq[k * TW] - tq[-k * TW]);
-      }
-#pragma unroll
-      for (int k = 0; k < Q - 1; ++k) {
-        qp[k] = qp[k + 1];
-        qq[k] = qq[k + 1];
-        gxp[k] = gxp[k + 1];
-        gyp[k] = gyp[k + 1];
-        gxq[k] = gxq[k + 1];
-        gyq[k] = gyq[k + 1];
-      }
-      constexpr int in = slot(R);
-      qp[in] = sign * tp[0];
-      qq[in] = sign * tq[0];
-      gxp[in] = sign * dxp;
-      gyp[in] = sign * dyp;
-      gxq[in] = sign * dxq;
-      gyq[in] = sign * dyq;
+    for (int k = 1; k <= R; ++k) {
+      dxp += a.dx[k] * (tp[k] - tp[-k]);
+      dyp += a.dy[k] * (tp[k * TW] - tp[-k * TW]);
+      dxq += a.dx[k] * (tq[k] - tq[-k]);
+      dyq += a.dy[k] * (tq[k * TW] - tq[-k * TW]);
     }
-    if (t >= 2 * R) {  // plane c = z0 + t - 2R
-      const int iz = z0 + t - 2 * R;
-      const float* tp = ring + 2 * s_c * SF;
-      const float* tq = tp + SF;
-      detail::Hessian hp, hq;
-      const float* cp = tp + centre;
-      const float* cq = tq + centre;
-      constexpr int c0 = slot(0);
-      hp.xx = a.cx[0] * qp[c0];
-      hp.yy = a.cy[0] * qp[c0];
-      hp.zz = a.cz[0] * qp[c0];
-      hq.xx = a.cx[0] * qq[c0];
-      hq.yy = a.cy[0] * qq[c0];
-      hq.zz = a.cz[0] * qq[c0];
-      // Plane c's D_x rows, written the plane before: gx buffer (c - z0) % 2.
-      const float* g = gx + ((t - 2 * R) & 1) * 2 * kGx + (ty + R) * BX + tx;
-#pragma unroll
-      for (int k = 1; k <= R; ++k) {
-        const int up = slot(k), down = slot(-k);
-        hp.xx += a.cx[k] * (cp[-k] + cp[k]);
-        hp.yy += a.cy[k] * (cp[-k * TW] + cp[k * TW]);
-        hp.zz += a.cz[k] * (qp[down] + qp[up]);
-        hq.xx += a.cx[k] * (cq[-k] + cq[k]);
-        hq.yy += a.cy[k] * (cq[-k * TW] + cq[k * TW]);
-        hq.zz += a.cz[k] * (qq[down] + qq[up]);
-        if constexpr (Tilted) {
-          hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
-          hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
-          hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
-          hp.yz += a.dz[k] * (gyp[up] - gyp[down]);
-          hq.xz += a.dz[k] * (gxq[up] - gxq[down]);
-          hq.yz += a.dz[k] * (gyq[up] - gyq[down]);
-        }
+    float vp = tp[0], vq = tq[0];
+    if constexpr (Image) {
+      if (z0 - R + t < 0) {  // odd image (a zero plane without a free surface)
+        vp = -vp, vq = -vq, dxp = -dxp, dyp = -dyp, dxq = -dxq, dyq = -dyq;
       }
-      wait(&field_bar[f_c], f_parity);
-      const float* fv = fields + f_c * NV * FF + ty * BX + tx;
-      detail::Axis n;
-      if constexpr (Tilted) n = detail::symmetry_axis<true>(fv[5 * FF], fv[6 * FF]);
-      const detail::TtiCell cell{
-          qp[c0],     fv[0],      qq[c0],     fv[FF],
-          fv[2 * FF], fv[3 * FF], fv[4 * FF], damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
-      float np, nq;
-      detail::tti_update(cell, detail::h0<Tilted>(hp, n), detail::hz<Tilted>(hq, n), iz, a.free_surface, &np, &nq);
-      if (active) {
-        out_p[offset] = np;
-        out_q[offset] = nq;
-      }
-      offset += a.sz;
     }
-    if (Tilted && t + 1 >= 2 * R && t + 1 < total) {
-      // D_x p and D_x q of plane c + 1 (load t - R + 1, in stage s_c + 1) on the tile's rows for
-      // the next plane's d_xy: this thread's own row from its queue, the 2R halo rows computed.
-      const int s1 = s_c + 1 == S ? 0 : s_c + 1;        // t >= 2R - 1 >= R here, so s_c is load t - R's stage
-      float* w = gx + ((t + 1 - 2 * R) & 1) * 2 * kGx;  // plane c + 1's buffer
-      constexpr int next = slot(1);
-      w[(ty + R) * BX + tx] = gxp[next];
-      w[kGx + (ty + R) * BX + tx] = gxq[next];
-      const float* tp = ring + 2 * s1 * SF;
-      const float* tq = tp + SF;
-      for (int h = ty; h < 2 * R; h += BY) {
+    qp[In] = vp;
+    qq[In] = vq;
+    gxp[In] = dxp;
+    gyp[In] = dyp;
+    gxq[In] = dxq;
+    gyq[In] = dyq;
+  };
+  // D_x p and D_x q of plane z0 + j + 1 (load j + R + 1) on the tile's rows into gx buffer
+  // (j + 1) % 2, for that plane's d_xy: this thread's own row from window slot `next`, the 2R halo
+  // rows computed.
+  auto prepare_gx = [&]<int Next, int Buffer>(int j) {
+    const int t1 = j + R + 1;
+    float* w = gx + Buffer * 2 * kGx;
+    w[(ty + R) * BX + tx] = gxp[Next];
+    w[kGx + (ty + R) * BX + tx] = gxq[Next];
+    const float* tp = ring + 2 * (t1 & (S - 1)) * SF;
+    const float* tq = tp + SF;
+#pragma unroll
+    for (int i = 0; i < (2 * R + BY - 1) / BY; ++i) {
+      const int h = ty + i * BY;
+      if (h < 2 * R) {
         const int r = h < R ? h : BY + h;  // rows 0..R-1 above the block, BY+R.. below
         const float* rp = tp + r * TW + tx + HX;
         const float* rq = tq + r * TW + tx + HX;
@@ -257,20 +218,106 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
         w[kGx + r * BX + tx] = dxq;
       }
     }
+  };
+  // Plane c = z0 + j (load j + R, window slots Base .. Base + 2R, gx buffer j % 2 = Base).
+  auto compute = [&]<int Base>(int j) {
+    const int iz = z0 + j;
+    const float* cp = ring + 2 * ((j + R) & (S - 1)) * SF + centre;
+    const float* cq = cp + SF;
+    constexpr int c0 = Base + R;
+    detail::Hessian hp, hq;
+    hp.xx = a.cx[0] * qp[c0];
+    hp.yy = a.cy[0] * qp[c0];
+    hp.zz = a.cz[0] * qp[c0];
+    hq.xx = a.cx[0] * qq[c0];
+    hq.yy = a.cy[0] * qq[c0];
+    hq.zz = a.cz[0] * qq[c0];
+    const float* g = gx + Base * 2 * kGx + (ty + R) * BX + tx;
+#pragma unroll
+    for (int k = 1; k <= R; ++k) {
+      const int up = c0 + k, down = c0 - k;
+      hp.xx += a.cx[k] * (cp[-k] + cp[k]);
+      hp.yy += a.cy[k] * (cp[-k * TW] + cp[k * TW]);
+      hp.zz += a.cz[k] * (qp[down] + qp[up]);
+      hq.xx += a.cx[k] * (cq[-k] + cq[k]);
+      hq.yy += a.cy[k] * (cq[-k * TW] + cq[k * TW]);
+      hq.zz += a.cz[k] * (qq[down] + qq[up]);
+      if constexpr (Tilted) {
+        hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
+        hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
+        hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
+        hp.yz += a.dz[k] * (gyp[up] - gyp[down]);
+        hq.xz += a.dz[k] * (gxq[up] - gxq[down]);
+        hq.yz += a.dz[k] * (gyq[up] - gyq[down]);
+      }
+    }
+    wait(&field_bar[j & (FS - 1)], (j / FS) & 1);
+    const float* fv = fields + (j & (FS - 1)) * NV * FF + tid;
+    detail::Axis n;
+    if constexpr (Tilted) n = detail::symmetry_axis<true>(fv[5 * FF], fv[6 * FF]);
+    const detail::TtiCell cell{
+        qp[c0],     fv[0],      qq[c0],     fv[FF],
+        fv[2 * FF], fv[3 * FF], fv[4 * FF], damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
+    float np, nq;
+    detail::tti_update(cell, detail::h0<Tilted>(hp, n), detail::hz<Tilted>(hq, n), iz, a.free_surface, &np, &nq);
+    if (active) {
+      *out_p = np;
+      *out_q = nq;
+    }
+    out_p += a.sz;
+    out_q += a.sz;
+  };
+  // After plane c = z0 + j (j = -1: none yet; load j + 2R entered): its stage and fields are free
+  // once every thread passed the barrier; the next loads go into them.
+  auto release = [&](int j) {
     __syncthreads();  // plane c's stage and fields are free; plane c + 1's D_x rows are visible
-    if (tid == 0) {
-      if (t >= R && t - R + S < total) issue(t - R + S, s_c);
-      if (t >= 2 * R && t - 2 * R + FS < planes) issue_fields(t - 2 * R + FS, f_c);
+    const int t = j + 2 * R;
+    if (pq_issuer && t >= R && t - R + S < total) issue(t - R + S);
+    if (field_issuer && j >= 0 && j + FS < planes) issue_field(j + FS);
+  };
+
+  // Warm-up: loads 0 .. 2R - 1 (planes z0 - R .. z0 + R - 1) fill window slots 0 .. 2R - 1.
+#pragma unroll 1
+  for (int t = 0; t < 2 * R; ++t) {
+    enter.template operator()<2 * R, true>(t);
+#pragma unroll
+    for (int k = 0; k < 2 * R; ++k) {
+      qp[k] = qp[k + 1];
+      qq[k] = qq[k + 1];
+      gxp[k] = gxp[k + 1];
+      gyp[k] = gyp[k + 1];
+      gxq[k] = gxq[k + 1];
+      gyq[k] = gyq[k + 1];
     }
-    if (++s_in == S) {
-      s_in = 0;
-      parity ^= 1;
+    if (Tilted && t == 2 * R - 1) prepare_gx.template operator()<2 * R - 1 - R + 1, 0>(-1);
+    release(t - 2 * R);
+  }
+  // Two planes per iteration: plane z0 + j from slots 0 .. 2R (gx buffer 0), plane z0 + j + 1
+  // from slots 1 .. 2R + 1 (gx buffer 1).
+  int j = 0;
+#pragma unroll 1
+  for (; j + 1 < planes; j += 2) {
+    enter.template operator()<2 * R, false>(j + 2 * R);
+    compute.template operator()<0>(j);
+    if constexpr (Tilted) prepare_gx.template operator()<R + 1, 1>(j);
+    release(j);
+    enter.template operator()<2 * R + 1, false>(j + 1 + 2 * R);
+    compute.template operator()<1>(j + 1);
+    if (Tilted && j + 2 < planes) prepare_gx.template operator()<R + 2, 0>(j + 1);
+    release(j + 1);
+#pragma unroll
+    for (int k = 0; k < 2 * R; ++k) {
+      qp[k] = qp[k + 2];
+      qq[k] = qq[k + 2];
+      gxp[k] = gxp[k + 2];
+      gyp[k] = gyp[k + 2];
+      gxq[k] = gxq[k + 2];
+      gyq[k] = gyq[k + 2];
     }
-    if (t >= R && ++s_c == S) s_c = 0;
-    if (t >= 2 * R && ++f_c == FS) {
-      f_c = 0;
-      f_parity ^= 1;
-    }
+  }
+  if (j < planes) {  // an odd count: the last plane alone
+    enter.template operator()<2 * R, false>(j + 2 * R);
+    compute.template operator()<0>(j);
   }
 #endif
 }
