@@ -85,6 +85,12 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
+  // Split barriers instead of one __syncthreads a plane: every thread arrives on gx_full[b] when
+  // its D_x rows of the plane using buffer b are written and on consumed[j % 2] when it is done
+  // with plane j's tile, fields and gx buffer; it waits on them only where it needs them, so a
+  // warp runs up to a plane ahead of the slowest instead of idling at a barrier.
+  __shared__ alignas(8) uint64_t gx_full[2];
+  __shared__ alignas(8) uint64_t consumed[2];
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
   float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);  // stage s: p, then q
   float* fields = ring + S * 2 * SF;                                      // stage f: NV planes
@@ -102,6 +108,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
     for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
+    for (int b = 0; b < 2; ++b) {
+      cuda::ptx::mbarrier_init(&gx_full[b], Shape::kThreads);
+      cuda::ptx::mbarrier_init(&consumed[b], Shape::kThreads);
+    }
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
@@ -243,12 +253,18 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
       hq.yy += a.cy[k] * (cq[-k * TW] + cq[k * TW]);
       hq.zz += a.cz[k] * (qq[down] + qq[up]);
       if constexpr (Tilted) {
-        hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
-        hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
         hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
         hp.yz += a.dz[k] * (gyp[up] - gyp[down]);
         hq.xz += a.dz[k] * (gxq[up] - gxq[down]);
         hq.yz += a.dz[k] * (gyq[up] - gyq[down]);
+      }
+    }
+    if constexpr (Tilted) {
+      wait(&gx_full[Base], (j / 2) & 1);  // plane j's D_x rows: buffer j % 2 = Base
+#pragma unroll
+      for (int k = 1; k <= R; ++k) {
+        hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
+        hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
       }
     }
     wait(&field_bar[j & (FS - 1)], (j / FS) & 1);
@@ -267,13 +283,21 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
     out_p += a.sz;
     out_q += a.sz;
   };
-  // After plane c = z0 + j (j = -1: none yet; load j + 2R entered): its stage and fields are free
-  // once every thread passed the barrier; the next loads go into them.
-  auto release = [&](int j) {
-    __syncthreads();  // plane c's stage and fields are free; plane c + 1's D_x rows are visible
-    const int t = j + 2 * R;
-    if (pq_issuer && t >= R && t - R + S < total) issue(t - R + S);
-    if (field_issuer && j >= 0 && j + FS < planes) issue_field(j + FS);
+  // The end of plane j's work (j >= 0). Once every thread is done with plane j - 1 (its tile:
+  // load j - 1 + R, its fields and gx buffer (j - 1) % 2), the next loads go into that stage and
+  // field stage, and this thread may write plane j + 1's D_x rows into that buffer (Next: the
+  // window slot of plane j + 1, Buffer = (j + 1) % 2).
+  auto finish = [&]<int Next, int Buffer>(int j) {
+    if (j >= 1) {
+      wait(&consumed[(j - 1) & 1], ((j - 1) / 2) & 1);
+      if (pq_issuer && j - 1 + R + S < total) issue(j - 1 + R + S);
+      if (field_issuer && j - 1 + FS < planes) issue_field(j - 1 + FS);
+    }
+    if (Tilted && j + 1 < planes) {
+      prepare_gx.template operator()<Next, Buffer>(j);
+      (void)cuda::ptx::mbarrier_arrive(&gx_full[Buffer]);
+    }
+    (void)cuda::ptx::mbarrier_arrive(&consumed[j & 1]);
   };
 
   // Warm-up: loads 0 .. 2R - 1 (planes z0 - R .. z0 + R - 1) fill window slots 0 .. 2R - 1.
@@ -289,8 +313,14 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
       gxq[k] = gxq[k + 1];
       gyq[k] = gyq[k + 1];
     }
-    if (Tilted && t == 2 * R - 1) prepare_gx.template operator()<2 * R - 1 - R + 1, 0>(-1);
-    release(t - 2 * R);
+    if (Tilted && t == 2 * R - 1) {
+      prepare_gx.template operator()<R, 0>(-1);  // plane z0: window slot R, buffer 0
+      (void)cuda::ptx::mbarrier_arrive(&gx_full[0]);
+    }
+    // Loads below R (planes above z0) are read on entry only: their stages take the next loads
+    // once every thread has entered them.
+    __syncthreads();
+    if (pq_issuer && t >= R && t - R + S < total) issue(t - R + S);
   }
   // Two planes per iteration: plane z0 + j from slots 0 .. 2R (gx buffer 0), plane z0 + j + 1
   // from slots 1 .. 2R + 1 (gx buffer 1).
@@ -299,12 +329,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
   for (; j + 1 < planes; j += 2) {
     enter.template operator()<2 * R, false>(j + 2 * R);
     compute.template operator()<0>(j);
-    if constexpr (Tilted) prepare_gx.template operator()<R + 1, 1>(j);
-    release(j);
+    finish.template operator()<R + 1, 1>(j);
     enter.template operator()<2 * R + 1, false>(j + 1 + 2 * R);
     compute.template operator()<1>(j + 1);
-    if (Tilted && j + 2 < planes) prepare_gx.template operator()<R + 2, 0>(j + 1);
-    release(j + 1);
+    finish.template operator()<R + 2, 0>(j + 1);
 #pragma unroll
     for (int k = 0; k < 2 * R; ++k) {
       qp[k] = qp[k + 2];
