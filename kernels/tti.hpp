@@ -40,13 +40,17 @@ struct TtiArgs {
 };
 
 // The tma variant's block: BX x BY threads, one column each; the p and q tiles carry R halo
-// cells on every side (corners included: the xy mixed derivative needs them).
+// cells on every side (corners included: the xy mixed derivative needs them). BY is 16 rows
+// below order 16 (the 2R halo rows of D_x for d_xy cost half of what they cost with 8 rows) and
+// 8 at order 16, where 16 rows' stages would not fit in shared memory.
 struct TtiTmaPolicy {
   static constexpr int kBlockX = 32;
-  static constexpr int kBlockY = 8;
   static constexpr int kLookahead = 2;    // planes of p and q in flight beyond the R + 1 in use
   static constexpr int kFieldStages = 4;  // planes of the per-cell volumes in flight (a power of two)
 };
+constexpr int tti_block_y(int radius) {
+  return radius >= 8 ? 8 : 16;
+}
 constexpr int tti_halo_x(int radius) {
   return (radius + 3) / 4 * 4;  // the box's x start on a 16-byte boundary (tma_halo_x)
 }
@@ -54,10 +58,10 @@ constexpr int tti_tile_width(int radius) {
   return (TtiTmaPolicy::kBlockX + tti_halo_x(radius) + radius + 7) / 8 * 8;
 }
 constexpr int tti_tile_height(int radius) {
-  return TtiTmaPolicy::kBlockY + 2 * radius;
+  return tti_block_y(radius) + 2 * radius;
 }
 std::array<int, 3> tti_halo_box(int radius);
-std::array<int, 3> tti_center_box();
+std::array<int, 3> tti_center_box(int radius);
 
 // Tensor maps of the tma variant: p and q of level n with the halo box; p_prev, q_prev and the
 // model volumes with the centre box. theta and phi unused (null) for vti.

@@ -44,7 +44,7 @@ constexpr int pow2_at_least(int v) {
 
 template <int Radius, bool Tilted>
 struct TtiShape {
-  static constexpr int BX = TtiTmaPolicy::kBlockX, BY = TtiTmaPolicy::kBlockY;
+  static constexpr int BX = TtiTmaPolicy::kBlockX, BY = tti_block_y(Radius);
   static constexpr int TW = tti_tile_width(Radius), TH = tti_tile_height(Radius), HX = tti_halo_x(Radius);
   // Stage counts are powers of two: a load's stage and parity are bits of its index.
   static constexpr int kStages = pow2_at_least(Radius + 1 + TtiTmaPolicy::kLookahead);
@@ -61,14 +61,16 @@ struct TtiShape {
   static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(float) +
                                          size_t(kFieldStages) * kVolumes * kFieldBytes +
                                          size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
+  static_assert(kSharedBytes <= 227 * 1024, "shared memory of one block beyond the 227 KB of compute capability 9.0");
   static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
+  static constexpr int kMinBlocks = kThreads >= 512 || Radius >= 8 ? 1 : 2;  // blocks an SM must hold
   // Warp 0 issues the p/q tiles, warp 1 + v the per-cell volume v: the issue work is spread so
   // that no warp arrives late at the plane's barrier.
   static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
 };
 
 template <int Radius, bool Tilted>
-__global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 8 ? 1 : 2)
+__global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<Radius, Tilted>::kMinBlocks)
     tti_tma_kernel(const __grid_constant__ CUtensorMap map_p, const __grid_constant__ CUtensorMap map_q,
                    const __grid_constant__ CUtensorMap map_pp, const __grid_constant__ CUtensorMap map_qp,
                    const __grid_constant__ CUtensorMap map_m, const __grid_constant__ CUtensorMap map_a,
@@ -210,22 +212,18 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, Radius >= 
     w[(ty + R) * BX + tx] = gxp[Next];
     w[kGx + (ty + R) * BX + tx] = gxq[Next];
     const float* tp = ring + 2 * (t1 & (S - 1)) * SF;
-    const float* tq = tp + SF;
+    // The 2R halo rows of both fields: 4R row-fields, row-field i to the threads of row i % BY.
 #pragma unroll
-    for (int i = 0; i < (2 * R + BY - 1) / BY; ++i) {
-      const int h = ty + i * BY;
-      if (h < 2 * R) {
+    for (int n = 0; n < (4 * R + BY - 1) / BY; ++n) {
+      const int i = ty + n * BY;
+      if (i < 4 * R) {
+        const int h = i >> 1, field = i & 1;
         const int r = h < R ? h : BY + h;  // rows 0..R-1 above the block, BY+R.. below
-        const float* rp = tp + r * TW + tx + HX;
-        const float* rq = tq + r * TW + tx + HX;
-        float dxp = 0.0f, dxq = 0.0f;
+        const float* rf = tp + field * SF + r * TW + tx + HX;
+        float d = 0.0f;
 #pragma unroll
-        for (int k = 1; k <= R; ++k) {
-          dxp += a.dx[k] * (rp[k] - rp[-k]);
-          dxq += a.dx[k] * (rq[k] - rq[-k]);
-        }
-        w[r * BX + tx] = dxp;
-        w[kGx + r * BX + tx] = dxq;
+        for (int k = 1; k <= R; ++k) d += a.dx[k] * (rf[k] - rf[-k]);
+        w[field * kGx + r * BX + tx] = d;
       }
     }
   };
@@ -373,8 +371,8 @@ void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStre
 std::array<int, 3> tti_halo_box(int radius) {
   return {tti_tile_width(radius), tti_tile_height(radius), 1};
 }
-std::array<int, 3> tti_center_box() {
-  return {TtiTmaPolicy::kBlockX, TtiTmaPolicy::kBlockY, 1};
+std::array<int, 3> tti_center_box(int radius) {
+  return {TtiTmaPolicy::kBlockX, tti_block_y(radius), 1};
 }
 
 #define SEISRTM_TTI_TMA(R)                                                                  \

@@ -476,12 +476,12 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
         for (int k = 0; k < 2; ++k) {
           encode_volume_map(&d.tti_halo[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz,
                             kernels::tti_halo_box(pb.radius));
-          encode_volume_map(&d.tti_center[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box());
+          encode_volume_map(&d.tti_center[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(pb.radius));
         }
       }
     const DeviceBuffer* vols[5] = {&d.m, &d.tti.a, &d.tti.b, &d.tti.theta, &d.tti.phi};
     for (int k = 0; k < (d.tilted ? 5 : 3); ++k)
-      encode_volume_map(&d.tti_model[k], vols[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box());
+      encode_volume_map(&d.tti_model[k], vols[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(pb.radius));
   } else if (opt.variant == kernels::Variant::tma) {
     for (int c = 0; c < 2; ++c) {
       encode_volume_map(&d.tmap_s[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));

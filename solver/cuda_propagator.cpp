@@ -252,12 +252,12 @@ struct CudaPropagator::Impl {
         const DeviceBuffer* f[2] = {&buf[c], &qbuf[c]};
         for (int k = 0; k < 2; ++k) {
           encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius));
-          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
+          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius));
         }
       }
       const DeviceBuffer* vols[5] = {&m, &tti.a, &tti.b, &tti.theta, &tti.phi};
       for (int k = 0; k < (tilted ? 5 : 3); ++k)
-        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box());
+        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius));
       return;
     }
     for (int c = 0; c < 2; ++c) {
