@@ -1,7 +1,7 @@
 // tma TTI: the whole step of p and q in one pass (DESIGN.md sections 3 and 5). Each thread owns
 // one column of a BX x BY block and marches down z. Per plane the Tensor Memory Accelerator
 // brings p and q of level n as tiles with R halo cells on every side (corners included) into a
-// ring of S = R + 1 + lookahead stages, and the block's own columns of p_prev, q_prev and the
+// ring of S >= R + 1 + lookahead stages, and the block's own columns of p_prev, q_prev and the
 // model volumes (m, a, b, theta, phi) into a second ring; without z-blocking nothing is read twice
 // from DRAM.
 //
@@ -11,7 +11,11 @@
 //   d_zz from the p/q queues, d_xz = D_z (D_x f) and d_yz = D_z (D_y f) from the derivative
 //   queues, d_xx and d_yy from the tile, and d_xy = D_y (D_x f) from D_x f of the tile's rows:
 //   written to shared memory the plane before (each thread's own row from its queue, the 2R halo
-//   rows computed), in one of two buffers, so one barrier a plane serves both.
+//   rows computed), in one of two buffers.
+// No __syncthreads in the march: split barriers (mbarriers every thread arrives on) say when a
+// plane's D_x rows are written and when every thread is done with a plane; a thread waits on them
+// only where it needs them, and the TMA loads into a freed stage are issued by one lane of warp 0
+// (p, q) and of warps 1..7 (one per-cell volume each).
 // The march starts R planes above its first plane (z_block edges: the planes above belong to the
 // block above; at z = 0: zero, or with a free surface plane k loaded and negated as the odd image
 // of plane -k), so the block's first plane has its 2R + 1 queue entries.

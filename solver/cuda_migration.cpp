@@ -476,7 +476,8 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
         for (int k = 0; k < 2; ++k) {
           encode_volume_map(&d.tti_halo[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz,
                             kernels::tti_halo_box(pb.radius));
-          encode_volume_map(&d.tti_center[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(pb.radius));
+          encode_volume_map(&d.tti_center[f][k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz,
+                            kernels::tti_center_box(pb.radius));
         }
       }
     const DeviceBuffer* vols[5] = {&d.m, &d.tti.a, &d.tti.b, &d.tti.theta, &d.tti.phi};
