@@ -7,7 +7,7 @@ FROM nvidia/cuda:13.0.0-devel-ubuntu24.04
 # hadolint ignore=DL3008
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       cmake ninja-build g++ libhdf5-dev libyaml-cpp-dev libcli11-dev catch2 \
-      libsegyio-dev nlohmann-json3-dev libpugixml-dev libgd-dev libpng-dev zlib1g-dev python3 python3-venv clang-format \
+      libsegyio-dev nlohmann-json3-dev libpugixml-dev libgd-dev libpng-dev zlib1g-dev libopenmpi-dev openmpi-bin python3 python3-venv clang-format \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /seisrtm
 COPY . .

@@ -5,11 +5,36 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "solver/cluster.hpp"
 #include "solver/device_info.hpp"
 
 namespace seisrtm::app {
 
+namespace {
+
+// Under mpirun: which GPU each rank takes (cmd_run's choice), in rank order, from rank 0.
+bool print_ranks() {
+  if (cluster::size() == 1) return true;
+  const int device = cluster::gpu_for_rank(0, gpu_count());
+  const GpuInfo g = query_gpu(device);
+  char line[400];
+  char bus[32] = "?";
+  if (g.present) cudaDeviceGetPCIBusId(bus, sizeof bus, device);
+  std::snprintf(line, sizeof line, "rank %d/%d on %s (node-local rank %d): %s", cluster::rank(), cluster::size(),
+                cluster::host().c_str(), cluster::local_rank(),
+                g.present ? ("GPU " + std::to_string(device) + ", " + g.name + ", PCI " + bus).c_str()
+                          : ("no GPU (" + g.reason + "): the CPU backend").c_str());
+  const auto lines = cluster::gather_strings(line);
+  if (cluster::rank() != 0) return false;
+  std::printf("MPI: %d ranks (shot-parallel run: mpirun -np N seisrtm run CONFIG)\n", cluster::size());
+  for (const auto& l : lines) std::printf("  %s\n", l.c_str());
+  return true;
+}
+
+}  // namespace
+
 int cmd_info() {
+  if (!print_ranks()) return 0;
   unsigned h5maj = 0, h5min = 0, h5rel = 0;
   H5get_libversion(&h5maj, &h5min, &h5rel);
   std::printf("seisrtm %s\n", SEISRTM_VERSION);

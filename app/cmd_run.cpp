@@ -4,6 +4,7 @@
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "solver/cluster.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
 #include "solver/survey.hpp"
@@ -19,6 +20,8 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   // Set on the loaded config, not pasted into YAML: a path is taken as it is, quotes and
   // backslashes included; whether it is usable is checked where the output is created.
   if (!o.output.empty()) c.output.directory = o.output;
+  // Several ranks on a node: each takes its own GPU, counted from the configured one.
+  if (cluster::size() > 1) c.solver.device = cluster::gpu_for_rank(c.solver.device, gpu_count());
   return c;
 }
 
@@ -45,17 +48,23 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
 }
 
-int cmd_run(const std::string& config_path, const CommonOptions& o) {
+int cmd_run(const std::string& config_path, const CommonOptions& given) {
+  // Under mpirun only rank 0 talks (and writes); the others compute the shots it hands out.
+  CommonOptions o = given;
+  if (cluster::rank() > 0) o.quiet = true;
   const Config c = load_with_overrides(config_path, o);
   if (c.migration)
     throw Error("config file '" + config_path +
                 "' has a 'migration' section: it is a migration config; run it "
                 "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
   const Problem p = build_problem(c);
-  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
+  const bool talk = cluster::rank() == 0;
+  if (talk)
+    for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   std::string chosen;
   auto prop = make_propagator(p, c.solver.backend, &chosen);
-  for (const auto& n : prop->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
+  if (talk)
+    for (const auto& n : prop->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   if (!o.quiet)
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (stable up to %.4g s), "
@@ -66,6 +75,11 @@ int cmd_run(const std::string& config_path, const CommonOptions& o) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const RunSummary s = run_survey(p, *prop, ro);
+  if (!talk) return 0;
+  if (cluster::size() > 1)
+    std::fprintf(stderr,
+                 "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d; wall time of the shots %.2f s\n",
+                 cluster::size(), s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1, s.seconds);
   if (o.quiet) {
     // --quiet drops the progress and the list of files but keeps this one line: where the
     // result is and how fast the stepping ran.

@@ -10,6 +10,7 @@
 #include "app/commands.hpp"
 #include "base/error.hpp"
 #include "io/interrupt.hpp"
+#include "solver/cluster.hpp"
 
 namespace {
 
@@ -35,7 +36,25 @@ constexpr int kUsageError = 2;
 
 }  // namespace
 
+int main_of_rank(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  // One rank of one unless mpirun started this process (solver/cluster.hpp).
+  try {
+    seisrtm::cluster::init(&argc, &argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "seisrtm: error: %s\n", e.what());
+    return 1;
+  }
+  const int code = main_of_rank(argc, argv);
+  // A failed rank of a job of several ends them all: rank 0 has removed the temporaries of the
+  // output set on the way here, and no rank waits forever on one that has stopped.
+  if (code != 0 && seisrtm::cluster::size() > 1) seisrtm::cluster::abort_job(code);
+  seisrtm::cluster::finalize();
+  return code;
+}
+
+int main_of_rank(int argc, char** argv) {
   using namespace seisrtm;
   // Before any other HDF5 call. HDF5 (1.10) would close at exit a file whose H5Fclose failed
   // (a full disk) a second time and crash there; every file we open is closed by its owner,
@@ -169,6 +188,9 @@ int main(int argc, char** argv) {
   // HDF5's own error stack would print beside our one-line messages; every call is checked.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
+    if (cluster::size() > 1 && !run->parsed() && !cli.got_subcommand("info"))
+      throw Error("this command runs as one process; under mpirun with " + std::to_string(cluster::size()) +
+                  " ranks seisrtm runs 'run' (shot-parallel) and 'info' (valid: mpirun -np N seisrtm run CONFIG)");
     if (run->parsed() || migrate->parsed()) stop_on_signals();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
@@ -189,6 +211,8 @@ int main(int argc, char** argv) {
                  e.where().c_str(), e.directory().c_str());
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
   } catch (const Error& e) {
+    if (cluster::size() > 1 && cluster::rank() > 0 && std::string(e.what()).rfind("this command", 0) == 0)
+      return 1;  // rank 0 says it once
     std::fprintf(stderr, "seisrtm: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

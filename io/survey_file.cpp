@@ -28,7 +28,7 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
   if (l.shots < 0 || l.receivers < 0 || l.steps < 0 || l.snapshot_interval < 0)
     throw Error("survey layout of '" + out_.path() + "' has a negative size");
   traces_ = l.traces && l.receivers > 0;
-  snapshots_ = l.snapshot_interval > 0 ? l.steps / l.snapshot_interval : 0;
+  snapshots_ = snapshot_count(l);
   for (long long k = 0; k < snapshots_; ++k) snapshot_times_.push_back((k + 1) * l.snapshot_interval * l.dt);
 
   if (traces_) out_.create_chunked("traces", {hsize_t(l.shots), hsize_t(l.receivers), hsize_t(l.steps)});

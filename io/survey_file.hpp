@@ -36,6 +36,10 @@ struct SurveyLayout {
   bool traces = true;                   // /traces (only with receivers)
   bool model = true;                    // /model/vp
 };
+// Snapshots a run of this layout stores: one every snapshot_interval steps.
+inline long long snapshot_count(const SurveyLayout& l) {
+  return l.snapshot_interval > 0 ? l.steps / l.snapshot_interval : 0;
+}
 
 // The root attributes every result file carries (run and migrate alike).
 struct RunAttributes {

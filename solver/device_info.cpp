@@ -63,6 +63,13 @@ GpuInfo query_gpu(int device) {
   return g;
 }
 
+int gpu_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  cudaGetLastError();
+  return count;
+}
+
 bool gpu_available() {
   int count = 0;
   const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;

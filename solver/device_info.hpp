@@ -23,6 +23,7 @@ struct GpuInfo {
 
 GpuInfo query_gpu(int device = 0);
 bool gpu_available();
+int gpu_count();  // 0 without a usable driver
 // Looks up a driver API function by name (nullptr where no driver exists).
 void* driver_entry_point(const char* symbol);
 

@@ -1,8 +1,10 @@
 #include "solver/survey.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <numbers>
 
@@ -11,6 +13,7 @@
 #include "io/plot.hpp"
 #include "io/segy.hpp"
 #include "io/survey_file.hpp"
+#include "solver/cluster.hpp"
 #include "solver/progress.hpp"
 
 namespace seisrtm {
@@ -21,6 +24,56 @@ io::RunAttributes run_attributes(const Problem& pb, const std::string& producer,
   return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps};
 }
 
+// The test suite's way to make one shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k
+// throws at the start of shot k (0-based), whichever rank computes it.
+void inject_test_failure(long long s) {
+  if (const char* f = std::getenv("SEISRTM_TEST_FAIL_SHOT"); f && std::atoll(f) == s)
+    throw Error("SEISRTM_TEST_FAIL_SHOT: a failure injected by the test suite");
+}
+
+// A rank other than 0 of a shot-parallel run: computes the shots rank 0 hands it and sends their
+// snapshots and traces back; writes no file. A failure is reported to rank 0 with its shot.
+RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& farm) {
+  const Grid& g = pb.grid;
+  const long long nrec = pb.receivers.size(), nt = pb.steps;
+  const long long interval = pb.config.output.snapshot_interval;
+  const io::SurveyLayout layout{pb.shot_count(), nrec, nt, pb.dt, g.n, g.h, interval, true, true};
+  const long long nsnap = io::snapshot_count(layout);
+  std::vector<float> field(nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
+  std::vector<float> shot_traces(static_cast<size_t>(nrec * nt));
+  const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
+  RunSummary sum;
+  for (long long s = farm.next(); s >= 0; s = farm.next()) {
+    try {
+      inject_test_failure(s);
+      prop.begin_shot(s);
+      Progress progress("shot", nt, double(g.cells()), true);
+      for (long long n = 0; n < nt;) {
+        const long long k = std::min(chunk, nt - n);
+        prop.advance(n, k);
+        n += k;
+        if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
+          prop.request_wavefield(g.cells());
+          prop.receive_wavefield(field.data());
+          farm.send(s, cluster::ResultKind::snapshot, n / interval - 1, field.data(), field.size());
+        }
+        if (10 * n >= 9 * nt) farm.ask();  // the next shot's number arrives while this one ends
+        io::check_interrupt("shot " + std::to_string(s + 1) + ", step " + std::to_string(n) + "/" + std::to_string(nt),
+                            pb.config.output.directory);
+      }
+      progress.finish();
+      sum.seconds += progress.seconds();
+      prop.traces(shot_traces.data());
+      farm.send(s, cluster::ResultKind::traces, 0, shot_traces.data(), shot_traces.size());
+    } catch (const io::Interrupted&) {
+      throw;
+    } catch (const std::exception& e) {
+      farm.fail(s, e.what());
+    }
+  }
+  return sum;
+}
+
 }  // namespace
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
@@ -29,6 +82,8 @@ void write_run_attributes(hid_t root, const Problem& pb, const std::string& prod
 
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
   namespace fs = std::filesystem;
+  cluster::ShotFarm farm(pb.shot_count());
+  if (!farm.coordinator()) return run_worker(pb, prop, farm);
   const Config& c = pb.config;
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
@@ -77,67 +132,103 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     io::write_image(set.add("_" + suffix + ".png"), im);
   };
 
-  RunSummary sum;
-  const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
-  for (long long s = 0; s < nshots; ++s) {
-    const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-    prop.begin_shot(s);
-    Progress progress(label, nt, double(g.cells()), opt.quiet);
-    long long pending = -1;  // snapshot index requested but not yet written
-    for (long long n = 0; n < nt;) {
-      const long long k = std::min(chunk, nt - n);
-      prop.advance(n, k);
-      n += k;
-      if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
-        // Written one snapshot late, so the copy overlaps the next chunk of time steps.
-        if (pending >= 0) {
-          prop.receive_wavefield(field.data());
-          file.write_snapshot(s, pending, field.data());
-        }
-        prop.request_wavefield(g.cells());
-        pending = n / interval - 1;
-      }
-      progress.update(n);
-      io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
-    }
-    if (pending >= 0) {
-      prop.receive_wavefield(field.data());
-      file.write_snapshot(s, pending, field.data());
-    }
-    progress.finish();
-    sum.seconds += progress.seconds();
-    prop.traces(shot_traces.data());
-    file.write_traces(s, shot_traces.data());
+  // A shot's traces, from this rank or another: the file, the SEG-Y copy and the gather picture.
+  auto deliver_traces = [&](long long s, const float* data) {
+    file.write_traces(s, data);
     if (c.output.segy != "none")
-      io::write_segy_shot(set.add("_" + io::shot_name(s) + ".sgy"), segy, s, c.sources.shots[s], pb.receivers.position,
-                          shot_traces.data());
-    if (c.output.pictures) {
+      io::write_segy_shot(set.add(std::string("_").append(io::shot_name(s)).append(".sgy")), segy, s,
+                          c.sources.shots[s], pb.receivers.position, data);
+    if (c.output.pictures && nrec > 0) {
       // Seismic data in a symmetric colour scale clipped at a percentile of |p| (stated in the
       // picture), so a few large samples near the source do not wash out the rest.
-      const std::string front = c.output.name + ": " + io::shot_name(s);
       const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
-      if (nrec > 0) {
-        io::Image2D im = io::gather_picture(shot_traces, nrec, nt, pb.dt, pb.receivers.position, src);
-        im.title = front + " " + im.title;
-        picture("gather_" + io::shot_name(s), im);
-      }
-      if (s == 0) {
-        prop.wavefield(field.data());
-        const long long iy = std::clamp<long long>(std::llround(src[1] / g.h[1]), 0, g.n[1] - 1);
-        io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
-        char t[64];
-        std::snprintf(t, sizeof t, "wavefield p at t = %.3f s, ", double(nt) * pb.dt);
-        wf.title = front + " " + t + wf.title;
-        wf.value_label = "p", wf.value_unit = "arb. units";
-        wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
-        picture("wavefield_" + io::shot_name(s), wf);
-        io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
-        vp.title = c.output.name + ": model vp, " + vp.title;
-        vp.value_label = "vp", vp.value_unit = "m/s";
-        vp.map = io::Colormap::viridis, vp.symmetric = false, vp.clip_percentile = 100;
-        picture("model_vp", vp);
-      }
+      io::Image2D im =
+          io::gather_picture(std::vector<float>(data, data + nrec * nt), nrec, nt, pb.dt, pb.receivers.position, src);
+      im.title = c.output.name + ": " + io::shot_name(s) + " " + im.title;
+      picture("gather_" + io::shot_name(s), im);
     }
+  };
+  // What the other ranks of a shot-parallel run send (cluster.hpp).
+  const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long index,
+                                           const std::vector<float>& data) {
+    if (kind == cluster::ResultKind::snapshot)
+      file.write_snapshot(s, index, data.data());
+    else
+      deliver_traces(s, data.data());
+  };
+  const auto wall_start = std::chrono::steady_clock::now();
+
+  RunSummary sum;
+  const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
+  for (long long s = farm.next(); s >= 0; s = farm.next()) try {
+      const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
+      inject_test_failure(s);
+      prop.begin_shot(s);
+      Progress progress(label, nt, double(g.cells()), opt.quiet);
+      long long pending = -1;  // snapshot index requested but not yet written
+      for (long long n = 0; n < nt;) {
+        const long long k = std::min(chunk, nt - n);
+        prop.advance(n, k);
+        n += k;
+        if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
+          // Written one snapshot late, so the copy overlaps the next chunk of time steps.
+          if (pending >= 0) {
+            prop.receive_wavefield(field.data());
+            file.write_snapshot(s, pending, field.data());
+          }
+          prop.request_wavefield(g.cells());
+          pending = n / interval - 1;
+        }
+        progress.update(n);
+        io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
+        farm.serve(sink);
+      }
+      if (pending >= 0) {
+        prop.receive_wavefield(field.data());
+        file.write_snapshot(s, pending, field.data());
+      }
+      progress.finish();
+      sum.seconds += progress.seconds();
+      prop.traces(shot_traces.data());
+      deliver_traces(s, shot_traces.data());
+      if (c.output.pictures) {
+        const std::string front = c.output.name + ": " + io::shot_name(s);
+        const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
+        if (s == 0) {  // (rank 0 always computes shot 0: its first next())
+          prop.wavefield(field.data());
+          const long long iy = std::clamp<long long>(std::llround(src[1] / g.h[1]), 0, g.n[1] - 1);
+          io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+          char t[64];
+          std::snprintf(t, sizeof t, "wavefield p at t = %.3f s, ", double(nt) * pb.dt);
+          wf.title = front + " " + t + wf.title;
+          wf.value_label = "p", wf.value_unit = "arb. units";
+          wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
+          picture("wavefield_" + io::shot_name(s), wf);
+          io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+          vp.title = c.output.name + ": model vp, " + vp.title;
+          vp.value_label = "vp", vp.value_unit = "m/s";
+          vp.map = io::Colormap::viridis, vp.symmetric = false, vp.clip_percentile = 100;
+          picture("model_vp", vp);
+        }
+      }
+    } catch (const cluster::RankFailed&) {
+      throw;  // another rank's shot, named in the message
+    } catch (const Error& e) {
+      // Several ranks: say which one and which shot; alone, the message as it was.
+      if (cluster::size() == 1) throw;
+      std::string what = "rank 0 failed on shot ";
+      what += std::to_string(s + 1);
+      what += "/";
+      what += std::to_string(nshots);
+      what += ": ";
+      what += e.what();
+      throw Error(what);
+    }
+  farm.drain(sink);  // the other ranks' last shots
+  if (cluster::size() > 1) {
+    // Every rank's stepping overlaps: the rate of the whole job is over its wall time.
+    sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    sum.shots_by_other_ranks = farm.shots_done_by_others();
   }
   sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * nshots / sum.seconds / 1e9 : 0;
   file.write_stepping_seconds(sum.seconds);

@@ -21,6 +21,7 @@ struct RunSummary {
   std::vector<std::string> pictures;
   double seconds = 0;  // time stepping only, all shots
   double gcells_per_second = 0;
+  long long shots_by_other_ranks = 0;  // shot-parallel runs (cluster.hpp): seconds is then the wall time
 };
 
 // The root attributes every result file carries: producer, backend, config (resolved YAML),

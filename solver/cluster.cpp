@@ -1,0 +1,204 @@
+#include "solver/cluster.hpp"
+
+// The C API only (Open MPI's and MPICH's C++ bindings would need their own library).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/error.hpp"
+
+namespace seisrtm::cluster {
+
+namespace {
+
+bool g_started = false;
+int g_rank = 0, g_size = 1, g_local_rank = 0;
+
+enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5 };
+// Results travel in pieces of at most 1 GiB: MPI counts are int.
+constexpr std::size_t kPieceBytes = std::size_t(1) << 30;
+
+struct ResultHeader {
+  long long shot, kind, index, count;
+};
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw Error(std::string("MPI ") + what + " failed on rank " + std::to_string(g_rank) + ": " +
+                std::string(msg, static_cast<std::size_t>(len)));
+  }
+}
+
+}  // namespace
+
+void init(int* argc, char*** argv) {
+  const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_SIZE");
+  if (!launched) return;
+  int provided = 0;
+  check(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  g_started = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+  MPI_Comm node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &g_local_rank);
+  MPI_Comm_free(&node);
+}
+
+void finalize() {
+  if (g_started) MPI_Finalize();
+  g_started = false;
+}
+
+bool started() {
+  return g_started;
+}
+int rank() {
+  return g_rank;
+}
+int size() {
+  return g_size;
+}
+int local_rank() {
+  return g_local_rank;
+}
+
+std::string host() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+void abort_job(int code) {
+  if (g_started && g_size > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+int gpu_for_rank(int configured, int gpu_count) {
+  if (gpu_count <= 0) return configured;
+  return (configured + g_local_rank) % gpu_count;
+}
+
+std::vector<std::string> gather_strings(const std::string& mine) {
+  if (!g_started || g_size == 1) return {mine};
+  constexpr int kLen = 512;
+  std::vector<char> out(kLen, '\0');
+  std::memcpy(out.data(), mine.data(), std::min<std::size_t>(mine.size(), kLen - 1));
+  std::vector<char> all(g_rank == 0 ? std::size_t(kLen) * g_size : 0);
+  check(MPI_Gather(out.data(), kLen, MPI_CHAR, all.data(), kLen, MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Gather");
+  if (g_rank != 0) return {mine};
+  std::vector<std::string> r;
+  for (int i = 0; i < g_size; ++i) r.emplace_back(all.data() + std::size_t(i) * kLen);
+  return r;
+}
+
+ShotFarm::ShotFarm(long long shots) : shots_(shots) {}
+
+long long ShotFarm::next() {
+  if (coordinator()) return next_ < shots_ ? next_++ : -1;
+  ask();
+  long long shot = -1;
+  check(MPI_Recv(&shot, 1, MPI_LONG_LONG, 0, kAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (shot)");
+  asked_ = false;
+  return shot;
+}
+
+void ShotFarm::ask() {
+  if (coordinator() || asked_) return;
+  int nothing = 0;
+  check(MPI_Send(&nothing, 1, MPI_INT, 0, kRequest, MPI_COMM_WORLD), "MPI_Send (request)");
+  asked_ = true;
+}
+
+bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
+  if (tag == kRequest) {
+    int nothing = 0;
+    check(MPI_Recv(&nothing, 1, MPI_INT, source, kRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (request)");
+    long long shot = -1;
+    if (next_ < shots_) {
+      shot = next_++;
+      ++outstanding_;
+    } else {
+      ++stopped_;
+    }
+    check(MPI_Send(&shot, 1, MPI_LONG_LONG, source, kAssign, MPI_COMM_WORLD), "MPI_Send (shot)");
+    return true;
+  }
+  if (tag == kResult) {
+    ResultHeader h{};
+    check(MPI_Recv(&h, 4, MPI_LONG_LONG, source, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (result)");
+    std::vector<float> data(static_cast<std::size_t>(h.count));
+    auto* bytes = reinterpret_cast<char*>(data.data());
+    for (std::size_t off = 0, total = data.size() * sizeof(float); off < total; off += kPieceBytes) {
+      const int n = static_cast<int>(std::min(kPieceBytes, total - off));
+      check(MPI_Recv(bytes + off, n, MPI_BYTE, source, kData, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (data)");
+    }
+    const auto kind = static_cast<ResultKind>(h.kind);
+    sink(source, h.shot, kind, h.index, data);
+    if (kind == ResultKind::traces) {
+      --outstanding_;
+      ++done_by_others_;
+    }
+    return true;
+  }
+  if (tag == kFail) {
+    MPI_Status st;
+    check(MPI_Probe(source, kFail, MPI_COMM_WORLD, &st), "MPI_Probe (failure)");
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    std::vector<char> msg(static_cast<std::size_t>(n) + 1, '\0');
+    check(MPI_Recv(msg.data(), n, MPI_CHAR, source, kFail, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (failure)");
+    throw RankFailed("rank " + std::to_string(source) + " failed on " + std::string(msg.data()));
+  }
+  throw Error("MPI: rank 0 got a message with unknown tag " + std::to_string(tag) + " from rank " +
+              std::to_string(source));
+}
+
+void ShotFarm::serve(const Sink& sink) {
+  if (!coordinator() || g_size == 1) return;
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
+    if (!flag) return;
+    handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+  }
+}
+
+void ShotFarm::drain(const Sink& sink) {
+  if (!coordinator() || g_size == 1) return;
+  while (outstanding_ > 0 || stopped_ < g_size - 1) {
+    MPI_Status st;
+    check(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe");
+    handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+  }
+}
+
+void ShotFarm::send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count) {
+  const ResultHeader h{shot, static_cast<long long>(kind), index, static_cast<long long>(count)};
+  check(MPI_Send(&h, 4, MPI_LONG_LONG, 0, kResult, MPI_COMM_WORLD), "MPI_Send (result)");
+  const auto* bytes = reinterpret_cast<const char*>(data);
+  for (std::size_t off = 0, total = count * sizeof(float); off < total; off += kPieceBytes) {
+    const int n = static_cast<int>(std::min(kPieceBytes, total - off));
+    check(MPI_Send(bytes + off, n, MPI_BYTE, 0, kData, MPI_COMM_WORLD), "MPI_Send (data)");
+  }
+}
+
+void ShotFarm::fail(long long shot, const std::string& what) {
+  const std::string msg = "shot " + std::to_string(shot + 1) + "/" + std::to_string(shots_) + ": " + what;
+  MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kFail, MPI_COMM_WORLD);
+  // Rank 0 removes its temporaries and ends the job; nothing is ever sent here.
+  int nothing = 0;
+  MPI_Recv(&nothing, 1, MPI_INT, 0, kFail, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  abort_job(1);
+}
+
+}  // namespace seisrtm::cluster

@@ -1,0 +1,74 @@
+#pragma once
+// Several processes, one per GPU, started by mpirun (DESIGN.md section 9). MPI is initialised
+// only when the process was started by an MPI launcher (its environment says so); otherwise the
+// program is one rank of one and never calls MPI, so the same binary runs on its own.
+//
+// Shot-parallel forward modelling (ShotFarm): rank 0 owns the output set and the file, computes
+// shots itself and, between chunks of time steps, hands the next shot to whichever rank asks
+// and writes what the other ranks send back (snapshots, traces). A rank that fails reports its
+// shot and message to rank 0, which removes the temporaries and ends the job (MPI_Abort).
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+
+namespace seisrtm::cluster {
+
+// Another rank's failure, as rank 0 learns it (its message names that rank and its shot).
+struct RankFailed : Error {
+  using Error::Error;
+};
+
+// MPI_Init when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE set); no-op
+// otherwise. finalize() ends it (no-op when not started).
+void init(int* argc, char*** argv);
+void finalize();
+bool started();
+int rank();        // 0 without MPI
+int size();        // 1 without MPI
+int local_rank();  // the rank among those on this node (0 without MPI)
+std::string host();
+// Ends every rank of the job with `code` (after this rank's own cleanup). Plain exit without MPI.
+[[noreturn]] void abort_job(int code);
+// The GPU of this rank: (configured + node-local rank) % GPUs on the node.
+int gpu_for_rank(int configured, int gpu_count);
+// Rank 0 receives one string from every rank, in rank order (each rank gets back its own
+// string alone when it is not rank 0).
+std::vector<std::string> gather_strings(const std::string& mine);
+
+// The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
+enum class ResultKind : int { snapshot = 1, traces = 2 };
+
+class ShotFarm {
+ public:
+  using Sink = std::function<void(int from_rank, long long shot, ResultKind kind, long long index,
+                                  const std::vector<float>& data)>;
+  explicit ShotFarm(long long shots);
+  bool coordinator() const { return rank() == 0; }
+  // The next shot this rank computes; -1 when there is none left. Rank 0 takes them from the
+  // counter it hands out; the others ask rank 0 (or collect the answer to an earlier ask()).
+  long long next();
+  // Workers: ask for the next shot while the current one is still running, so that the answer
+  // is there when it ends (called once the shot is nearly done).
+  void ask();
+  // Rank 0: answers pending requests and takes pending results (non-blocking).
+  void serve(const Sink& sink);
+  // Rank 0, once its own shots are done: serves until every handed-out shot's traces are in and
+  // every other rank was told there is no shot left.
+  void drain(const Sink& sink);
+  // Workers: results for rank 0.
+  void send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count);
+  // Workers: reports a failed shot to rank 0, then waits for rank 0 to end the job.
+  [[noreturn]] void fail(long long shot, const std::string& what);
+  long long shots_done_by_others() const { return done_by_others_; }
+
+ private:
+  bool handle_one(int source, int tag, const Sink& sink);
+  long long shots_ = 0, next_ = 0, outstanding_ = 0, done_by_others_ = 0;
+  int stopped_ = 0;  // ranks told that no shot is left
+  bool asked_ = false;
+};
+
+}  // namespace seisrtm::cluster

@@ -1,0 +1,131 @@
+// [integration] Shot-parallel runs under mpirun (solver/cluster.hpp) on the CPU backend, ranks
+// oversubscribed on this machine: the output equals the single-rank run's, a failed rank ends the
+// job with its rank and shot named and leaves the earlier output as it was. Needs Open MPI's
+// mpirun (.ci/install-deps installs it); without it these tests fail, they do not skip.
+#include <hdf5.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "tests/cli_util.hpp"
+
+namespace fs = std::filesystem;
+using seisrtm::test::fresh_dir;
+using seisrtm::test::Result;
+
+namespace {
+
+// Root may run mpirun here only with both variables set (CI runs as root).
+const std::string kMpirun =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none";
+
+Result run_shell(const std::string& cmd) {
+  Result r;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (fgets(buf, sizeof buf, p)) r.output += buf;
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// Five shots on a small grid, snapshots and SEG-Y copies on: every kind of result travels.
+const std::string kArgs = std::string(SEISRTM_SOURCE_DIR) +
+                          "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,50] "
+                          "--set time.steps=200 --set boundary.damping_width=10 --set output.snapshot_interval=50 "
+                          "--set sources.shots=[[200,195,20],[300,195,20],[400,195,20],[250,195,30],[350,195,30]] "
+                          "--set receivers.line.start=[110,195,20] --set receivers.line.end=[480,195,20] "
+                          "--set receivers.line.count=30 --set output.segy=rev2";
+
+std::vector<float> read_floats(const fs::path& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t s = H5Dget_space(d);
+  std::vector<float> v(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
+  REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return v;
+}
+
+std::string bytes_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+std::vector<std::string> names_in(const fs::path& dir) {
+  std::vector<std::string> n;
+  for (const auto& e : fs::directory_iterator(dir)) n.push_back(e.path().filename().string());
+  std::sort(n.begin(), n.end());
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a shot-parallel run on 2 and 3 ranks writes what one rank writes, bit for bit", "[integration]") {
+  const fs::path one = fresh_dir("seisrtm_mpi_", "one");
+  const Result a = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + one.string());
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  const std::vector<float> traces = read_floats(one / "quickstart.h5", "traces");
+  for (int ranks : {2, 3}) {
+    const fs::path many = fresh_dir("seisrtm_mpi_", std::to_string(ranks));
+    const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + kArgs +
+                               " --output " + many.string());
+    INFO(b.output);
+    REQUIRE(b.code == 0);
+    // The other ranks did compute shots (not rank 0 alone).
+    std::smatch m;
+    REQUIRE(std::regex_search(b.output, m, std::regex(R"(([0-9]+) of 5 shot\(s\) computed by ranks 1)")));
+    CHECK(std::stoi(m[1]) >= 1);
+    CHECK(names_in(many) == names_in(one));
+    CHECK(read_floats(many / "quickstart.h5", "traces") == traces);
+    for (int s = 0; s < 5; ++s) {
+      const std::string shot = "shot_000" + std::to_string(s);
+      CHECK(read_floats(many / "quickstart.h5", "snapshots/" + shot) ==
+            read_floats(one / "quickstart.h5", "snapshots/" + shot));
+      CHECK(bytes_of(many / ("quickstart_" + shot + ".sgy")) == bytes_of(one / ("quickstart_" + shot + ".sgy")));
+    }
+  }
+}
+
+TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier output stays as it was", "[integration]") {
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "fail");
+  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  // Shot 3 of 5 (index 2) fails on whichever rank takes it.
+  const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_BINARY + " run " + kArgs +
+                             " --output " + dir.string());
+  INFO(r.output);
+  CHECK(r.code != 0);
+  CHECK(std::regex_search(r.output,
+                          std::regex(R"(seisrtm: error: rank [0-2] failed on shot 3/5: SEISRTM_TEST_FAIL_SHOT)")));
+  CHECK(names_in(dir) == before);  // no temporaries left, nothing replaced
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
+TEST_CASE("under mpirun, info lists each rank's GPU and other commands than run are refused", "[integration]") {
+  const Result info = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " info");
+  INFO(info.output);
+  CHECK(info.code == 0);
+  CHECK(info.output.find("MPI: 2 ranks") != std::string::npos);
+  CHECK(info.output.find("rank 0/2") != std::string::npos);
+  CHECK(info.output.find("rank 1/2") != std::string::npos);
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "refused");
+  const Result v = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " migrate " + SEISRTM_SOURCE_DIR +
+                             "/configs/rtm/migrate.yaml --output " + dir.string());
+  INFO(v.output);
+  CHECK(v.code != 0);
+  CHECK(v.output.find("under mpirun with 2 ranks seisrtm runs 'run' (shot-parallel) and 'info'") != std::string::npos);
+  CHECK(fs::is_empty(dir));
+}
