@@ -1,6 +1,7 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
@@ -52,17 +53,29 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   // Under mpirun only rank 0 talks (and writes); the others compute the shots it hands out.
   CommonOptions o = given;
   if (cluster::rank() > 0) o.quiet = true;
-  const Config c = load_with_overrides(config_path, o);
-  if (c.migration)
-    throw Error("config file '" + config_path +
-                "' has a 'migration' section: it is a migration config; run it "
-                "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
-  const Problem p = build_problem(c);
+  // The setup of every rank, then one verdict (cluster::agree): a bad config is said once, by
+  // rank 0, and a rank whose own setup fails (its GPU) is named.
+  std::optional<Config> config;
+  std::optional<Problem> problem;
+  std::unique_ptr<Propagator> prop;
+  std::string chosen, failure;
+  try {
+    config.emplace(load_with_overrides(config_path, o));
+    if (config->migration)
+      throw Error("config file '" + config_path +
+                  "' has a 'migration' section: it is a migration config; run it "
+                  "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
+    problem.emplace(build_problem(*config));
+    prop = make_propagator(*problem, config->solver.backend, &chosen);
+  } catch (const Error& e) {
+    if (cluster::size() == 1) throw;
+    failure = e.what();
+  }
+  cluster::agree(failure);
+  const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)
     for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  std::string chosen;
-  auto prop = make_propagator(p, c.solver.backend, &chosen);
   if (talk)
     for (const auto& n : prop->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   if (!o.quiet)
@@ -77,9 +90,11 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   const RunSummary s = run_survey(p, *prop, ro);
   if (!talk) return 0;
   if (cluster::size() > 1)
-    std::fprintf(stderr,
-                 "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d; wall time of the shots %.2f s\n",
-                 cluster::size(), s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1, s.seconds);
+    std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),
+                 s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1);
+  if (!o.quiet)
+    std::fprintf(stderr, "seisrtm: %lld shot(s) in %.2f s of wall time (%.3f shots/s), writing included\n",
+                 p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0);
   if (o.quiet) {
     // --quiet drops the progress and the list of files but keeps this one line: where the
     // result is and how fast the stepping ran.

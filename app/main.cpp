@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   const int code = main_of_rank(argc, argv);
   // A failed rank of a job of several ends them all: rank 0 has removed the temporaries of the
   // output set on the way here, and no rank waits forever on one that has stopped.
-  if (code != 0 && seisrtm::cluster::size() > 1) seisrtm::cluster::abort_job(code);
+  if (code != 0 && seisrtm::cluster::size() > 1 && !seisrtm::cluster::failure_agreed())
+    seisrtm::cluster::abort_job(code);
   seisrtm::cluster::finalize();
   return code;
 }
@@ -210,6 +211,8 @@ int main_of_rank(int argc, char** argv) {
                  e.signal() == SIGINT ? "SIGINT" : "SIGTERM", run->parsed() ? "run" : "migrate", config.c_str(),
                  e.where().c_str(), e.directory().c_str());
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
+  } catch (const cluster::QuietExit&) {
+    return 1;  // rank 0 says what failed
   } catch (const Error& e) {
     if (cluster::size() > 1 && cluster::rank() > 0 && std::string(e.what()).rfind("this command", 0) == 0)
       return 1;  // rank 0 says it once

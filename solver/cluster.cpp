@@ -18,6 +18,7 @@ namespace {
 
 bool g_started = false;
 int g_rank = 0, g_size = 1, g_local_rank = 0;
+bool g_agreed = false;  // every rank knows of the failure (agree)
 
 enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5 };
 // Results travel in pieces of at most 1 GiB: MPI counts are int.
@@ -58,6 +59,9 @@ void finalize() {
   g_started = false;
 }
 
+bool failure_agreed() {
+  return g_agreed;
+}
 bool started() {
   return g_started;
 }
@@ -98,6 +102,23 @@ std::vector<std::string> gather_strings(const std::string& mine) {
   std::vector<std::string> r;
   for (int i = 0; i < g_size; ++i) r.emplace_back(all.data() + std::size_t(i) * kLen);
   return r;
+}
+
+void agree(const std::string& error) {
+  if (!g_started || g_size == 1) {
+    if (!error.empty()) throw Error(error);
+    return;
+  }
+  const std::vector<std::string> all = gather_strings(error);
+  int failed = -1;
+  if (g_rank == 0)
+    for (int i = 0; i < g_size && failed < 0; ++i)
+      if (!all[static_cast<std::size_t>(i)].empty()) failed = i;
+  check(MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (failed < 0) return;
+  g_agreed = true;
+  if (g_rank != 0) throw QuietExit{};
+  throw Error(failed == 0 ? all[0] : "rank " + std::to_string(failed) + ": " + all[static_cast<std::size_t>(failed)]);
 }
 
 ShotFarm::ShotFarm(long long shots) : shots_(shots) {}

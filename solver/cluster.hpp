@@ -20,6 +20,9 @@ namespace seisrtm::cluster {
 struct RankFailed : Error {
   using Error::Error;
 };
+// Thrown on the ranks other than 0 when rank 0 reports a failure they share: main exits with 1
+// without a message of its own.
+struct QuietExit {};
 
 // MPI_Init when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE set); no-op
 // otherwise. finalize() ends it (no-op when not started).
@@ -37,6 +40,11 @@ int gpu_for_rank(int configured, int gpu_count);
 // Rank 0 receives one string from every rank, in rank order (each rank gets back its own
 // string alone when it is not rank 0).
 std::vector<std::string> gather_strings(const std::string& mine);
+// Collective: every rank passes its setup error ("" when it has none). When any rank has one,
+// rank 0 throws Error with the first (named by rank unless it is rank 0's own) and the others
+// throw QuietExit. Without MPI: throws Error(error) when there is one.
+void agree(const std::string& error);
+bool failure_agreed();  // agree() found a failure: every rank ends on its own, no MPI_Abort
 
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
 enum class ResultKind : int { snapshot = 1, traces = 2 };

@@ -225,9 +225,10 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       throw Error(what);
     }
   farm.drain(sink);  // the other ranks' last shots
+  sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (cluster::size() > 1) {
     // Every rank's stepping overlaps: the rate of the whole job is over its wall time.
-    sum.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    sum.seconds = sum.wall_seconds;
     sum.shots_by_other_ranks = farm.shots_done_by_others();
   }
   sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * nshots / sum.seconds / 1e9 : 0;

@@ -22,6 +22,7 @@ struct RunSummary {
   double seconds = 0;  // time stepping only, all shots
   double gcells_per_second = 0;
   long long shots_by_other_ranks = 0;  // shot-parallel runs (cluster.hpp): seconds is then the wall time
+  double wall_seconds = 0;             // the shots from the first to the last, everything included
 };
 
 // The root attributes every result file carries: producer, backend, config (resolved YAML),

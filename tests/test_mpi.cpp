@@ -114,6 +114,23 @@ TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier outp
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+TEST_CASE("under mpirun, a bad config is said once, by rank 0, and every rank ends with 1", "[integration]") {
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "bad");
+  const Result r = run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=-5 --output " +
+                             dir.string());
+  INFO(r.output);
+  CHECK(r.code == 1);
+  const auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = r.output.find(what); at != std::string::npos; at = r.output.find(what, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("seisrtm: error:") == 1);
+  CHECK(count("time.steps") >= 1);
+  CHECK(count("MPI_ABORT") == 0);
+  CHECK(fs::is_empty(dir));
+}
+
 TEST_CASE("under mpirun, info lists each rank's GPU and other commands than run are refused", "[integration]") {
   const Result info = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " info");
   INFO(info.output);
