@@ -45,10 +45,21 @@ GpuInfo query_gpu(int device) {
   cudaRuntimeGetVersion(&g.runtime_version);
   // Free memory is a property of the device's context: make it current for the query only,
   // so asking about a device never changes which one the process runs on.
+  // Going back to the previous device only where it already has its context: cudaSetDevice
+  // creates one (CUDA 12 and later), and a context on a device this process never runs on takes
+  // memory there from another rank of an mpirun job (solver/cluster.hpp).
   int previous = 0;
   cudaGetDevice(&previous);
   if (cudaSetDevice(device) == cudaSuccess) cudaMemGetInfo(&g.free_memory, &g.total_memory);
-  cudaSetDevice(previous);
+  using PrimaryState = CUresult (*)(CUdevice, unsigned*, int*);
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  auto state = reinterpret_cast<PrimaryState>(driver_entry_point("cuDevicePrimaryCtxGetState"));
+  auto get_device = reinterpret_cast<DeviceGet>(driver_entry_point("cuDeviceGet"));
+  CUdevice prev_handle{};
+  unsigned flags = 0;
+  int active = 1;  // without the entry points: go back, as before
+  if (state && get_device && get_device(&prev_handle, previous) == CUDA_SUCCESS) state(prev_handle, &flags, &active);
+  if (previous != device && active) cudaSetDevice(previous);
   cudaGetLastError();
   // The tma kernels are built for sm_90a only (architecture-specific code runs on 9.0 alone);
   // elsewhere the naive and smem variants run.
