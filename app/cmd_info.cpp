@@ -26,7 +26,7 @@ bool print_ranks() {
                           : ("no GPU (" + g.reason + "): the CPU backend").c_str());
   const auto lines = cluster::gather_strings(line);
   if (cluster::rank() != 0) return false;
-  std::printf("MPI: %d ranks (shot-parallel run: mpirun -np N seisrtm run CONFIG)\n", cluster::size());
+  std::printf("MPI: %d ranks (shot-parallel: mpirun -np N seisrtm run|migrate CONFIG)\n", cluster::size());
   for (const auto& l : lines) std::printf("  %s\n", l.c_str());
   return true;
 }

@@ -1,9 +1,11 @@
 #include <omp.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "solver/cluster.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
@@ -11,8 +13,12 @@
 
 namespace seisrtm::app {
 
-int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
-  const Config c = load_with_overrides(config_path, o);
+namespace {
+
+// The config, the data and the migrator; throws Error on what is wrong with them.
+void setup_migration(const std::string& config_path, const CommonOptions& o, std::optional<Config>& config,
+                     std::optional<MigrationInput>& input, std::unique_ptr<Migrator>& migrator) {
+  const Config& c = config.emplace(load_with_overrides(config_path, o));
   if (!c.migration)
     throw Error("config file '" + config_path +
                 "' has no 'migration' section: seisrtm migrate needs "
@@ -53,17 +59,41 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
       if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
     }
   };
-  const MigrationInput in = prepare_migration(c, check_memory);
-  const Problem& p = in.problem;
-  for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  std::unique_ptr<Migrator> migrator;
+  input.emplace(prepare_migration(c, check_memory));
+  const Problem& p = input->problem;
+  if (!o.quiet)
+    for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   if (backend == "cuda") {
     auto m = std::make_unique<CudaMigrator>(p, co);
-    for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
+    if (!o.quiet)
+      for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
     migrator = std::move(m);
   } else {
     migrator = std::make_unique<validation::CpuMigrator>(p);
   }
+}
+
+}  // namespace
+
+int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
+  // Under mpirun only rank 0 talks (and writes); the others migrate the shots it hands out.
+  CommonOptions o = given;
+  if (cluster::rank() > 0) o.quiet = true;
+  // The setup of every rank, then one verdict (cluster::agree), as for run.
+  std::optional<Config> config;
+  std::optional<MigrationInput> input;
+  std::unique_ptr<Migrator> migrator;
+  std::string failure;
+  try {
+    setup_migration(config_path, o, config, input, migrator);
+  } catch (const Error& e) {
+    if (cluster::size() == 1) throw;
+    failure = e.what();
+  }
+  cluster::agree(failure);
+  const Config& c = *config;
+  const MigrationInput& in = *input;
+  const Problem& p = in.problem;
   if (!o.quiet) {
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (data: %lld samples of %.4g s), "
@@ -82,6 +112,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& o) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const MigrationSummary s = migrate_survey(in, *migrator, ro);
+  if (cluster::rank() > 0) return 0;  // rank 0 wrote the image
   std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
   if (!o.quiet) {
     std::fprintf(stderr, ", %s", s.xdmf_path.c_str());

@@ -189,9 +189,10 @@ int main_of_rank(int argc, char** argv) {
   // HDF5's own error stack would print beside our one-line messages; every call is checked.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
-    if (cluster::size() > 1 && !run->parsed() && !cli.got_subcommand("info"))
+    if (cluster::size() > 1 && !run->parsed() && !migrate->parsed() && !cli.got_subcommand("info"))
       throw Error("this command runs as one process; under mpirun with " + std::to_string(cluster::size()) +
-                  " ranks seisrtm runs 'run' (shot-parallel) and 'info' (valid: mpirun -np N seisrtm run CONFIG)");
+                  " ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info' (valid: mpirun -np N "
+                  "seisrtm run|migrate CONFIG)");
     if (run->parsed() || migrate->parsed()) stop_on_signals();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);

@@ -121,6 +121,11 @@ void agree(const std::string& error) {
   throw Error(failed == 0 ? all[0] : "rank " + std::to_string(failed) + ": " + all[static_cast<std::size_t>(failed)]);
 }
 
+void inject_test_failure(long long shot) {
+  if (const char* f = std::getenv("SEISRTM_TEST_FAIL_SHOT"); f && std::atoll(f) == shot)
+    throw Error("SEISRTM_TEST_FAIL_SHOT: a failure injected by the test suite");
+}
+
 ShotFarm::ShotFarm(long long shots) : shots_(shots) {}
 
 long long ShotFarm::next() {
@@ -164,7 +169,7 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
     }
     const auto kind = static_cast<ResultKind>(h.kind);
     sink(source, h.shot, kind, h.index, data);
-    if (kind == ResultKind::traces) {
+    if (kind == ResultKind::traces || kind == ResultKind::illumination) {
       --outstanding_;
       ++done_by_others_;
     }

@@ -46,8 +46,13 @@ std::vector<std::string> gather_strings(const std::string& mine);
 void agree(const std::string& error);
 bool failure_agreed();  // agree() found a failure: every rank ends on its own, no MPI_Abort
 
+// The test suite's way to make one shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k
+// throws at the start of shot k (0-based), whichever rank computes it.
+void inject_test_failure(long long shot);
+
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
-enum class ResultKind : int { snapshot = 1, traces = 2 };
+// A shot is complete with its last result: traces (run), illumination (migrate, after image).
+enum class ResultKind : int { snapshot = 1, traces = 2, image = 3, illumination = 4 };
 
 class ShotFarm {
  public:

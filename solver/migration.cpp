@@ -6,6 +6,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <numbers>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
+#include "solver/cluster.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"
@@ -385,14 +387,40 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // The backend's own stack (GPU), or each shot into zeroed volumes added here (CPU): then the
   // stack is the same sum whichever shots run where and a shot's image is the same alone or
   // stacked.
-  const bool own_stack = migrator.begin_stack();
+  const bool own_stack = cluster::size() == 1 && migrator.begin_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
   double seconds = 0;
-  for (long long s = 0; s < nshots; ++s) {
+  // Several ranks (cluster.hpp): every shot is imaged into zeroed volumes and rank 0 adds them
+  // in shot order, whichever rank computed them, the sum a one-process CPU run makes.
+  cluster::ShotFarm farm(nshots);
+  const bool parallel = cluster::size() > 1;
+  std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: shots not yet added
+  long long next_to_add = 0;
+  auto add_in_order = [&] {
+    for (auto it = waiting.find(next_to_add);
+         it != waiting.end() && !it->second.first.empty() && !it->second.second.empty();
+         it = waiting.find(next_to_add)) {
+      const std::vector<float>& si = it->second.first;
+      const std::vector<float>& sl = it->second.second;
+#pragma omp parallel for schedule(static)
+      for (long long i = 0; i < cells; ++i) {
+        image[i] += k * si[i];
+        illumination[i] += k * sl[i];
+      }
+      waiting.erase(it);
+      ++next_to_add;
+    }
+  };
+  const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long,
+                                           const std::vector<float>& data) {
+    (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = data;
+    add_in_order();
+  };
+  for (long long s = farm.next(); s >= 0; s = farm.next()) {
     std::unique_ptr<Progress> progress;
     std::string pass;
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
@@ -408,8 +436,31 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       progress->update(done);
       io::check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
                           pb.config.output.directory);
+      farm.serve(sink);
+      if (p == "backward" && 10 * done <= nt) farm.ask();  // the next shot's number arrives while this one ends
     };
-    if (own_stack) {
+    if (parallel) {
+      try {
+        cluster::inject_test_failure(s);
+        std::fill(shot_image.begin(), shot_image.end(), 0.0f);
+        std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
+        migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
+      } catch (const io::Interrupted&) {
+        throw;
+      } catch (const cluster::RankFailed&) {
+        throw;
+      } catch (const std::exception& e) {
+        if (!farm.coordinator()) farm.fail(s, e.what());
+        throw Error("rank 0 failed on shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) + ": " + e.what());
+      }
+      if (farm.coordinator()) {
+        waiting[s] = {shot_image, shot_illumination};
+        add_in_order();
+      } else {
+        farm.send(s, cluster::ResultKind::image, 0, shot_image.data(), shot_image.size());
+        farm.send(s, cluster::ResultKind::illumination, 0, shot_illumination.data(), shot_illumination.size());
+      }
+    } else if (own_stack) {
       migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
     } else {
       std::fill(shot_image.begin(), shot_image.end(), 0.0f);
@@ -426,6 +477,10 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       seconds += progress->seconds();
     }
   }
+  farm.drain(sink);  // the other ranks' last shots
+  if (parallel && farm.coordinator() && next_to_add != nshots)
+    throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
+                " shot image(s) missing at the end");
   if (own_stack) {
     migrator.take_stack(image.data(), illumination.data());
 #pragma omp parallel for schedule(static)
@@ -445,6 +500,12 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nshots = pb.shot_count();
 
+  if (cluster::rank() > 0) {  // another rank of a shot-parallel migration: its shots go to rank 0
+    std::vector<float> image, illumination;
+    MigrationSummary sum;
+    sum.seconds = stack_shots(in, migrator, true, image, illumination);
+    return sum;
+  }
   // Every file of the migration is a member of this set, replaced together (io/output_file.hpp);
   // created first, so an unwritable directory fails now.
   io::OutputSet set(c.output.directory, c.output.name);

@@ -24,13 +24,6 @@ io::RunAttributes run_attributes(const Problem& pb, const std::string& producer,
   return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps};
 }
 
-// The test suite's way to make one shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k
-// throws at the start of shot k (0-based), whichever rank computes it.
-void inject_test_failure(long long s) {
-  if (const char* f = std::getenv("SEISRTM_TEST_FAIL_SHOT"); f && std::atoll(f) == s)
-    throw Error("SEISRTM_TEST_FAIL_SHOT: a failure injected by the test suite");
-}
-
 // A rank other than 0 of a shot-parallel run: computes the shots rank 0 hands it and sends their
 // snapshots and traces back; writes no file. A failure is reported to rank 0 with its shot.
 RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& farm) {
@@ -45,7 +38,7 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
   RunSummary sum;
   for (long long s = farm.next(); s >= 0; s = farm.next()) {
     try {
-      inject_test_failure(s);
+      cluster::inject_test_failure(s);
       prop.begin_shot(s);
       Progress progress("shot", nt, double(g.cells()), true);
       for (long long n = 0; n < nt;) {
@@ -162,7 +155,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
   for (long long s = farm.next(); s >= 0; s = farm.next()) try {
       const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-      inject_test_failure(s);
+      cluster::inject_test_failure(s);
       prop.begin_shot(s);
       Progress progress(label, nt, double(g.cells()), opt.quiet);
       long long pending = -1;  // snapshot index requested but not yet written

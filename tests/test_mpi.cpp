@@ -97,6 +97,45 @@ TEST_CASE("a shot-parallel run on 2 and 3 ranks writes what one rank writes, bit
   }
 }
 
+TEST_CASE("a shot-parallel migration on 2 and 3 ranks images what one rank images, bit for bit", "[integration]") {
+  // The five shots of the migration example on a coarse grid: the CPU migrator images each shot
+  // into zeroed volumes and the stack adds them in shot order, on one rank or on rank 0 of many.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "rtm");
+  const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
+  const std::string coarse =
+      " --backend cpu --quiet --set grid.shape=[70,35,55] --set grid.spacing=20 --set boundary.damping_width=8";
+  const Result data = seisrtm::test::run_cli("run " + rtm + "true_model.yaml" + coarse +
+                                             " --set time.steps=300 --output " + (d / "data").string());
+  INFO(data.output);
+  REQUIRE(data.code == 0);
+  const std::string migrate =
+      " migrate " + rtm + "migrate.yaml" + coarse + " --set migration.data=" + (d / "data/true_model.h5").string();
+  const Result one = seisrtm::test::run_cli(migrate + " --output " + (d / "one").string());
+  INFO(one.output);
+  REQUIRE(one.code == 0);
+  for (int ranks : {2, 3}) {
+    const fs::path many = d / ("np" + std::to_string(ranks));
+    const Result r = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + migrate +
+                               " --output " + many.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(names_in(many) == names_in(d / "one"));
+    for (const char* v : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"}) {
+      INFO(v);
+      CHECK(read_floats(many / "migrate.h5", v) == read_floats(d / "one" / "migrate.h5", v));
+    }
+  }
+  // A failed shot ends the migration too, and the image of the earlier run stays.
+  const std::string image = bytes_of(d / "np3" / "migrate.h5");
+  const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=3 " + SEISRTM_BINARY + migrate + " --output " +
+                             (d / "np3").string());
+  INFO(f.output);
+  CHECK(f.code != 0);
+  CHECK(std::regex_search(f.output, std::regex(R"(seisrtm: error: rank [0-2] failed on shot 4/5: SEISRTM_TEST_FAIL)")));
+  CHECK(names_in(d / "np3") == names_in(d / "one"));
+  CHECK(bytes_of(d / "np3" / "migrate.h5") == image);
+}
+
 TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier output stays as it was", "[integration]") {
   const fs::path dir = fresh_dir("seisrtm_mpi_", "fail");
   const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
@@ -139,10 +178,11 @@ TEST_CASE("under mpirun, info lists each rank's GPU and other commands than run 
   CHECK(info.output.find("rank 0/2") != std::string::npos);
   CHECK(info.output.find("rank 1/2") != std::string::npos);
   const fs::path dir = fresh_dir("seisrtm_mpi_", "refused");
-  const Result v = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " migrate " + SEISRTM_SOURCE_DIR +
-                             "/configs/rtm/migrate.yaml --output " + dir.string());
+  const Result v =
+      run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " validate " + SEISRTM_SOURCE_DIR + "/configs/quickstart.yaml");
   INFO(v.output);
   CHECK(v.code != 0);
-  CHECK(v.output.find("under mpirun with 2 ranks seisrtm runs 'run' (shot-parallel) and 'info'") != std::string::npos);
+  CHECK(v.output.find("under mpirun with 2 ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info'") !=
+        std::string::npos);
   CHECK(fs::is_empty(dir));
 }
