@@ -61,11 +61,11 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   };
   input.emplace(prepare_migration(c, check_memory));
   const Problem& p = input->problem;
-  if (!o.quiet)
+  if (cluster::rank() == 0)  // (warnings show with --quiet too)
     for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   if (backend == "cuda") {
     auto m = std::make_unique<CudaMigrator>(p, co);
-    if (!o.quiet)
+    if (cluster::rank() == 0)
       for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
     migrator = std::move(m);
   } else {
@@ -129,6 +129,10 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   std::fprintf(stderr,
                "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
                s.seconds, p.shot_count(), s.depth_slice);
+  if (!o.quiet)
+    std::fprintf(
+        stderr, "seisrtm: %lld shot(s) migrated and stacked in %.2f s of wall time (%.3f shots/s) on %d rank(s)\n",
+        p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0, cluster::size());
   return 0;
 }
 

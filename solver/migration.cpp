@@ -1,6 +1,7 @@
 #include "solver/migration.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <exception>
@@ -394,8 +395,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
   double seconds = 0;
-  // Several ranks (cluster.hpp): every shot is imaged into zeroed volumes and rank 0 adds them
-  // in shot order, whichever rank computed them, the sum a one-process CPU run makes.
+  // Several ranks (cluster.hpp): every shot is imaged into zeroed volumes (also on the GPU, whose
+  // one-process runs keep their stack on the device) and rank 0 adds them in shot order,
+  // whichever rank computed them: the sum a one-process CPU run makes, bit for bit.
   cluster::ShotFarm farm(nshots);
   const bool parallel = cluster::size() > 1;
   std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: shots not yet added
@@ -512,7 +514,9 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   io::OutputFile& out = set.h5();
   std::vector<float> image, illumination;
   MigrationSummary sum;
+  const auto wall_start = std::chrono::steady_clock::now();
   sum.seconds = stack_shots(in, migrator, opt.quiet, image, illumination);
+  sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
   const hid_t root = out.root();

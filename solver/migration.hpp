@@ -105,8 +105,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
 struct MigrationSummary {
   std::string h5_path, xdmf_path;
   std::vector<std::string> pictures;
-  double seconds = 0;      // all passes of all shots
-  double depth_slice = 0;  // m
+  double seconds = 0;       // all passes of all shots
+  double depth_slice = 0;   // m
+  double wall_seconds = 0;  // the shots from the first to the last stacked, on every rank
 };
 
 // Migrates every shot, stacks, writes <name>.h5 (images, illumination, model, config), the
