@@ -1,6 +1,7 @@
 #pragma once
 // Helpers of the [integration] tests that run the seisrtm binary (test_cli, test_cli_migrate):
 // run it and capture what it prints and its exit code, make scratch directories, write files.
+#include <hdf5.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -36,6 +37,21 @@ inline Result run_cli(const std::string& args) {
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// The whole of dataset `name` of an HDF5 file as floats.
+inline std::vector<float> read_dataset(const std::string& file, const std::string& name) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  const hid_t s = H5Dget_space(d);
+  std::vector<float> v(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
+  REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+  H5Sclose(s);
+  H5Dclose(d);
+  H5Fclose(f);
+  return v;
 }
 
 // An empty directory `prefix` + `name` in the system's temporary directory, emptied first if it

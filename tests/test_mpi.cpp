@@ -15,6 +15,7 @@
 
 namespace fs = std::filesystem;
 using seisrtm::test::fresh_dir;
+using seisrtm::test::read_dataset;
 using seisrtm::test::Result;
 
 namespace {
@@ -42,20 +43,6 @@ const std::string kArgs = std::string(SEISRTM_SOURCE_DIR) +
                           "--set receivers.line.start=[110,195,20] --set receivers.line.end=[480,195,20] "
                           "--set receivers.line.count=30 --set output.segy=rev2";
 
-std::vector<float> read_floats(const fs::path& file, const std::string& name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  const hid_t s = H5Dget_space(d);
-  std::vector<float> v(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
-  REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(s);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
-}
-
 std::string bytes_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
@@ -75,7 +62,7 @@ TEST_CASE("a shot-parallel run on 2 and 3 ranks writes what one rank writes, bit
   const Result a = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + one.string());
   INFO(a.output);
   REQUIRE(a.code == 0);
-  const std::vector<float> traces = read_floats(one / "quickstart.h5", "traces");
+  const std::vector<float> traces = read_dataset(one / "quickstart.h5", "traces");
   for (int ranks : {2, 3}) {
     const fs::path many = fresh_dir("seisrtm_mpi_", std::to_string(ranks));
     const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + kArgs +
@@ -87,11 +74,11 @@ TEST_CASE("a shot-parallel run on 2 and 3 ranks writes what one rank writes, bit
     REQUIRE(std::regex_search(b.output, m, std::regex(R"(([0-9]+) of 5 shot\(s\) computed by ranks 1)")));
     CHECK(std::stoi(m[1]) >= 1);
     CHECK(names_in(many) == names_in(one));
-    CHECK(read_floats(many / "quickstart.h5", "traces") == traces);
+    CHECK(read_dataset(many / "quickstart.h5", "traces") == traces);
     for (int s = 0; s < 5; ++s) {
       const std::string shot = "shot_000" + std::to_string(s);
-      CHECK(read_floats(many / "quickstart.h5", "snapshots/" + shot) ==
-            read_floats(one / "quickstart.h5", "snapshots/" + shot));
+      CHECK(read_dataset(many / "quickstart.h5", "snapshots/" + shot) ==
+            read_dataset(one / "quickstart.h5", "snapshots/" + shot));
       CHECK(bytes_of(many / ("quickstart_" + shot + ".sgy")) == bytes_of(one / ("quickstart_" + shot + ".sgy")));
     }
   }
@@ -122,7 +109,7 @@ TEST_CASE("a shot-parallel migration on 2 and 3 ranks images what one rank image
     CHECK(names_in(many) == names_in(d / "one"));
     for (const char* v : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"}) {
       INFO(v);
-      CHECK(read_floats(many / "migrate.h5", v) == read_floats(d / "one" / "migrate.h5", v));
+      CHECK(read_dataset(many / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
     }
   }
   // A failed shot ends the migration too, and the image of the earlier run stays.

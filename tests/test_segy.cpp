@@ -21,6 +21,7 @@
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+using seisrtm::test::read_dataset;
 using seisrtm::test::Result;
 using seisrtm::test::run_cli;
 using seisrtm::test::write_text;
@@ -72,20 +73,6 @@ const fs::path& run_dir() {
     return d;
   }();
   return dir;
-}
-
-std::vector<float> read_dataset(const std::string& file, const std::string& name) {
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t d = H5Dopen2(f, name.c_str(), H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  const hid_t s = H5Dget_space(d);
-  std::vector<float> v(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
-  REQUIRE(H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
-  H5Sclose(s);
-  H5Dclose(d);
-  H5Fclose(f);
-  return v;
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
