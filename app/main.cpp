@@ -167,6 +167,10 @@ int main_of_rank(int argc, char** argv) {
   try {
     cli.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (cluster::size() > 1) {  // every rank parsed the same words: rank 0 says it, none aborts
+      cluster::mark_agreed();
+      if (cluster::rank() > 0) return e.get_exit_code() == 0 ? 0 : kUsageError;
+    }
     // The first word that is not an option names the subcommand (the top level has no option
     // that takes a value): say so when it is not one, rather than "a subcommand is required".
     for (int i = 1; i < argc; ++i) {
@@ -215,8 +219,10 @@ int main_of_rank(int argc, char** argv) {
   } catch (const cluster::QuietExit&) {
     return 1;  // rank 0 says what failed
   } catch (const Error& e) {
-    if (cluster::size() > 1 && cluster::rank() > 0 && std::string(e.what()).rfind("this command", 0) == 0)
-      return 1;  // rank 0 says it once
+    if (cluster::size() > 1 && std::string(e.what()).rfind("this command", 0) == 0) {
+      cluster::mark_agreed();  // every rank refuses it alike: rank 0 says it once, none aborts
+      if (cluster::rank() > 0) return 1;
+    }
     std::fprintf(stderr, "seisrtm: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

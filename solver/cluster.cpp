@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "base/error.hpp"
 
@@ -121,9 +123,17 @@ void agree(const std::string& error) {
   throw Error(failed == 0 ? all[0] : "rank " + std::to_string(failed) + ": " + all[static_cast<std::size_t>(failed)]);
 }
 
+void mark_agreed() {
+  g_agreed = true;
+}
+
 void inject_test_failure(long long shot) {
-  if (const char* f = std::getenv("SEISRTM_TEST_FAIL_SHOT"); f && std::atoll(f) == shot)
-    throw Error("SEISRTM_TEST_FAIL_SHOT: a failure injected by the test suite");
+  const char* rank = std::getenv("SEISRTM_TEST_FAIL_RANK");
+  const char* at = std::getenv("SEISRTM_TEST_FAIL_SHOT");
+  if (!rank && !at) return;
+  if (rank && std::atoi(rank) != g_rank) return;
+  if (at && std::atoll(at) != shot) return;
+  throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite");
 }
 
 ShotFarm::ShotFarm(long long shots) : shots_(shots) {}
@@ -199,12 +209,18 @@ void ShotFarm::serve(const Sink& sink) {
   }
 }
 
-void ShotFarm::drain(const Sink& sink) {
+void ShotFarm::drain(const Sink& sink, const std::function<void()>& idle) {
   if (!coordinator() || g_size == 1) return;
   while (outstanding_ > 0 || stopped_ < g_size - 1) {
+    int flag = 0;
     MPI_Status st;
-    check(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe");
-    handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
+    if (flag) {
+      handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+    } else {
+      idle();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
   }
 }
 

@@ -23,6 +23,8 @@ struct RankFailed : Error {
 // Thrown on the ranks other than 0 when rank 0 reports a failure they share: main exits with 1
 // without a message of its own.
 struct QuietExit {};
+// Every rank reached the same verdict on its own (a refused command): no MPI_Abort needed.
+void mark_agreed();
 
 // MPI_Init when launched by mpirun (OMPI_COMM_WORLD_SIZE, PMIX_RANK or PMI_SIZE set); no-op
 // otherwise. finalize() ends it (no-op when not started).
@@ -46,8 +48,9 @@ std::vector<std::string> gather_strings(const std::string& mine);
 void agree(const std::string& error);
 bool failure_agreed();  // agree() found a failure: every rank ends on its own, no MPI_Abort
 
-// The test suite's way to make one shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k
-// throws at the start of shot k (0-based), whichever rank computes it.
+// The test suite's way to make a shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k throws
+// at the start of shot k (0-based), whichever rank computes it; SEISRTM_TEST_FAIL_RANK=r at the
+// start of every shot of rank r (both: shot k only if rank r computes it).
 void inject_test_failure(long long shot);
 
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
@@ -56,8 +59,9 @@ enum class ResultKind : int { snapshot = 1, traces = 2, image = 3, illumination 
 
 class ShotFarm {
  public:
-  using Sink = std::function<void(int from_rank, long long shot, ResultKind kind, long long index,
-                                  const std::vector<float>& data)>;
+  // (data may be moved from.)
+  using Sink =
+      std::function<void(int from_rank, long long shot, ResultKind kind, long long index, std::vector<float>& data)>;
   explicit ShotFarm(long long shots);
   bool coordinator() const { return rank() == 0; }
   // The next shot this rank computes; -1 when there is none left. Rank 0 takes them from the
@@ -70,7 +74,8 @@ class ShotFarm {
   void serve(const Sink& sink);
   // Rank 0, once its own shots are done: serves until every handed-out shot's traces are in and
   // every other rank was told there is no shot left.
-  void drain(const Sink& sink);
+  // `idle` runs while it waits (a check for SIGINT/SIGTERM: rank 0 never blocks in MPI there).
+  void drain(const Sink& sink, const std::function<void()>& idle);
   // Workers: results for rank 0.
   void send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count);
   // Workers: reports a failed shot to rank 0, then waits for rank 0 to end the job.

@@ -44,7 +44,7 @@ GpuInfo query_gpu(int device) {
   cudaDriverGetVersion(&g.driver_version);
   cudaRuntimeGetVersion(&g.runtime_version);
   // Free memory is a property of the device's context: make it current for the query only,
-  // so asking about a device never changes which one the process runs on.
+  // and go back (where that device already has a context, below).
   // Going back to the previous device only where it already has its context: cudaSetDevice
   // creates one (CUDA 12 and later), and a context on a device this process never runs on takes
   // memory there from another rank of an mpirun job (solver/cluster.hpp).

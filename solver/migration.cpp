@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -418,8 +419,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     }
   };
   const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long,
-                                           const std::vector<float>& data) {
-    (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = data;
+                                           std::vector<float>& data) {
+    (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = std::move(data);
     add_in_order();
   };
   for (long long s = farm.next(); s >= 0; s = farm.next()) {
@@ -439,7 +440,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       io::check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
                           pb.config.output.directory);
       farm.serve(sink);
-      if (p == "backward" && 10 * done <= nt) farm.ask();  // the next shot's number arrives while this one ends
+      // The backward pass counts up to nt: near its end the next shot's number is asked for, to
+      // arrive while this one ends.
+      if (p == "backward" && 10 * done >= 9 * nt) farm.ask();
     };
     if (parallel) {
       try {
@@ -447,8 +450,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         std::fill(shot_image.begin(), shot_image.end(), 0.0f);
         std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
         migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
-      } catch (const io::Interrupted&) {
-        throw;
+      } catch (const io::Interrupted& e) {
+        if (farm.coordinator()) throw;
+        farm.fail(s, std::string("interrupted by ") + (e.signal() == SIGINT ? "SIGINT" : "SIGTERM"));
       } catch (const cluster::RankFailed&) {
         throw;
       } catch (const std::exception& e) {
@@ -456,7 +460,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         throw Error("rank 0 failed on shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) + ": " + e.what());
       }
       if (farm.coordinator()) {
-        waiting[s] = {shot_image, shot_illumination};
+        waiting[s] = {std::move(shot_image), std::move(shot_illumination)};
+        shot_image.assign(static_cast<size_t>(cells), 0.0f);
+        shot_illumination.assign(shot_image.size(), 0.0f);
         add_in_order();
       } else {
         farm.send(s, cluster::ResultKind::image, 0, shot_image.data(), shot_image.size());
@@ -479,7 +485,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       seconds += progress->seconds();
     }
   }
-  farm.drain(sink);  // the other ranks' last shots
+  farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", pb.config.output.directory); });
   if (parallel && farm.coordinator() && next_to_add != nshots)
     throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
                 " shot image(s) missing at the end");
@@ -517,6 +523,8 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   const auto wall_start = std::chrono::steady_clock::now();
   sum.seconds = stack_shots(in, migrator, opt.quiet, image, illumination);
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // Several ranks: their passes overlap; the time of the migration is its wall time.
+  if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
   const hid_t root = out.root();

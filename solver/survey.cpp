@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -58,8 +59,9 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
       sum.seconds += progress.seconds();
       prop.traces(shot_traces.data());
       farm.send(s, cluster::ResultKind::traces, 0, shot_traces.data(), shot_traces.size());
-    } catch (const io::Interrupted&) {
-      throw;
+    } catch (const io::Interrupted& e) {
+      // Rank 0 owns the files: it removes the temporaries and ends the job.
+      farm.fail(s, std::string("interrupted by ") + (e.signal() == SIGINT ? "SIGINT" : "SIGTERM"));
     } catch (const std::exception& e) {
       farm.fail(s, e.what());
     }
@@ -142,12 +144,17 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     }
   };
   // What the other ranks of a shot-parallel run send (cluster.hpp).
-  const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long index,
-                                           const std::vector<float>& data) {
-    if (kind == cluster::ResultKind::snapshot)
-      file.write_snapshot(s, index, data.data());
-    else
-      deliver_traces(s, data.data());
+  const cluster::ShotFarm::Sink sink = [&](int from, long long s, cluster::ResultKind kind, long long index,
+                                           std::vector<float>& data) {
+    try {
+      if (kind == cluster::ResultKind::snapshot)
+        file.write_snapshot(s, index, data.data());
+      else
+        deliver_traces(s, data.data());
+    } catch (const Error& e) {  // named here, not as a failure of rank 0's own shot
+      throw cluster::RankFailed("rank 0 failed writing shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) +
+                                " of rank " + std::to_string(from) + ": " + e.what());
+    }
   };
   const auto wall_start = std::chrono::steady_clock::now();
 
@@ -217,7 +224,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       what += e.what();
       throw Error(what);
     }
-  farm.drain(sink);  // the other ranks' last shots
+  farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", c.output.directory); });
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (cluster::size() > 1) {
     // Every rank's stepping overlaps: the rate of the whole job is over its wall time.
