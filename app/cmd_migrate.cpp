@@ -83,14 +83,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   std::optional<Config> config;
   std::optional<MigrationInput> input;
   std::unique_ptr<Migrator> migrator;
-  std::string failure;
-  try {
-    setup_migration(config_path, o, config, input, migrator);
-  } catch (const Error& e) {
-    if (cluster::size() == 1) throw;
-    failure = e.what();
-  }
-  cluster::agree(failure);
+  cluster::setup_on_every_rank([&] { setup_migration(config_path, o, config, input, migrator); });
   const Config& c = *config;
   const MigrationInput& in = *input;
   const Problem& p = in.problem;

@@ -58,8 +58,8 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   std::optional<Config> config;
   std::optional<Problem> problem;
   std::unique_ptr<Propagator> prop;
-  std::string chosen, failure;
-  try {
+  std::string chosen;
+  cluster::setup_on_every_rank([&] {
     config.emplace(load_with_overrides(config_path, o));
     if (config->migration)
       throw Error("config file '" + config_path +
@@ -67,11 +67,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
                   "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
     problem.emplace(build_problem(*config));
     prop = make_propagator(*problem, config->solver.backend, &chosen);
-  } catch (const Error& e) {
-    if (cluster::size() == 1) throw;
-    failure = e.what();
-  }
-  cluster::agree(failure);
+  });
   const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)

@@ -47,6 +47,19 @@ std::vector<std::string> gather_strings(const std::string& mine);
 // throw QuietExit. Without MPI: throws Error(error) when there is one.
 void agree(const std::string& error);
 bool failure_agreed();  // agree() found a failure: every rank ends on its own, no MPI_Abort
+// Runs `setup` on every rank, then agree() on the Error any of them threw (one process: the
+// Error as thrown).
+template <class Setup>
+void setup_on_every_rank(Setup&& setup) {
+  std::string failure;
+  try {
+    setup();
+  } catch (const Error& e) {
+    if (size() == 1) throw;
+    failure = e.what();
+  }
+  agree(failure);
+}
 
 // The test suite's way to make a shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k throws
 // at the start of shot k (0-based), whichever rank computes it; SEISRTM_TEST_FAIL_RANK=r at the
