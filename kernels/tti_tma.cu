@@ -15,7 +15,7 @@
 // No __syncthreads in the march: split barriers (mbarriers every thread arrives on) say when a
 // plane's D_x rows are written and when every thread is done with a plane; a thread waits on them
 // only where it needs them, and the TMA loads into a freed stage are issued by one lane of warp 0
-// (p, q) and of warps 1..7 (one per-cell volume each).
+// (p, q) and of warps 1..NV (one per-cell volume each: 7 for tti, 5 for vti).
 // The march starts R planes above its first plane (z_block edges: the planes above belong to the
 // block above; at z = 0: zero, or with a free surface plane k loaded and negated as the odd image
 // of plane -k), so the block's first plane has its 2R + 1 queue entries.
@@ -56,6 +56,10 @@ struct TtiShape {
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
   static constexpr int kFieldStages = TtiTmaPolicy::kFieldStages;
   static_assert((kFieldStages & (kFieldStages - 1)) == 0, "field stages: a power of two");
+  // Without these the march waits for a load issued only after the wait: load L is issued once
+  // every thread is done with plane L - R - S, field f once every thread is done with plane f - FS.
+  static_assert(kStages >= Radius + 2, "p/q stages: at least R + 2");
+  static_assert(kFieldStages >= 2, "field stages: at least 2");
   static constexpr int kVolumes = Tilted ? 7 : 5;  // p_prev, q_prev, m, a, b (, theta, phi)
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
   static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(float);
