@@ -138,6 +138,51 @@ void inject_test_failure(long long shot) {
 
 ShotFarm::ShotFarm(long long shots) : shots_(shots) {}
 
+long long ShotFarm::next(const Sink& sink, const std::function<void()>& idle) {
+  // Rank 0 under a window: wait (serving the others) until the shots handed out fit in it.
+  while (coordinator() && g_size > 1 && next_ < shots_ && !may_hand_out()) {
+    int flag = 0;
+    MPI_Status st;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
+    if (flag) {
+      handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+      answer_deferred();
+    } else {
+      idle();
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+  return next();
+}
+
+void ShotFarm::limit_ahead(long long window, std::function<long long()> completed) {
+  window_ = std::max(1LL, window);
+  completed_ = std::move(completed);
+}
+
+bool ShotFarm::may_hand_out() const {
+  return !completed_ || next_ - completed_() < window_;
+}
+
+void ShotFarm::reply(int source) {
+  long long shot = -1;
+  if (next_ < shots_) {
+    shot = next_++;
+    ++outstanding_;
+  } else {
+    ++stopped_;
+  }
+  check(MPI_Send(&shot, 1, MPI_LONG_LONG, source, kAssign, MPI_COMM_WORLD), "MPI_Send (shot)");
+}
+
+void ShotFarm::answer_deferred() {
+  while (!deferred_.empty() && (next_ >= shots_ || may_hand_out())) {
+    const int source = deferred_.front();
+    deferred_.erase(deferred_.begin());
+    reply(source);
+  }
+}
+
 long long ShotFarm::next() {
   if (coordinator()) return next_ < shots_ ? next_++ : -1;
   ask();
@@ -158,14 +203,10 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
   if (tag == kRequest) {
     int nothing = 0;
     check(MPI_Recv(&nothing, 1, MPI_INT, source, kRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (request)");
-    long long shot = -1;
-    if (next_ < shots_) {
-      shot = next_++;
-      ++outstanding_;
-    } else {
-      ++stopped_;
-    }
-    check(MPI_Send(&shot, 1, MPI_LONG_LONG, source, kAssign, MPI_COMM_WORLD), "MPI_Send (shot)");
+    if (next_ < shots_ && !may_hand_out())
+      deferred_.push_back(source);  // answered once the shots in hand have come back (answer_deferred)
+    else
+      reply(source);
     return true;
   }
   if (tag == kResult) {
@@ -206,6 +247,7 @@ void ShotFarm::serve(const Sink& sink) {
     check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
     if (!flag) return;
     handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
+    answer_deferred();
   }
 }
 
@@ -221,6 +263,7 @@ void ShotFarm::drain(const Sink& sink, const std::function<void()>& idle) {
       idle();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+    answer_deferred();
   }
 }
 

@@ -80,6 +80,13 @@ class ShotFarm {
   // The next shot this rank computes; -1 when there is none left. Rank 0 takes them from the
   // counter it hands out; the others ask rank 0 (or collect the answer to an earlier ask()).
   long long next();
+  // Rank 0 of a farm with limit_ahead: waits, serving the others (sink) and calling idle, until
+  // handing out one more shot keeps within the window; the others: next().
+  long long next(const Sink& sink, const std::function<void()>& idle);
+  // At most `window` shots handed out (to any rank) beyond the `completed()` first ones: rank 0
+  // holds back further shots, its own and the others', until those come back. Bounds what rank 0
+  // buffers when it must take results in shot order (migrate).
+  void limit_ahead(long long window, std::function<long long()> completed);
   // Workers: ask for the next shot while the current one is still running, so that the answer
   // is there when it ends (called once the shot is nearly done).
   void ask();
@@ -97,6 +104,12 @@ class ShotFarm {
 
  private:
   bool handle_one(int source, int tag, const Sink& sink);
+  bool may_hand_out() const;
+  void reply(int source);  // the next shot, or -1
+  void answer_deferred();
+  std::function<long long()> completed_;
+  long long window_ = 0;
+  std::vector<int> deferred_;  // ranks that asked while the window was full
   long long shots_ = 0, next_ = 0, outstanding_ = 0, done_by_others_ = 0;
   int stopped_ = 0;  // ranks told that no shot is left
   bool asked_ = false;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -423,7 +424,14 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = std::move(data);
     add_in_order();
   };
-  for (long long s = farm.next(); s >= 0; s = farm.next()) {
+  // Rank 0 keeps the shots that come back before an earlier one until that one is in: at most
+  // `window` shots are handed out beyond those added, so it holds at most `window` pairs of volumes
+  // (each rank has at most two shots in hand: its current one and the one it asked for).
+  long long window = 2LL * cluster::size();
+  if (const char* w = std::getenv("SEISRTM_TEST_SHOT_WINDOW")) window = std::atoll(w);  // tests/test_mpi.cpp
+  farm.limit_ahead(window, [&] { return next_to_add; });
+  const auto idle = [&] { io::check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
+  for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {
     std::unique_ptr<Progress> progress;
     std::string pass;
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);

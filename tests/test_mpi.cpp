@@ -113,6 +113,17 @@ TEST_CASE("a shot-parallel migration on 2 and 3 ranks images what one rank image
       CHECK(read_dataset(many / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
     }
   }
+  // Rank 0 handing out one shot at a time beyond those stacked (the window the stack keeps rank 0's
+  // buffer in, at its smallest): the same image, and no rank waits forever.
+  {
+    const fs::path w = d / "window1";
+    const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_SHOT_WINDOW=1 " + SEISRTM_BINARY + migrate +
+                               " --output " + w.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    for (const char* v : {"image/correlation", "image/illumination"})
+      CHECK(read_dataset(w / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
+  }
   // A failed shot ends the migration too, and the image of the earlier run stays.
   const std::string image = bytes_of(d / "np3" / "migrate.h5");
   const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=3 " + SEISRTM_BINARY + migrate + " --output " +
