@@ -94,6 +94,20 @@ Array read_array(const std::string& file, const std::string& name) {
   return a;
 }
 
+// /image/correlation of a finished migration: the grid's shape [nz, ny, nx], finite, not zero.
+void check_correlation(const std::string& h5, const std::vector<hsize_t>& dims) {
+  const Array corr = read_array(h5, "/image/correlation");
+  CHECK(corr.dims == dims);
+  double top = 0;
+  bool finite = true;
+  for (double v : corr.values) {
+    top = std::max(top, std::abs(v));
+    finite = finite && std::isfinite(v);
+  }
+  CHECK(finite);
+  CHECK(top > 0);
+}
+
 double read_dt(const std::string& file) {
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   const hid_t a = H5Aopen(f, "dt", H5P_DEFAULT);
@@ -204,16 +218,7 @@ TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and sn
       CHECK(fs::exists(out / png));
     for (const auto& f : fs::directory_iterator(out)) CHECK(f.path().extension() != ".partial");
 
-    const Array corr = read_array(h5, "/image/correlation");
-    CHECK(corr.dims == std::vector<hsize_t>{32, 30, 36});
-    double top = 0;
-    bool finite = true;
-    for (double v : corr.values) {
-      top = std::max(top, std::abs(v));
-      finite = finite && std::isfinite(v);
-    }
-    CHECK(finite);
-    CHECK(top > 0);
+    check_correlation(h5, {32, 30, 36});
     const Array lap = read_array(h5, "/image/laplacian");
     double lap_top = 0;
     for (double v : lap.values) lap_top = std::max(lap_top, std::abs(v));
@@ -507,16 +512,7 @@ TEST_CASE("migrate: a tti survey migrates on the CPU backend, on the GPU where t
     REQUIRE(fs::exists(h5));
     for (const char* ds : {"/image/correlation", "/image/illumination", "/image/normalized", "/image/laplacian"})
       CHECK(has_link(h5, ds));
-    const Array corr = read_array(h5, "/image/correlation");
-    CHECK(corr.dims == std::vector<hsize_t>{28, 24, 30});
-    double top = 0;
-    bool finite = true;
-    for (double v : corr.values) {
-      top = std::max(top, std::abs(v));
-      finite = finite && std::isfinite(v);
-    }
-    CHECK(finite);
-    CHECK(top > 0);
+    check_correlation(h5, {28, 24, 30});
   };
 
   SECTION("the CPU backend") {

@@ -40,6 +40,14 @@ Problem migration_problem(const std::string& yaml, const std::vector<std::string
   return build_problem(c);
 }
 
+// Shot 0 of `pb` migrated by the CPU migrator with `data` into fresh volumes: {image, illumination}.
+std::pair<std::vector<float>, std::vector<float>> migrate_one_shot(const Problem& pb, const std::vector<float>& data) {
+  std::vector<float> image(static_cast<size_t>(pb.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+  CpuMigrator m(pb);
+  m.migrate_shot(0, data.data(), image.data(), illum.data(), [](const std::string&, long long) {});
+  return {image, illum};
+}
+
 template <class Real>
 std::vector<Real> random_vector(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
@@ -287,14 +295,8 @@ receivers: {list: [[120, 120, 20]]}
   // two modes differ by the reconstruction's rounding, at most tol relative.
   const Problem snap = migration_problem(yaml, {}, "snapshots", 1);
   const auto random = random_vector<float>(data.size(), 11);
-  auto migrate = [&](const Problem& p) {
-    std::vector<float> im(static_cast<size_t>(p.grid.cells()), 0.0f), il(im.size(), 0.0f);
-    CpuMigrator m(p);
-    m.migrate_shot(0, random.data(), im.data(), il.data(), [](const std::string&, long long) {});
-    return std::make_pair(im, il);
-  };
-  const auto [ib, lb] = migrate(pb);
-  const auto [is, ls] = migrate(snap);
+  const auto [ib, lb] = migrate_one_shot(pb, random);
+  const auto [is, ls] = migrate_one_shot(snap, random);
   const double ei = relative_l2(ib.data(), is.data(), ib.size()), el = relative_l2(lb.data(), ls.data(), lb.size());
   std::printf("tti boundary vs snapshots: image relative L2 %.3e, illumination %.3e\n", ei, el);
   CHECK(max_abs(is.data(), is.size()) > 0);
@@ -316,14 +318,8 @@ receivers: {list: [[120, 110, 110], [260, 200, 115], [150, 250, 118]]}
   const Problem b = migration_problem(yaml, {}, "boundary", 3);
   const Problem s = migration_problem(yaml, {}, "snapshots", 3);
   const auto data = random_vector<float>(static_cast<size_t>(b.receivers.size() * b.steps), 7);
-  auto migrate = [&](const Problem& pb) {
-    std::vector<float> image(static_cast<size_t>(pb.grid.cells()), 0.0f), illum(image.size(), 0.0f);
-    CpuMigrator m(pb);
-    m.migrate_shot(0, data.data(), image.data(), illum.data(), [](const std::string&, long long) {});
-    return std::make_pair(image, illum);
-  };
-  const auto [ib, lb] = migrate(b);
-  const auto [is, ls] = migrate(s);
+  const auto [ib, lb] = migrate_one_shot(b, data);
+  const auto [is, ls] = migrate_one_shot(s, data);
   const double ei = relative_l2(ib.data(), is.data(), ib.size()), el = relative_l2(lb.data(), ls.data(), lb.size());
   std::printf("boundary vs snapshots: image relative L2 %.3e, illumination %.3e\n", ei, el);
   CHECK(max_abs(is.data(), is.size()) > 0);
