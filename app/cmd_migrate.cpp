@@ -23,6 +23,10 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     throw Error("config file '" + config_path +
                 "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
+  if (c.solver.decomposition != "none")
+    throw Error("config key 'solver.decomposition' = " + c.solver.decomposition +
+                ": seisrtm migrate runs shot-parallel only so far (valid: none; under mpirun each rank migrates "
+                "whole shots)");
   if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
   GpuInfo gpu;
   const std::string backend = resolve_backend(c, &gpu);

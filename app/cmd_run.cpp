@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_propagator.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
 #include "solver/survey.hpp"
 #include "validation/cpu_propagator.hpp"
@@ -41,11 +42,18 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   GpuInfo g;
   const std::string b = resolve_backend(c, &g);
   if (chosen) *chosen = b;
-  if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
-  if (!g.present) throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
-  if (p.config.solver.kernel == "tma" && !g.tma)  // auto falls back to smem (cuda_options)
+  if (b == "cuda" && !g.present)
+    throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
+  if (b == "cuda" && p.config.solver.kernel == "tma" && !g.tma)  // auto falls back to smem (cuda_options)
     throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); this one is " +
                 std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive or smem");
+  if (p.config.solver.decomposition == "z")  // this rank's slab of the grid (solver/decomposition.hpp)
+    return std::make_unique<SlabPropagator>(
+        p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {
+          if (b == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
+          return std::make_unique<CudaPropagator>(slab_pb, cuda_options(slab_pb.config), s);
+        });
+  if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
   return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
 }
 
@@ -68,6 +76,9 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     problem.emplace(build_problem(*config));
     prop = make_propagator(*problem, config->solver.backend, &chosen);
   });
+  // A decomposed GPU run's NCCL communicator: collective, once every rank's setup succeeded.
+  if (auto* slabs = dynamic_cast<SlabPropagator*>(prop.get()))
+    if (auto* gpu = dynamic_cast<CudaPropagator*>(&slabs->backend())) gpu->connect();
   const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)
@@ -85,7 +96,9 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const RunSummary s = run_survey(p, *prop, ro);
   if (!talk) return 0;
-  if (cluster::size() > 1)
+  if (cluster::size() > 1 && p.config.solver.decomposition == "z")
+    std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
+  else if (cluster::size() > 1)
     std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),
                  s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1);
   if (!o.quiet)

@@ -462,7 +462,8 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto solver = root.child("solver");
-  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device"});
+  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device", "decomposition"});
+  c.solver.decomposition = solver.choice("decomposition", c.solver.decomposition, {"none", "z"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
   c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, std::numeric_limits<int>::max(),
                                                         "planes (0 = the whole column)"));
@@ -654,7 +655,8 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
   e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
   e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
-  e << YAML::Key << "device" << YAML::Value << c.solver.device << YAML::EndMap;
+  e << YAML::Key << "device" << YAML::Value << c.solver.device;
+  e << YAML::Key << "decomposition" << YAML::Value << c.solver.decomposition << YAML::EndMap;
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;

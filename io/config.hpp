@@ -137,6 +137,9 @@ struct SolverConfig {
   std::string memory = "plain";  // cuda: plain | compressible
   bool graphs = true;            // cuda: time loop as CUDA graphs
   int device = 0;                // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)
+  // Under mpirun: none = shots across ranks; z = every shot over all ranks, the grid split into
+  // z slabs (solver/decomposition.hpp).
+  std::string decomposition = "none";
 };
 
 // Direct-arrival mute of the observed data: zero above t = offset / velocity + t0 - taper, a

@@ -23,6 +23,10 @@ struct AcousticArgs {
   long long sy = 0, sz = 0;  // strides in elements (rows padded for alignment)
   float cx[kMaxRadius + 1] = {}, cy[kMaxRadius + 1] = {}, cz[kMaxRadius + 1] = {};  // c_k / h^2
   int free_surface = 0;                                                             // p = 0 at z = 0, odd image above
+  // Planes this launch computes, [z_lo, z_end()); the boundary conditions still refer to
+  // [0, nz). A slab of a z decomposition computes its edge planes and its interior apart.
+  int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
+  __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
 };
 
 enum class Variant { naive, smem, tma };

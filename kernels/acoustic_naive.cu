@@ -11,7 +11,7 @@ template <int Radius>
 __global__ void __launch_bounds__(256) naive_kernel(const AcousticArgs a) {
   const int ix = blockIdx.x * blockDim.x + threadIdx.x;
   const int iy = blockIdx.y * blockDim.y + threadIdx.y;
-  const int iz = blockIdx.z;
+  const int iz = a.z_lo + blockIdx.z;
   if (ix >= a.nx || iy >= a.ny) return;
   const long long i = (long long)iz * a.sz + (long long)iy * a.sy + ix;
   auto at_x = [&](int x) { return (x >= 0 && x < a.nx) ? a.p[i - ix + x] : 0.0f; };
@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(256) naive_kernel(const AcousticArgs a) {
 template <int Radius>
 void launch_naive(const AcousticArgs& a, cudaStream_t stream) {
   const dim3 block(32, 8, 1);
-  const dim3 grid((a.nx + 31) / 32, (a.ny + 7) / 8, a.nz);
+  const dim3 grid((a.nx + 31) / 32, (a.ny + 7) / 8, a.z_end() - a.z_lo);
   naive_kernel<Radius><<<grid, block, 0, stream>>>(a);
   SEISRTM_CUDA_LAUNCHED();
 }

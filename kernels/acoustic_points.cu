@@ -7,6 +7,7 @@ namespace seisrtm::kernels {
 
 void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, int z_block, const TmaMaps& maps,
                           cudaStream_t stream) {
+  if (a.z_end() <= a.z_lo) return;  // no planes (a thin slab's interior)
   auto dispatch = [&]<int R>() {
     switch (variant) {
       case Variant::naive:

@@ -18,7 +18,7 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX* MarchPolicy::kBlockY)
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * BY;
   const int ix = x0 + tx, iy = y0 + ty;
-  const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
+  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
   const bool active = ix < a.nx && iy < a.ny;
   const int cx_ = min(ix, a.nx - 1), cy_ = min(iy, a.ny - 1);  // clamped: idle threads read valid memory
 
@@ -64,9 +64,9 @@ __global__ void __launch_bounds__(MarchPolicy::kBlockX* MarchPolicy::kBlockY)
 template <int Radius>
 void launch_smem(const AcousticArgs& a, int z_block, cudaStream_t stream) {
   constexpr int BX = MarchPolicy::kBlockX, BY = MarchPolicy::kBlockY;
-  const int zb = z_block > 0 ? z_block : a.nz;
+  const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(BX, BY, 1);
-  const dim3 grid((a.nx + BX - 1) / BX, (a.ny + BY - 1) / BY, (a.nz + zb - 1) / zb);
+  const dim3 grid((a.nx + BX - 1) / BX, (a.ny + BY - 1) / BY, (a.z_end() - a.z_lo + zb - 1) / zb);
   smem_kernel<Radius><<<grid, block, 0, stream>>>(a, zb);
   SEISRTM_CUDA_LAUNCHED();
 }

@@ -72,7 +72,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
   const int ix = x0 + tx, iy0 = y0 + ty * RY;  // this thread's rows: iy0 .. iy0 + RY - 1
-  const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
+  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
   const int planes = z1 - z0, total = planes + Radius;    // loads: planes z0 .. z1 + R - 1
   const int center0 = (ty * RY + Radius) * TW + tx + HX;  // tile index of row 0's cell
 
@@ -202,10 +202,10 @@ template <int Radius>
 void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
   using Shape = TmaShape<Radius>;
   set_shared_limit_once(reinterpret_cast<const void*>(tma_kernel<Radius>), static_cast<int>(Shape::kSharedBytes));
-  const int zb = z_block > 0 ? z_block : a.nz;
+  const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
-                  (a.nz + zb - 1) / zb);
+                  (a.z_end() - a.z_lo + zb - 1) / zb);
   tma_kernel<Radius><<<grid, block, Shape::kSharedBytes, stream>>>(*static_cast<const CUtensorMap*>(maps.p),
                                                                    *static_cast<const CUtensorMap*>(maps.p_prev),
                                                                    *static_cast<const CUtensorMap*>(maps.m), a, zb);

@@ -37,6 +37,10 @@ struct TtiArgs {
   float cx[kMaxRadius + 1] = {}, cy[kMaxRadius + 1] = {}, cz[kMaxRadius + 1] = {};  // c_k / h^2 (1/m^2)
   float dx[kMaxRadius + 1] = {}, dy[kMaxRadius + 1] = {}, dz[kMaxRadius + 1] = {};  // a_k / h, k >= 1 (1/m)
   int free_surface = 0;
+  // Planes this launch computes, [z_lo, z_end()); the boundary conditions still refer to
+  // [0, nz). A slab of a z decomposition computes its edge planes and its interior apart.
+  int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
+  __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
 };
 
 // The tma variant's block: BX x BY threads, one column each; the p and q tiles carry R halo

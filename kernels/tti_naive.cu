@@ -63,7 +63,7 @@ template <int Radius, bool Tilted>
 __global__ void __launch_bounds__(kNaiveBlockX* kNaiveBlockY) tti_naive_kernel(const TtiArgs a) {
   const int ix = blockIdx.x * blockDim.x + threadIdx.x;
   const int iy = blockIdx.y * blockDim.y + threadIdx.y;
-  const int iz = blockIdx.z;
+  const int iz = a.z_lo + blockIdx.z;
   if (ix >= a.nx || iy >= a.ny) return;
   const long long i = (long long)iz * a.sz + (long long)iy * a.sy + ix;
   const detail::Axis n = detail::symmetry_axis<Tilted>(a, i);
@@ -79,7 +79,7 @@ __global__ void __launch_bounds__(kNaiveBlockX* kNaiveBlockY) tti_naive_kernel(c
 template <int Radius, bool Tilted>
 void launch_tti_naive(const TtiArgs& a, cudaStream_t stream) {
   const dim3 block(kNaiveBlockX, kNaiveBlockY, 1);
-  const dim3 grid((a.nx + kNaiveBlockX - 1) / kNaiveBlockX, (a.ny + kNaiveBlockY - 1) / kNaiveBlockY, a.nz);
+  const dim3 grid((a.nx + kNaiveBlockX - 1) / kNaiveBlockX, (a.ny + kNaiveBlockY - 1) / kNaiveBlockY, a.z_end() - a.z_lo);
   tti_naive_kernel<Radius, Tilted><<<grid, block, 0, stream>>>(a);
   SEISRTM_CUDA_LAUNCHED();
 }

@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
   const bool lane0 = (tid & 31) == 0;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * BY;
   const int ix = x0 + tx, iy = y0 + ty;
-  const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
+  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
   const int planes = z1 - z0, total = planes + 2 * R;  // loads: planes z0 - R .. z1 + R - 1
   const int centre = (ty + R) * TW + tx + HX;          // tile index of this thread's cell
 
@@ -363,9 +363,9 @@ void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStre
   using Shape = TtiShape<Radius, Tilted>;
   set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted>),
                         static_cast<int>(Shape::kSharedBytes));
-  const int zb = z_block > 0 ? z_block : a.nz;
+  const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(Shape::BX, Shape::BY, 1);
-  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + Shape::BY - 1) / Shape::BY, (a.nz + zb - 1) / zb);
+  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + Shape::BY - 1) / Shape::BY, (a.z_end() - a.z_lo + zb - 1) / zb);
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;
@@ -393,6 +393,7 @@ SEISRTM_TTI_TMA(8)
 
 void launch_tti_step(const TtiArgs& a, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
                      cudaStream_t stream) {
+  if (a.z_end() <= a.z_lo) return;  // no planes (a thin slab's interior)
   auto dispatch = [&]<int R, bool T>() {
     if (variant == Variant::tma) return launch_tti_tma<R, T>(a, z_block, maps, stream);
     if (variant == Variant::naive) return launch_tti_naive<R, T>(a, stream);

@@ -2,13 +2,16 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
 #include "solver/device_info.hpp"
+#include "solver/nccl_halo.hpp"
 #include "solver/numerics.hpp"
 #include "solver/tensor_map.hpp"
 
@@ -176,6 +179,14 @@ struct CudaPropagator::Impl {
   int cur = 0;                   // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
   long long n_done = 0;
   int src_entries = 0;
+  int src_edge_entries = 0;          // a slab's: the first entries lie on its edge planes
+  std::optional<Slab> slab;          // one slab of a z decomposition
+  std::unique_ptr<DeviceHalo> halo;  // its exchange (connected: every step exchanges)
+  CudaStream halo_stream;
+  CudaEvent edges_done, halo_done;
+  // A slab's own planes in slab coordinates: the edge planes sent up [own0, top) and down
+  // [bottom, own1), the interior [top, bottom) (empty where the edges meet).
+  int own0 = 0, own1 = 0, top = 0, bottom = 0;
   CudaStream stream, copy_stream;
   CudaEvent snapshot_taken, seg_begin, seg_end;
   double stepping_ms = 0;
@@ -203,8 +214,63 @@ struct CudaPropagator::Impl {
     return (iz * ny + iy) * nxp + ix;
   }
 
+  // The stencil of planes [lo, hi) from buf[c] (and qbuf[c]).
+  void stencil(int c, int lo, int hi) {
+    if (anisotropic) {
+      kernels::TtiArgs t = tti_base;
+      t.p = buf[c].as<float>();
+      t.pn = buf[1 - c].as<float>();
+      t.q = qbuf[c].as<float>();
+      t.qn = qbuf[1 - c].as<float>();
+      t.z_lo = lo, t.z_hi = hi;
+      const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
+                                  &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
+                                  &tti_model[2],         &tti_model[3],   &tti_model[4]};
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    } else {
+      kernels::AcousticArgs a = args(c);
+      a.z_lo = lo, a.z_hi = hi;
+      const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
+      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    }
+  }
+
+  // The source entries [first, first + count) into p (and q) of the new level.
+  void inject(int c, int first, int count) {
+    kernels::PointArgs src{src_cells.as<long long>() + first, src_coef.as<float>() + first, nullptr, count, 0};
+    if (anisotropic)  // the source enters p and q alike (validation/cpu_tti.hpp)
+      kernels::launch_inject(qbuf[1 - c].as<float>(), src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    kernels::launch_inject(buf[1 - c].as<float>(), src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+  }
+
+  // One step of a slab: edge planes and their sources, the exchange on halo_stream, the interior
+  // meanwhile; the receivers read the new level once the halos are in.
+  void slab_step(int c) {
+    stencil(c, own0, top);
+    stencil(c, bottom, own1);
+    inject(c, 0, src_edge_entries);
+    SEISRTM_CUDA(cudaEventRecord(edges_done.get(), stream.get()));
+    SEISRTM_CUDA(cudaStreamWaitEvent(halo_stream.get(), edges_done.get()));
+    float* fields[2] = {buf[1 - c].as<float>(), anisotropic ? qbuf[1 - c].as<float>() : nullptr};
+    halo->exchange(fields, anisotropic ? 2 : 1, nxp * ny, halo_stream.get());
+    SEISRTM_CUDA(cudaEventRecord(halo_done.get(), halo_stream.get()));
+    stencil(c, top, bottom);
+    inject(c, src_edge_entries, src_entries - src_edge_entries);
+    SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), halo_done.get()));
+    record_and_count(c);
+  }
+
+  void record_and_count(int c) {
+    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
+                           static_cast<int>(pb.receivers.size())};
+    kernels::launch_record(buf[1 - c].as<float>(), rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(),
+                           stream.get());
+    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
+  }
+
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
+    if (halo && halo->connected()) return slab_step(c);
     const kernels::AcousticArgs a = args(c);
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
     if (anisotropic) {
@@ -287,8 +353,9 @@ struct CudaPropagator::Impl {
     int h = 0;
     SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+    if (slab) h = any_rank(h != 0);  // every slab stops at the same step
     if (h)
-      throw Error("the wavefield became NaN or Inf by step " + std::to_string(n) +
+      throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
                   ": the run is unstable; check time.dt (largest stable: " + std::to_string(pb.dt_max) +
                   " s) and the model's velocities");
   }
@@ -358,6 +425,26 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   d.sample_memory();
 }
 
+CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const Slab& slab)
+    : CudaPropagator(pb, [&] {
+        CudaOptions o = opt;
+        o.graphs = false;  // the NCCL exchange is not captured
+        return o;
+      }()) {
+  Impl& d = *impl_;
+  d.slab = slab;
+  d.halo = std::make_unique<DeviceHalo>(slab);
+  d.own0 = static_cast<int>(slab.own_lo - slab.lo);
+  d.own1 = static_cast<int>(slab.own_hi - slab.lo);
+  d.top = slab.up() ? d.own0 + slab.halo : d.own0;
+  d.bottom = slab.down() ? d.own1 - slab.halo : d.own1;
+  if (d.bottom < d.top) d.top = d.bottom = d.own1;  // the edges meet: all own planes go first
+}
+
+void CudaPropagator::connect() {
+  if (impl_->halo) impl_->halo->connect();
+}
+
 Propagator::DeviceMemory CudaPropagator::device_memory() const {
   return {impl_->free_at_start - impl_->lowest_free, impl_->volume_bytes};
 }
@@ -398,6 +485,24 @@ void CudaPropagator::begin_shot(long long shot) {
     const double v = d.pb.vp[c];
     cells.push_back(d.padded(c));
     coef.push_back(static_cast<float>(v * v * dt2 * src.weight[e] / d.pb.cell_volume() / (1 + s)));
+  }
+  if (d.slab) {  // a slab's edge-plane entries first: they are injected before the exchange
+    std::vector<long long> order(cells.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<long long>(i);
+    auto edge = [&](long long i) {
+      const long long iz = cells[static_cast<size_t>(i)] / (d.nxp * d.ny);
+      return (iz >= d.own0 && iz < d.top) || (iz >= d.bottom && iz < d.own1);
+    };
+    std::stable_partition(order.begin(), order.end(), edge);
+    std::vector<long long> c2;
+    std::vector<float> w2;
+    for (long long i : order) {
+      c2.push_back(cells[static_cast<size_t>(i)]);
+      w2.push_back(coef[static_cast<size_t>(i)]);
+    }
+    d.src_edge_entries = static_cast<int>(std::count_if(order.begin(), order.end(), edge));
+    cells.swap(c2);
+    coef.swap(w2);
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
   d.src_cells = upload(cells);

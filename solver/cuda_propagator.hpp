@@ -10,6 +10,7 @@
 
 #include "kernels/acoustic.hpp"
 #include "kernels/tti.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/device_buffer.hpp"
 #include "solver/propagator.hpp"
 
@@ -64,6 +65,14 @@ DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o);
 class CudaPropagator final : public Propagator {
  public:
   CudaPropagator(const Problem& problem, const CudaOptions& options);
+  // One slab of a z decomposition (solver/decomposition.hpp): `problem` is the slab's. Each step
+  // computes the edge planes the neighbours need first, exchanges them (NCCL, on a stream of its
+  // own) while the interior planes are computed, and records the receivers once the halos are in.
+  // Graphs are off (the exchange is not captured). connect() must follow on every rank before
+  // the first shot.
+  CudaPropagator(const Problem& problem, const CudaOptions& options, const Slab& slab);
+  // Collective: the NCCL communicator of a slab run (no-op otherwise).
+  void connect();
   ~CudaPropagator() override;
   std::string name() const override;
   void begin_shot(long long shot) override;

@@ -15,6 +15,7 @@
 #include "io/segy.hpp"
 #include "io/survey_file.hpp"
 #include "solver/cluster.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/progress.hpp"
 
 namespace seisrtm {
@@ -69,6 +70,50 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
   return sum;
 }
 
+// A rank other than 0 of a decomposed run (solver.decomposition z): every shot over its slab,
+// making the same collective calls as rank 0's loop in run_survey, in the same order (begin,
+// each chunk's verdict, snapshot gathers, the traces, the first shot's wavefield picture).
+RunSummary run_slab_worker(const Problem& pb, Propagator& prop) {
+  const Grid& g = pb.grid;
+  const long long nt = pb.steps, nshots = pb.shot_count();
+  const long long interval = pb.config.output.snapshot_interval;
+  const io::SurveyLayout layout{nshots, pb.receivers.size(), nt, pb.dt, g.n, g.h, interval, true, true};
+  const long long nsnap = io::snapshot_count(layout);
+  const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
+  const std::string& dir = pb.config.output.directory;
+  RunSummary sum;
+  for (long long s = 0; s < nshots; ++s) {
+    std::string error;
+    try {
+      cluster::inject_test_failure(s);
+      prop.begin_shot(s);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    slab_verdict(error, s, nshots, "the start of shot " + std::to_string(s + 1), dir);
+    long long pending = -1;
+    for (long long n = 0; n < nt;) {
+      const long long k = std::min(chunk, nt - n);
+      try {
+        prop.advance(n, k);
+      } catch (const SharedFailure& e) {
+        error = e.what();
+      }
+      n += k;
+      slab_verdict(error, s, nshots, "", dir);
+      if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
+        if (pending >= 0) prop.receive_wavefield(nullptr);
+        prop.request_wavefield(g.cells());
+        pending = n / interval - 1;
+      }
+    }
+    if (pending >= 0) prop.receive_wavefield(nullptr);
+    prop.traces(nullptr);
+    if (pb.config.output.pictures && s == 0) prop.wavefield(nullptr);
+  }
+  return sum;
+}
+
 }  // namespace
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
@@ -77,8 +122,12 @@ void write_run_attributes(hid_t root, const Problem& pb, const std::string& prod
 
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
   namespace fs = std::filesystem;
+  // Decomposed: every rank computes every shot over its slab, rank 0 writes; otherwise shots
+  // are handed out to the ranks (ShotFarm).
+  const bool slabs = pb.config.solver.decomposition == "z";
   cluster::ShotFarm farm(pb.shot_count());
-  if (!farm.coordinator()) return run_worker(pb, prop, farm);
+  if (slabs && cluster::rank() > 0) return run_slab_worker(pb, prop);
+  if (!slabs && !farm.coordinator()) return run_worker(pb, prop, farm);
   const Config& c = pb.config;
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
@@ -160,15 +209,39 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
 
   RunSummary sum;
   const long long chunk = interval > 0 ? interval : std::max(1LL, nt / 100);
-  for (long long s = farm.next(); s >= 0; s = farm.next()) try {
+  long long slab_shot = 0;
+  auto next_shot = [&] { return slabs ? (slab_shot < nshots ? slab_shot++ : -1) : farm.next(); };
+  for (long long s = next_shot(); s >= 0; s = next_shot()) try {
       const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-      cluster::inject_test_failure(s);
-      prop.begin_shot(s);
+      if (slabs) {  // every rank's start, then one verdict (a collective step of the slabs)
+        std::string error;
+        try {
+          cluster::inject_test_failure(s);
+          prop.begin_shot(s);
+        } catch (const Error& e) {
+          error = e.what();
+        }
+        slab_verdict(error, s, nshots, label + ", step 0/" + std::to_string(nt), c.output.directory);
+      } else {
+        cluster::inject_test_failure(s);
+        prop.begin_shot(s);
+      }
       Progress progress(label, nt, double(g.cells()), opt.quiet);
       long long pending = -1;  // snapshot index requested but not yet written
       for (long long n = 0; n < nt;) {
         const long long k = std::min(chunk, nt - n);
-        prop.advance(n, k);
+        if (slabs) {
+          std::string error;
+          try {
+            prop.advance(n, k);
+          } catch (const SharedFailure& e) {
+            error = e.what();
+          }
+          slab_verdict(error, s, nshots, label + ", step " + std::to_string(n + k) + "/" + std::to_string(nt),
+                       c.output.directory);
+        } else {
+          prop.advance(n, k);
+        }
         n += k;
         if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
           // Written one snapshot late, so the copy overlaps the next chunk of time steps.
@@ -180,8 +253,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
           pending = n / interval - 1;
         }
         progress.update(n);
-        io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
-        farm.serve(sink);
+        if (!slabs)  // (a decomposed run's verdict above has checked every rank)
+          io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
+        if (!slabs) farm.serve(sink);
       }
       if (pending >= 0) {
         prop.receive_wavefield(field.data());
@@ -214,8 +288,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     } catch (const cluster::RankFailed&) {
       throw;  // another rank's shot, named in the message
     } catch (const Error& e) {
-      // Several ranks: say which one and which shot; alone, the message as it was.
-      if (cluster::size() == 1) throw;
+      // Several ranks: say which one and which shot; alone, the message as it was (a decomposed
+      // run's verdict names the rank itself).
+      if (cluster::size() == 1 || slabs) throw;
       std::string what = "rank 0 failed on shot ";
       what += std::to_string(s + 1);
       what += "/";
@@ -224,9 +299,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       what += e.what();
       throw Error(what);
     }
-  farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", c.output.directory); });
+  if (!slabs) farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", c.output.directory); });
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  if (cluster::size() > 1) {
+  if (cluster::size() > 1 && !slabs) {
     // Every rank's stepping overlaps: the rate of the whole job is over its wall time.
     sum.seconds = sum.wall_seconds;
     sum.shots_by_other_ranks = farm.shots_done_by_others();

@@ -18,6 +18,10 @@ CpuPropagator::CpuPropagator(const Problem& problem) : problem_(problem) {
   traces_.assign(static_cast<size_t>(problem.receivers.size() * problem.steps), 0.0f);
 }
 
+CpuPropagator::CpuPropagator(const Problem& problem, const Slab& slab) : CpuPropagator(problem) {
+  slab_ = slab;
+}
+
 std::string CpuPropagator::name() const {
   return std::string("cpu") + (tti_ ? " " + problem_.equation : "") + " (" + std::to_string(omp_get_max_threads()) +
          " OpenMP threads)";
@@ -51,8 +55,10 @@ void CpuPropagator::advance(long long first, long long count) {
   // the end of each call, so a run that blew up stops with a message instead of writing NaN.
   constexpr long long kCheckEvery = 256;
   auto check = [&](long long n) {
-    if (tti_ ? !tti_->finite() : !all_finite(wave_->current(), problem_.grid.cells()))
-      throw Error("the wavefield became NaN or Inf by step " + std::to_string(n) +
+    bool bad = tti_ ? !tti_->finite() : !all_finite(wave_->current(), problem_.grid.cells());
+    if (slab_) bad = any_rank(bad);  // every slab stops at the same step
+    if (bad)
+      throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
                   ": the run is unstable or an input holds NaN; check time.dt (largest stable: " +
                   std::to_string(problem_.dt_max) + " s), the model's velocities and the wavelet");
   };
@@ -64,6 +70,11 @@ void CpuPropagator::advance(long long first, long long count) {
       tti_->update();
       for (long long k = 0; k < src.size(); ++k) tti_->inject(src, k, double(problem_.wavelet[n]));
       tti_->finish();
+      if (slab_) {
+        const long long plane = tti_->padded_stride(2);
+        exchange_host_planes(tti_->p_data() + tti_->plane_offset(0), plane, *slab_);
+        exchange_host_planes(tti_->q_data() + tti_->plane_offset(0), plane, *slab_);
+      }
       for (long long r = 0; r < rec.size(); ++r)
         traces_[r * problem_.steps + n] = static_cast<float>(tti_->sample(rec, r));
       continue;
@@ -71,6 +82,7 @@ void CpuPropagator::advance(long long first, long long count) {
     wave_->update();
     for (long long k = 0; k < src.size(); ++k) wave_->inject(src, k, f);
     wave_->finish();
+    if (slab_) exchange_host_planes(wave_->current_data(), problem_.grid.n[0] * problem_.grid.n[1], *slab_);
     for (long long r = 0; r < rec.size(); ++r)
       traces_[r * problem_.steps + n] = static_cast<float>(wave_->sample(rec, r));
   }

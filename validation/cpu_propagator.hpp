@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "solver/decomposition.hpp"
 #include "solver/propagator.hpp"
 #include "validation/cpu_tti.hpp"
 #include "validation/cpu_wave.hpp"
@@ -14,6 +15,9 @@ namespace seisrtm::validation {
 class CpuPropagator final : public Propagator {
  public:
   explicit CpuPropagator(const Problem& problem);
+  // One slab of a z decomposition (solver/decomposition.hpp): `problem` is the slab's; the halo
+  // planes are exchanged with the neighbours (MPI) after every step's injection.
+  CpuPropagator(const Problem& problem, const Slab& slab);
   std::string name() const override;
   void begin_shot(long long shot) override;
   void advance(long long first, long long count) override;
@@ -27,6 +31,7 @@ class CpuPropagator final : public Propagator {
   std::optional<CpuTti<float>> tti_;
   std::vector<float> traces_;  // [receiver][step]
   long long shot_ = 0;
+  std::optional<Slab> slab_;
 };
 
 }  // namespace seisrtm::validation

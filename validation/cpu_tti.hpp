@@ -118,6 +118,11 @@ class CpuTti {
   long long padded_index(long long ix, long long iy, long long iz) const { return padded(ix, iy, iz); }
   long long padded_stride(int axis) const { return stride_[axis]; }
   const Real* p_current() const { return p_.data(); }
+  // For a slab's halo exchange: the current levels, whose grid plane iz begins (x and y halo
+  // included) at plane_offset(iz); planes are padded_stride(2) apart.
+  Real* p_data() { return p_.data(); }
+  Real* q_data() { return q_.data(); }
+  long long plane_offset(long long iz) const { return (iz + r_) * s_[0] * s_[1]; }
   const Real* q_current() const { return q_.data(); }
   // Between update and finish: the new levels.
   Real* p_previous() { return pp_.data(); }

@@ -35,6 +35,7 @@ class CpuWave {
 
   Real* current() { return p_.data(); }
   const Real* current() const { return p_.data(); }
+  Real* current_data() { return p_.data(); }  // a slab's halo exchange writes its halo planes
   Real* previous() { return pp_.data(); }
   const Real* previous() const { return pp_.data(); }
   const Real* m() const { return m_.data(); }

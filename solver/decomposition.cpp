@@ -1,0 +1,284 @@
+#include "solver/decomposition.hpp"
+
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "io/interrupt.hpp"
+#include "solver/cluster.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    throw Error(std::string("MPI ") + what + " failed on rank " + std::to_string(cluster::rank()) + ": " +
+                std::string(msg, static_cast<std::size_t>(len)));
+  }
+}
+
+bool several() {
+  return cluster::started() && cluster::size() > 1;
+}
+
+// MPI counts are int: larger messages travel in pieces of at most 2^28 floats (1 GiB).
+constexpr long long kPiece = 1LL << 28;
+
+void send_floats(const float* data, long long count, int to, int tag) {
+  for (long long o = 0; o < count; o += kPiece)
+    check(MPI_Send(data + o, static_cast<int>(std::min(kPiece, count - o)), MPI_FLOAT, to, tag, MPI_COMM_WORLD),
+          "MPI_Send");
+}
+
+void recv_floats(float* data, long long count, int from, int tag) {
+  for (long long o = 0; o < count; o += kPiece)
+    check(MPI_Recv(data + o, static_cast<int>(std::min(kPiece, count - o)), MPI_FLOAT, from, tag, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE),
+          "MPI_Recv");
+}
+
+enum Tag : int { kHaloUp = 101, kHaloDown = 102, kField = 103, kTraces = 104 };
+
+}  // namespace
+
+int slab_halo(int radius) {
+  return std::max(radius, kHicksRadius);
+}
+
+Slab make_slab(long long nz, int halo, int rank, int ranks) {
+  Slab s;
+  s.rank = rank;
+  s.ranks = ranks;
+  s.nz = nz;
+  s.halo = halo;
+  const long long base = nz / ranks, extra = nz % ranks;
+  if (base < halo)
+    throw Error("config key 'grid.shape': solver.decomposition z splits its " + std::to_string(nz) + " planes in z over " +
+                std::to_string(ranks) + " ranks, " + std::to_string(base) + " a rank, but every slab must own at least " +
+                std::to_string(halo) + " (the halo it sends; valid: at most " + std::to_string(std::max(1LL, nz / halo)) +
+                " ranks, or more planes in z)");
+  s.own_lo = rank * base + std::min<long long>(rank, extra);
+  s.own_hi = s.own_lo + base + (rank < extra ? 1 : 0);
+  s.lo = std::max(0LL, s.own_lo - halo);
+  s.hi = std::min(nz, s.own_hi + halo);
+  return s;
+}
+
+std::vector<int> receiver_owners(const Problem& global, int halo, int ranks) {
+  const PointSet& rec = global.receivers;
+  const long long plane = global.grid.n[0] * global.grid.n[1];
+  std::vector<Slab> slabs;
+  for (int r = 0; r < ranks; ++r) slabs.push_back(make_slab(global.grid.n[2], halo, r, ranks));
+  std::vector<int> owner(static_cast<size_t>(rec.size()), 0);
+  for (long long r = 0; r < rec.size(); ++r) {
+    if (rec.offset[r + 1] == rec.offset[r]) continue;
+    long long zmin = LLONG_MAX, zmax = -1;
+    for (long long e = rec.offset[r]; e < rec.offset[r + 1]; ++e) {
+      zmin = std::min(zmin, rec.cell[e] / plane);
+      zmax = std::max(zmax, rec.cell[e] / plane);
+    }
+    int found = -1;
+    for (int k = 0; k < ranks && found < 0; ++k)
+      if (zmin >= slabs[k].lo && zmax < slabs[k].hi) found = k;
+    if (found < 0)  // not reachable with halo >= kHicksRadius; said rather than assumed
+      throw Error("receiver " + std::to_string(r + 1) + " spans planes " + std::to_string(zmin) + ".." +
+                  std::to_string(zmax) + ", more than one slab of solver.decomposition z holds");
+    owner[static_cast<size_t>(r)] = found;
+  }
+  return owner;
+}
+
+Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners) {
+  Problem p;
+  p.config = global.config;
+  p.grid = global.grid;
+  p.grid.n[2] = s.planes();
+  p.radius = global.radius;
+  p.dt = global.dt;
+  p.dt_max = global.dt_max;
+  p.steps = global.steps;
+  p.v_min = global.v_min;
+  p.v_max = global.v_max;
+  p.equation = global.equation;
+  p.clamped_cells = global.clamped_cells;
+  p.d2 = global.d2;
+  const long long plane = global.grid.n[0] * global.grid.n[1];
+  auto slice = [&](const std::vector<float>& v) {
+    if (v.empty()) return std::vector<float>();
+    return std::vector<float>(v.begin() + s.lo * plane, v.begin() + s.hi * plane);
+  };
+  p.vp = slice(global.vp);
+  p.epsilon = slice(global.epsilon);
+  p.delta = slice(global.delta);
+  p.theta = slice(global.theta);
+  p.phi = slice(global.phi);
+  p.damping = global.damping;
+  p.damping[2].assign(global.damping[2].begin() + s.lo, global.damping[2].begin() + s.hi);
+  p.free_surface = global.free_surface && s.lo == 0;
+  p.wavelet = global.wavelet;
+  // Points keep their positions (and count); entries move to slab indices.
+  auto keep = [&](const PointSet& from, auto&& take_point, auto&& take_entry) {
+    PointSet to;
+    to.position = from.position;
+    for (long long k = 0; k < from.size(); ++k) {
+      if (take_point(k))
+        for (long long e = from.offset[k]; e < from.offset[k + 1]; ++e)
+          if (take_entry(from.cell[e])) {
+            to.cell.push_back(from.cell[e] - s.lo * plane);
+            to.weight.push_back(from.weight[e]);
+          }
+      to.offset.push_back(static_cast<long long>(to.cell.size()));
+    }
+    return to;
+  };
+  auto own = [&](long long cell) { return cell / plane >= s.own_lo && cell / plane < s.own_hi; };
+  for (const PointSet& shot : global.shots)
+    p.shots.push_back(keep(shot, [](long long) { return true; }, own));
+  p.receivers = keep(
+      global.receivers, [&](long long r) { return owners[static_cast<size_t>(r)] == s.rank; },
+      [](long long) { return true; });
+  return p;
+}
+
+bool any_rank(bool mine) {
+  if (!several()) return mine;
+  int v = mine ? 1 : 0, all = 0;
+  check(MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  return all != 0;
+}
+
+void exchange_host_planes(float* field, long long plane, const Slab& s) {
+  if (!several() || s.ranks == 1) return;
+  const long long n = s.halo * plane;
+  if (n > INT_MAX) throw Error("a halo of " + std::to_string(n) + " floats is too large for one MPI message");
+  const int count = static_cast<int>(n);
+  MPI_Request req[4];
+  int k = 0;
+  const long long own_first = s.own_lo - s.lo, own_end = s.own_hi - s.lo;
+  if (s.up()) {
+    check(MPI_Irecv(field, count, MPI_FLOAT, s.rank - 1, kHaloDown, MPI_COMM_WORLD, &req[k++]), "MPI_Irecv");
+    check(MPI_Isend(field + own_first * plane, count, MPI_FLOAT, s.rank - 1, kHaloUp, MPI_COMM_WORLD, &req[k++]),
+          "MPI_Isend");
+  }
+  if (s.down()) {
+    check(MPI_Irecv(field + own_end * plane, count, MPI_FLOAT, s.rank + 1, kHaloUp, MPI_COMM_WORLD, &req[k++]),
+          "MPI_Irecv");
+    check(MPI_Isend(field + (own_end - s.halo) * plane, count, MPI_FLOAT, s.rank + 1, kHaloDown, MPI_COMM_WORLD,
+                    &req[k++]),
+          "MPI_Isend");
+  }
+  check(MPI_Waitall(k, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+}
+
+void slab_verdict(const std::string& error, long long shot, long long shots, const std::string& where,
+                  const std::string& directory) {
+  const int signal = io::interrupt_signal;
+  if (!several()) {
+    if (!error.empty()) throw Error(error);
+    io::check_interrupt(where, directory);
+    return;
+  }
+  // Every rank's state: "" (fine), "!<signal>" (asked to stop) or its error.
+  const std::string mine = !error.empty() ? error : signal ? "!" + std::to_string(signal) : "";
+  const std::vector<std::string> all = cluster::gather_strings(mine);
+  int verdict = 0;  // 0 go on, 1 interrupted, 2 failed
+  std::string what;
+  int stop_signal = 0;
+  if (cluster::rank() == 0)
+    for (int r = 0; r < cluster::size(); ++r) {
+      const std::string& a = all[static_cast<size_t>(r)];
+      if (a.empty()) continue;
+      if (a[0] != '!' && verdict < 2) {
+        verdict = 2;
+        what = "rank " + std::to_string(r) + " failed on shot " + std::to_string(shot + 1) + "/" +
+               std::to_string(shots) + ": " + a;
+      } else if (a[0] == '!' && verdict == 0) {
+        verdict = 1;
+        stop_signal = std::atoi(a.c_str() + 1);
+      }
+    }
+  int msg[2] = {verdict, stop_signal};
+  check(MPI_Bcast(msg, 2, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  if (msg[0] == 0) return;
+  cluster::mark_agreed();
+  if (cluster::rank() != 0) throw cluster::QuietExit{};
+  if (msg[0] == 2) throw Error(what);
+  throw io::Interrupted(msg[1], where, directory);
+}
+
+SlabPropagator::SlabPropagator(const Problem& global, int ranks, int rank, const Backend& backend)
+    : global_(global) {
+  const int halo = slab_halo(global.radius);
+  slab_ = make_slab(global.grid.n[2], halo, rank, ranks);
+  owners_ = receiver_owners(global, halo, ranks);
+  local_ = seisrtm::slab_problem(global, slab_, owners_);
+  inner_ = backend(local_, slab_);
+}
+
+SlabPropagator::~SlabPropagator() = default;
+
+std::string SlabPropagator::name() const {
+  return inner_->name() + ", z slab " + std::to_string(slab_.rank + 1) + "/" + std::to_string(slab_.ranks) +
+         " (planes " + std::to_string(slab_.own_lo) + ".." + std::to_string(slab_.own_hi - 1) + " of each rank's own)";
+}
+
+void SlabPropagator::gather_field(float* out) {
+  const long long plane = global_.grid.n[0] * global_.grid.n[1];
+  const float* own = field_.data() + (slab_.own_lo - slab_.lo) * plane;
+  const long long count = (slab_.own_hi - slab_.own_lo) * plane;
+  if (slab_.rank != 0) return send_floats(own, count, 0, kField);
+  std::memcpy(out, own, static_cast<size_t>(count) * sizeof(float));
+  for (int r = 1; r < slab_.ranks; ++r) {
+    const Slab o = make_slab(global_.grid.n[2], slab_.halo, r, slab_.ranks);
+    recv_floats(out + o.own_lo * plane, (o.own_hi - o.own_lo) * plane, r, kField);
+  }
+}
+
+void SlabPropagator::wavefield(float* out) {
+  field_.resize(static_cast<size_t>(local_.grid.cells()));
+  inner_->wavefield(field_.data());
+  gather_field(out);
+}
+
+void SlabPropagator::receive_wavefield(float* out) {
+  field_.resize(static_cast<size_t>(local_.grid.cells()));
+  inner_->receive_wavefield(field_.data());
+  gather_field(out);
+}
+
+void SlabPropagator::traces(float* out) {
+  const long long nrec = global_.receivers.size(), nt = global_.steps;
+  traces_.resize(static_cast<size_t>(nrec * nt));
+  inner_->traces(traces_.data());
+  // Rank r sends the rows ([receiver][step]) of the receivers it records, in receiver order.
+  std::vector<float> rows;
+  if (slab_.rank != 0) {
+    for (long long r = 0; r < nrec; ++r)
+      if (owners_[static_cast<size_t>(r)] == slab_.rank)
+        rows.insert(rows.end(), traces_.begin() + r * nt, traces_.begin() + (r + 1) * nt);
+    if (!rows.empty()) send_floats(rows.data(), static_cast<long long>(rows.size()), 0, kTraces);
+    return;
+  }
+  for (long long r = 0; r < nrec; ++r)
+    if (owners_[static_cast<size_t>(r)] == 0) std::memcpy(out + r * nt, traces_.data() + r * nt, nt * sizeof(float));
+  for (int k = 1; k < slab_.ranks; ++k) {
+    long long n = 0;
+    for (int o : owners_) n += o == k;
+    if (n == 0) continue;
+    rows.resize(static_cast<size_t>(n * nt));
+    recv_floats(rows.data(), n * nt, k, kTraces);
+    long long i = 0;
+    for (long long r = 0; r < nrec; ++r)
+      if (owners_[static_cast<size_t>(r)] == k) std::memcpy(out + r * nt, rows.data() + (i++) * nt, nt * sizeof(float));
+  }
+}
+
+}  // namespace seisrtm

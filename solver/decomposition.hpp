@@ -1,0 +1,99 @@
+#pragma once
+// z-slab domain decomposition (solver.decomposition: z; DESIGN.md section 9). Under mpirun every
+// rank computes every shot over its own slab of planes: planes [own_lo, own_hi) of the grid, plus
+// `halo` planes of each neighbour's, which are exchanged every step (host: MPI; GPU: NCCL,
+// solver/nccl_halo.hpp). A slab is a Problem of its own (slab_problem): its grid is the planes it
+// holds, its model and z damping are the global ones' planes, the free surface stays with the
+// slab at z = 0, and it injects the source entries of its own planes and records the receivers
+// assigned to it. Each cell is updated by the same arithmetic as on one rank from bitwise equal
+// inputs, so the slabs together give the single-rank wavefield and traces bit for bit.
+//
+// The halo planes are stepped with the slab's own boundary conditions, then overwritten by the
+// exchange: only the own planes count, and the exchange of step n comes after the step's source
+// injection and before its receivers are recorded.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "solver/problem.hpp"
+#include "solver/propagator.hpp"
+
+namespace seisrtm {
+
+struct Slab {
+  int rank = 0, ranks = 1;
+  long long nz = 0;                  // planes of the whole grid
+  long long own_lo = 0, own_hi = 0;  // the planes this rank computes, [own_lo, own_hi)
+  long long lo = 0, hi = 0;          // the planes it holds: its own and `halo` of each neighbour's
+  int halo = 0;                      // planes exchanged with each neighbour every step
+  bool up() const { return own_lo > 0; }     // a neighbour above (rank - 1)
+  bool down() const { return own_hi < nz; }  // a neighbour below (rank + 1)
+  long long planes() const { return hi - lo; }
+};
+
+// The halo width: the stencil radius, and at least kHicksRadius planes, so that a receiver's
+// interpolation footprint (at most 2 kHicksRadius planes deep) lies whole on one slab.
+int slab_halo(int radius);
+// Rank r of `ranks` holds nz planes split as evenly as possible (the first nz % ranks slabs one
+// plane more). Throws Error naming grid.shape when a slab would own fewer than `halo` planes.
+Slab make_slab(long long nz, int halo, int rank, int ranks);
+// Per receiver, the rank that records it: the first whose held planes contain all its entries
+// (0 for a receiver without entries).
+std::vector<int> receiver_owners(const Problem& global, int halo, int ranks);
+// The slab's own problem (see above). Receivers it does not record keep no entries.
+Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners);
+
+// Collective over the ranks of a decomposed run: true on every rank when any rank passes true.
+bool any_rank(bool mine);
+// Exchanges the halo planes of one field in host memory: `field` points at the slab's plane 0,
+// planes are `plane` floats apart. Sends the first and last `halo` own planes to the neighbours
+// and receives theirs into the halo planes (MPI).
+void exchange_host_planes(float* field, long long plane, const Slab& s);
+
+// Collective, after each chunk of steps of a decomposed run: when any rank failed (`error` not
+// empty) or was asked to stop (SIGINT/SIGTERM), every rank stops. Rank 0 throws Error ("rank R
+// failed on shot S/N: ...") or io::Interrupted; the others throw cluster::QuietExit. Without
+// MPI: throws Error(error) when there is one.
+void slab_verdict(const std::string& error, long long shot, long long shots, const std::string& where,
+                  const std::string& directory);
+
+// An error every rank of a decomposed run raises at the same point (a NaN found by a collective
+// check): caught into slab_verdict. Any other error of one rank ends the job (MPI_Abort).
+struct SharedFailure : Error {
+  using Error::Error;
+};
+
+// The global view of a decomposed run: a Propagator over the whole grid whose every call is
+// collective. The slab's backend steps the slab's problem and exchanges the halos itself; this
+// gathers wavefields and traces to rank 0 (the other ranks' `out` is not touched and may be null).
+class SlabPropagator final : public Propagator {
+ public:
+  using Backend = std::function<std::unique_ptr<Propagator>(const Problem& slab_problem, const Slab& slab)>;
+  SlabPropagator(const Problem& global, int ranks, int rank, const Backend& backend);
+  ~SlabPropagator() override;
+  std::string name() const override;
+  void begin_shot(long long shot) override { inner_->begin_shot(shot); }
+  void advance(long long first, long long count) override { inner_->advance(first, count); }
+  void wavefield(float* out) override;
+  void traces(float* out) override;
+  void request_wavefield(long long) override { inner_->request_wavefield(local_.grid.cells()); }
+  void receive_wavefield(float* out) override;
+  std::vector<std::string> notes() const override { return inner_->notes(); }
+  DeviceMemory device_memory() const override { return inner_->device_memory(); }
+  const Slab& slab() const { return slab_; }
+  const Problem& slab_problem() const { return local_; }
+  Propagator& backend() { return *inner_; }
+
+ private:
+  void gather_field(float* out);
+  const Problem& global_;
+  Slab slab_;
+  std::vector<int> owners_;
+  Problem local_;
+  std::unique_ptr<Propagator> inner_;
+  std::vector<float> field_, traces_;
+};
+
+}  // namespace seisrtm
