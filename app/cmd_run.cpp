@@ -77,8 +77,13 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     prop = make_propagator(*problem, config->solver.backend, &chosen);
   });
   // A decomposed GPU run's NCCL communicator: collective, once every rank's setup succeeded.
-  if (auto* slabs = dynamic_cast<SlabPropagator*>(prop.get()))
-    if (auto* gpu = dynamic_cast<CudaPropagator*>(&slabs->backend())) gpu->connect();
+  auto* slabs = dynamic_cast<SlabPropagator*>(prop.get());
+  CudaPropagator* slab_gpu = slabs ? dynamic_cast<CudaPropagator*>(&slabs->backend()) : nullptr;
+  if (slab_gpu) slab_gpu->connect();
+  // The model of the whole grid is rank 0's to write; the others keep their slab's only.
+  if (slabs && cluster::rank() > 0)
+    for (auto* v : {&problem->vp, &problem->epsilon, &problem->delta, &problem->theta, &problem->phi})
+      std::vector<float>().swap(*v);
   const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)
@@ -95,6 +100,17 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const RunSummary s = run_survey(p, *prop, ro);
+  if (slab_gpu && !o.quiet) {  // each slab's last shot: stepping and the exchange beside it
+    char line[256];
+    const double t = slab_gpu->stepping_seconds(), h = slab_gpu->halo_seconds();
+    std::snprintf(line, sizeof line,
+                  "seisrtm: %s: last shot: stepping %.3f s (%.1f us a step), halo exchange %.3f s (%.1f us a step, "
+                  "beside the interior)",
+                  prop->name().c_str(), t, 1e6 * t / p.steps, h, 1e6 * h / p.steps);
+    const auto lines = cluster::gather_strings(line);
+    if (talk)
+      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+  }
   if (!talk) return 0;
   if (cluster::size() > 1 && p.config.solver.decomposition == "z")
     std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());

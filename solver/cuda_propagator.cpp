@@ -184,6 +184,10 @@ struct CudaPropagator::Impl {
   std::unique_ptr<DeviceHalo> halo;  // its exchange (connected: every step exchanges)
   CudaStream halo_stream;
   CudaEvent edges_done, halo_done;
+  // The exchange's span on halo_stream, per step of the current segment (at most kTraceBlock).
+  std::unique_ptr<CudaEvent[]> halo_begin, halo_end;
+  int halo_events = 0, halo_slot = 0;
+  double halo_ms = 0;
   // A slab's own planes in slab coordinates: the edge planes sent up [own0, top) and down
   // [bottom, own1), the interior [top, bottom) (empty where the edges meet).
   int own0 = 0, own1 = 0, top = 0, bottom = 0;
@@ -252,7 +256,10 @@ struct CudaPropagator::Impl {
     SEISRTM_CUDA(cudaEventRecord(edges_done.get(), stream.get()));
     SEISRTM_CUDA(cudaStreamWaitEvent(halo_stream.get(), edges_done.get()));
     float* fields[2] = {buf[1 - c].as<float>(), anisotropic ? qbuf[1 - c].as<float>() : nullptr};
+    const bool timed = halo_slot < halo_events;
+    if (timed) SEISRTM_CUDA(cudaEventRecord(halo_begin[halo_slot].get(), halo_stream.get()));
     halo->exchange(fields, anisotropic ? 2 : 1, nxp * ny, halo_stream.get());
+    if (timed) SEISRTM_CUDA(cudaEventRecord(halo_end[halo_slot++].get(), halo_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(halo_done.get(), halo_stream.get()));
     stencil(c, top, bottom);
     inject(c, src_edge_entries, src_entries - src_edge_entries);
@@ -439,6 +446,13 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const 
   d.top = slab.up() ? d.own0 + slab.halo : d.own0;
   d.bottom = slab.down() ? d.own1 - slab.halo : d.own1;
   if (d.bottom < d.top) d.top = d.bottom = d.own1;  // the edges meet: all own planes go first
+  d.halo_begin = std::make_unique<CudaEvent[]>(kTraceBlock);
+  d.halo_end = std::make_unique<CudaEvent[]>(kTraceBlock);
+  d.halo_events = kTraceBlock;
+}
+
+double CudaPropagator::halo_seconds() const {
+  return impl_->halo_ms * 1e-3;
 }
 
 void CudaPropagator::connect() {
@@ -514,6 +528,7 @@ void CudaPropagator::begin_shot(long long shot) {
   d.cur = 0;
   d.n_done = 0;
   d.stepping_ms = 0;
+  d.halo_ms = 0;
 }
 
 double CudaPropagator::stepping_seconds() const {
@@ -536,6 +551,7 @@ void CudaPropagator::advance(long long first, long long count) {
     const long long seg_start = n;
     if (d.opt.graphs && k >= 2) d.pair_graph(d.cur);  // capture outside the timed span
     SEISRTM_CUDA(cudaEventRecord(d.seg_begin.get(), d.stream.get()));
+    d.halo_slot = 0;
     if (d.opt.graphs) {
       for (; k >= 2; k -= 2) d.pair_graph(d.cur).launch(d.stream.get());  // two steps: cur unchanged
     }
@@ -550,6 +566,10 @@ void CudaPropagator::advance(long long first, long long count) {
     float ms = 0;
     SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.seg_begin.get(), d.seg_end.get()));
     d.stepping_ms += ms;
+    for (int i = 0; i < d.halo_slot; ++i) {
+      SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.halo_begin[i].get(), d.halo_end[i].get()));
+      d.halo_ms += ms;
+    }
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
   d.n_done = end;

@@ -88,6 +88,9 @@ class CudaPropagator final : public Propagator {
   // Seconds of time stepping since begin_shot, from CUDA events around the step launches only
   // (trace copy-out and the NaN/Inf check between trace blocks are not counted).
   double stepping_seconds() const;
+  // A slab's: seconds its halo exchanges took on their stream since begin_shot (CUDA events
+  // around each step's NCCL group; the interior is computed meanwhile).
+  double halo_seconds() const;
   // Whether the volumes really are compressible (solver.memory compressible falls back to plain
   // where the GPU or driver does not support it).
   bool compressible() const;
