@@ -100,7 +100,9 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const RunSummary s = run_survey(p, *prop, ro);
-  if (slab_gpu && !o.quiet) {  // each slab's last shot: stepping and the exchange beside it
+  // Each slab's last shot: stepping and the exchange beside it (collective: decided by the
+  // command line, which every rank shares, not by o.quiet, which only rank 0 keeps).
+  if (slab_gpu && !given.quiet) {
     char line[256];
     const double t = slab_gpu->stepping_seconds(), h = slab_gpu->halo_seconds();
     std::snprintf(line, sizeof line,
