@@ -227,7 +227,7 @@ SlabPropagator::~SlabPropagator() = default;
 
 std::string SlabPropagator::name() const {
   return inner_->name() + ", z slab " + std::to_string(slab_.rank + 1) + "/" + std::to_string(slab_.ranks) +
-         " (planes " + std::to_string(slab_.own_lo) + ".." + std::to_string(slab_.own_hi - 1) + " of each rank's own)";
+         " (planes " + std::to_string(slab_.own_lo) + ".." + std::to_string(slab_.own_hi - 1) + ")";
 }
 
 void SlabPropagator::gather_field(float* out) {

@@ -135,6 +135,11 @@ void DeviceBuffer::swap(DeviceBuffer& o) noexcept {
 CudaStream::CudaStream() {
   SEISRTM_CUDA(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
 }
+CudaStream::CudaStream(bool high_priority) {
+  int least = 0, greatest = 0;
+  SEISRTM_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  SEISRTM_CUDA(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, high_priority ? greatest : least));
+}
 CudaStream::~CudaStream() {
   if (s_) cudaStreamDestroy(s_);
 }

@@ -52,6 +52,9 @@ DeviceBuffer upload(const std::vector<T>& v);
 class CudaStream {
  public:
   CudaStream();
+  // high_priority: the device's greatest stream priority, whose blocks the SMs take before those
+  // of waiting lower-priority kernels (a halo exchange beside the interior stencil).
+  explicit CudaStream(bool high_priority);
   ~CudaStream();
   CudaStream(const CudaStream&) = delete;
   CudaStream& operator=(const CudaStream&) = delete;
