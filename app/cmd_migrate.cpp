@@ -7,6 +7,7 @@
 #include "base/error.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_migration.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
 #include "validation/cpu_migration.hpp"
@@ -23,13 +24,12 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     throw Error("config file '" + config_path +
                 "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
-  if (c.solver.decomposition != "none")
-    throw Error("config key 'solver.decomposition' = " + c.solver.decomposition +
-                ": seisrtm migrate runs shot-parallel only so far (valid: none; under mpirun each rank migrates "
-                "whole shots)");
-  if (c.solver.threads > 0) omp_set_num_threads(c.solver.threads);
+  set_cpu_threads(c);
   GpuInfo gpu;
   const std::string backend = resolve_backend(c, &gpu);
+  if (c.solver.decomposition == "z" && backend == "cuda")
+    throw Error("config key 'solver.decomposition' = z: seisrtm migrate by decomposition runs on the CPU backend only "
+                "so far (valid on GPUs: none, each rank migrating whole shots; or solver.backend: cpu)");
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
@@ -72,6 +72,11 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     if (cluster::rank() == 0)
       for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
     migrator = std::move(m);
+  } else if (c.solver.decomposition == "z") {  // this rank's slab of the grid (solver/decomposition.hpp)
+    migrator = std::make_unique<SlabMigrator>(
+        p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
+          return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
+        });
   } else {
     migrator = std::make_unique<validation::CpuMigrator>(p);
   }

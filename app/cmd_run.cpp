@@ -1,6 +1,8 @@
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "app/commands.hpp"
@@ -35,8 +37,17 @@ std::string resolve_backend(const Config& c, GpuInfo* g) {
   return g->present ? "cuda" : "cpu";
 }
 
+void set_cpu_threads(const Config& c) {
+  if (c.solver.threads > 0)
+    omp_set_num_threads(c.solver.threads);
+  else if (cluster::local_size() > 1 && !std::getenv("OMP_NUM_THREADS"))
+    // Several ranks on one node share its cores (all of them each: the CPU backend's ranks slowed
+    // down tenfold on 2 cores, waiting for each other's halos).
+    omp_set_num_threads(std::max(1, omp_get_num_procs() / cluster::local_size()));
+}
+
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen) {
-  if (p.config.solver.threads > 0) omp_set_num_threads(p.config.solver.threads);
+  set_cpu_threads(p.config);
   Config c = p.config;
   c.solver.backend = backend;
   GpuInfo g;

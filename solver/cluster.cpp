@@ -19,7 +19,7 @@ namespace seisrtm::cluster {
 namespace {
 
 bool g_started = false;
-int g_rank = 0, g_size = 1, g_local_rank = 0;
+int g_rank = 0, g_size = 1, g_local_rank = 0, g_local_size = 1;
 bool g_agreed = false;  // every rank knows of the failure (agree)
 
 enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5 };
@@ -53,6 +53,7 @@ void init(int* argc, char*** argv) {
   MPI_Comm node;
   check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
   MPI_Comm_rank(node, &g_local_rank);
+  MPI_Comm_size(node, &g_local_size);
   MPI_Comm_free(&node);
 }
 
@@ -73,6 +74,10 @@ int rank() {
 int size() {
   return g_size;
 }
+int local_size() {
+  return g_local_size;
+}
+
 int local_rank() {
   return g_local_rank;
 }

@@ -34,6 +34,7 @@ bool started();
 int rank();        // 0 without MPI
 int size();        // 1 without MPI
 int local_rank();  // the rank among those on this node (0 without MPI)
+int local_size();  // ranks on this node (1 without MPI)
 std::string host();
 // Ends every rank of the job with `code` (after this rank's own cleanup). Plain exit without MPI.
 [[noreturn]] void abort_job(int code);

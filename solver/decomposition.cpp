@@ -148,6 +148,46 @@ Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int
   return p;
 }
 
+CellBox slab_box(const CellBox& global, const Slab& s) {
+  CellBox b = global;
+  b.lo[2] = std::max(global.lo[2], s.own_lo) - s.lo;
+  b.hi[2] = std::max(std::min(global.hi[2], s.own_hi), std::max(global.lo[2], s.own_lo)) - s.lo;
+  return b;
+}
+
+PointSet own_entries(const PointSet& global, const Grid& g, const Slab& s) {
+  const long long plane = g.n[0] * g.n[1];
+  PointSet out;
+  out.position = global.position;
+  for (long long k = 0; k < global.size(); ++k) {
+    for (long long e = global.offset[k]; e < global.offset[k + 1]; ++e) {
+      const long long z = global.cell[e] / plane;
+      if (z < s.own_lo || z >= s.own_hi) continue;
+      out.cell.push_back(global.cell[e] - s.lo * plane);
+      out.weight.push_back(global.weight[e]);
+    }
+    out.offset.push_back(static_cast<long long>(out.cell.size()));
+  }
+  return out;
+}
+
+namespace {
+
+// Rank 0 receives every slab's own planes of a field (`local`: the slab's, from its plane 0)
+// into `out` (the whole grid's); the other ranks send theirs.
+void gather_own_planes(const float* local, const Slab& s, long long plane, float* out) {
+  const float* own = local + (s.own_lo - s.lo) * plane;
+  const long long count = (s.own_hi - s.own_lo) * plane;
+  if (s.rank != 0) return send_floats(own, count, 0, kField);
+  std::memcpy(out + s.own_lo * plane, own, static_cast<size_t>(count) * sizeof(float));
+  for (int r = 1; r < s.ranks; ++r) {
+    const Slab o = make_slab(s.nz, s.halo, r, s.ranks);
+    recv_floats(out + o.own_lo * plane, (o.own_hi - o.own_lo) * plane, r, kField);
+  }
+}
+
+}  // namespace
+
 bool any_rank(bool mine) {
   if (!several()) return mine;
   int v = mine ? 1 : 0, all = 0;
@@ -231,15 +271,7 @@ std::string SlabPropagator::name() const {
 }
 
 void SlabPropagator::gather_field(float* out) {
-  const long long plane = global_.grid.n[0] * global_.grid.n[1];
-  const float* own = field_.data() + (slab_.own_lo - slab_.lo) * plane;
-  const long long count = (slab_.own_hi - slab_.own_lo) * plane;
-  if (slab_.rank != 0) return send_floats(own, count, 0, kField);
-  std::memcpy(out, own, static_cast<size_t>(count) * sizeof(float));
-  for (int r = 1; r < slab_.ranks; ++r) {
-    const Slab o = make_slab(global_.grid.n[2], slab_.halo, r, slab_.ranks);
-    recv_floats(out + o.own_lo * plane, (o.own_hi - o.own_lo) * plane, r, kField);
-  }
+  gather_own_planes(field_.data(), slab_, global_.grid.n[0] * global_.grid.n[1], out);
 }
 
 void SlabPropagator::wavefield(float* out) {
@@ -279,6 +311,32 @@ void SlabPropagator::traces(float* out) {
     for (long long r = 0; r < nrec; ++r)
       if (owners_[static_cast<size_t>(r)] == k) std::memcpy(out + r * nt, rows.data() + (i++) * nt, nt * sizeof(float));
   }
+}
+
+SlabMigrator::SlabMigrator(const Problem& global, int ranks, int rank, const Backend& backend) : global_(global) {
+  const int halo = slab_halo(global.radius);
+  slab_ = make_slab(global.grid.n[2], halo, rank, ranks);
+  local_ = seisrtm::slab_problem(global, slab_, receiver_owners(global, halo, ranks));
+  // A migration injects its data at the receivers: each entry by the slab that owns its plane.
+  local_.receivers = own_entries(global.receivers, global.grid, slab_);
+  inner_ = backend(local_, slab_);
+}
+
+SlabMigrator::~SlabMigrator() = default;
+
+std::string SlabMigrator::name() const {
+  return inner_->name() + ", z slab " + std::to_string(slab_.rank + 1) + "/" + std::to_string(slab_.ranks) +
+         " (planes " + std::to_string(slab_.own_lo) + ".." + std::to_string(slab_.own_hi - 1) + ")";
+}
+
+void SlabMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
+                                const Progress& progress) {
+  image_.assign(static_cast<size_t>(local_.grid.cells()), 0.0f);
+  illumination_.assign(image_.size(), 0.0f);
+  inner_->migrate_shot(shot, data, image_.data(), illumination_.data(), progress);
+  const long long plane = global_.grid.n[0] * global_.grid.n[1];
+  gather_own_planes(image_.data(), slab_, plane, image);
+  gather_own_planes(illumination_.data(), slab_, plane, illumination);
 }
 
 }  // namespace seisrtm

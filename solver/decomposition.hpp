@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "solver/migration.hpp"
 #include "solver/problem.hpp"
 #include "solver/propagator.hpp"
 
@@ -44,6 +45,12 @@ Slab make_slab(long long nz, int halo, int rank, int ranks);
 std::vector<int> receiver_owners(const Problem& global, int halo, int ranks);
 // The slab's own problem (see above). Receivers it does not record keep no entries.
 Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners);
+
+// A box of the whole grid's cells restricted to the slab's own planes, in slab coordinates.
+CellBox slab_box(const CellBox& global, const Slab& s);
+// Every point of `global` with only its entries on the slab's own planes, in slab coordinates
+// (a migration's receivers, injected where they lie: each entry by exactly one slab).
+PointSet own_entries(const PointSet& global, const Grid& g, const Slab& s);
 
 // Collective over the ranks of a decomposed run: true on every rank when any rank passes true.
 bool any_rank(bool mine);
@@ -94,6 +101,27 @@ class SlabPropagator final : public Propagator {
   Problem local_;
   std::unique_ptr<Propagator> inner_;
   std::vector<float> field_, traces_;
+};
+
+// The migrator of a decomposed migration: each rank migrates every shot over its slab (its
+// backend, built by `backend` for the slab's problem, exchanges the halos itself) and rank 0
+// receives the shot's image and illumination of every slab. Every call is collective.
+class SlabMigrator final : public Migrator {
+ public:
+  using Backend = std::function<std::unique_ptr<Migrator>(const Problem& slab_problem, const Slab& slab)>;
+  SlabMigrator(const Problem& global, int ranks, int rank, const Backend& backend);
+  ~SlabMigrator() override;
+  std::string name() const override;
+  // image and illumination: the whole grid's, written on rank 0 only (others may pass null).
+  void migrate_shot(long long shot, const float* data, float* image, float* illumination,
+                    const Progress& progress) override;
+
+ private:
+  const Problem& global_;
+  Slab slab_;
+  Problem local_;
+  std::unique_ptr<Migrator> inner_;
+  std::vector<float> image_, illumination_;
 };
 
 }  // namespace seisrtm

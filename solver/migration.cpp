@@ -22,6 +22,7 @@
 #include "io/plot.hpp"
 #include "io/segy.hpp"
 #include "solver/cluster.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"
@@ -390,7 +391,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // The backend's own stack (GPU), or each shot into zeroed volumes added here (CPU): then the
   // stack is the same sum whichever shots run where and a shot's image is the same alone or
   // stacked.
-  const bool own_stack = cluster::size() == 1 && migrator.begin_stack();
+  const bool own_stack =
+      cluster::size() == 1 && pb.config.solver.decomposition == "none" && migrator.begin_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
@@ -400,6 +402,51 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // Several ranks (cluster.hpp): every shot is imaged into zeroed volumes (also on the GPU, whose
   // one-process runs keep their stack on the device) and rank 0 adds them in shot order,
   // whichever rank computed them: the sum a one-process CPU run makes, bit for bit.
+  // Decomposed (solver.decomposition z): every rank migrates every shot over its slab, the
+  // migrator's calls are collective, rank 0 adds each shot's gathered image in shot order.
+  if (pb.config.solver.decomposition == "z") {
+    const std::string& dir = pb.config.output.directory;
+    const long long chunk = std::max(1LL, nt / 100);
+    for (long long s = 0; s < nshots; ++s) {
+      const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
+      std::string error;
+      try {
+        cluster::inject_test_failure(s);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      slab_verdict(error, s, nshots, label, dir);
+      std::unique_ptr<Progress> progress;
+      std::string pass;
+      auto report = [&](const std::string& p, long long done) {
+        if (p != pass) {
+          if (progress) {
+            progress->finish();
+            seconds += progress->seconds();
+          }
+          pass = p;
+          progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), quiet);
+        }
+        progress->update(done);
+        // Every rank reports the same steps: the verdict on failures and signals is collective.
+        if (done % chunk == 0 || done == nt)
+          slab_verdict("", s, nshots, label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
+                       dir);
+      };
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
+      if (progress) {
+        progress->finish();
+        seconds += progress->seconds();
+      }
+      if (cluster::rank() != 0) continue;
+#pragma omp parallel for schedule(static)
+      for (long long i = 0; i < cells; ++i) {
+        image[i] += k * shot_image[i];
+        illumination[i] += k * shot_illumination[i];
+      }
+    }
+    return seconds;
+  }
   cluster::ShotFarm farm(nshots);
   const bool parallel = cluster::size() > 1;
   std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: shots not yet added

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "base/error.hpp"
+#include "validation/cpu_halo.hpp"
 
 namespace seisrtm::validation {
 
@@ -185,7 +186,23 @@ CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb
   if (inner_.cells() == 0)
     throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
-  const Grid& g = pb.grid;
+  find_shell();
+}
+
+CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global)
+    : pb_(slab_pb), slab_(slab) {
+  if (!global.config.migration || global.config.migration->image_interval < 1)
+    throw Error("CpuMigrator needs a resolved migration config");
+  if (inner_box(global).cells() == 0)
+    throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +
+                std::to_string(global.config.boundary.damping_width) + ") and the stencil radius fill the grid");
+  interior_ = slab_box(interior_box(global), slab);
+  inner_ = slab_box(inner_box(global), slab);
+  find_shell();
+}
+
+void CpuMigrator::find_shell() {
+  const Grid& g = pb_.grid;
   for (long long iz = interior_.lo[2]; iz < interior_.hi[2]; ++iz)
     for (long long iy = interior_.lo[1]; iy < interior_.hi[1]; ++iy)
       for (long long ix = interior_.lo[0]; ix < interior_.hi[0]; ++ix) {
@@ -231,6 +248,7 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
     s.update();
     for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n]), all);
     s.finish();
+    if (slab_) exchange_halos(s, pb_, *slab_);
     const long long level = n + 1;
     if (boundary && level <= nt - 2) {
       save_shell(s, at, store.data() + (level - 1) * per_level);
@@ -247,6 +265,7 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
   progress("backward", 0);
   for (long long n = nt; n >= 1; --n) {
     receiver_step(r, pb_, n, data);
+    if (slab_) exchange_halos(r, pb_, *slab_);
     const float* sn = nullptr;  // p^n in grid layout, for the callback
     FieldView sv;
     if (boundary) {
@@ -260,6 +279,7 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
         for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n + 1]), inner_);
         restore_shell(s, at, store.data() + (n - 1) * per_level);
         s.finish();
+        if (slab_) exchange_halos(s, pb_, *slab_);
       }
       sv = view(s, g);
       if (on_source_level) sn = grid_p(s, g, buffer);

@@ -16,9 +16,11 @@
 // and F' r read on p. The TTI operator with variable coefficients is not symmetric, so F' is not
 // F^T (docs/ADJOINT.md, "vti and tti", has the dot-product figures); at epsilon = delta = 0 it is.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "solver/decomposition.hpp"
 #include "solver/migration.hpp"
 #include "validation/cpu_tti.hpp"
 #include "validation/cpu_wave.hpp"
@@ -40,6 +42,11 @@ std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const s
 class CpuMigrator final : public Migrator {
  public:
   explicit CpuMigrator(const Problem& pb);
+  // One slab of a z decomposition (solver/decomposition.hpp, SlabMigrator): `slab_pb` is the
+  // slab's problem (its receivers: the entries on its own planes), `global` the whole grid's,
+  // whose interior and inner boxes it images and rebuilds on its own planes; the halos of every
+  // field are exchanged (MPI) after each step.
+  CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global);
   std::string name() const override;
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
@@ -52,8 +59,10 @@ class CpuMigrator final : public Migrator {
   template <class Wave>
   void migrate_with(long long shot, const float* data, float* image, float* illumination, const Progress& progress);
 
+  void find_shell();
   const Problem& pb_;
   Box interior_, inner_;
+  std::optional<Slab> slab_;
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
 };
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "base/error.hpp"
+#include "validation/cpu_halo.hpp"
 
 namespace seisrtm::validation {
 
@@ -70,11 +71,7 @@ void CpuPropagator::advance(long long first, long long count) {
       tti_->update();
       for (long long k = 0; k < src.size(); ++k) tti_->inject(src, k, double(problem_.wavelet[n]));
       tti_->finish();
-      if (slab_) {
-        const long long plane = tti_->padded_stride(2);
-        exchange_host_planes(tti_->p_data() + tti_->plane_offset(0), plane, *slab_);
-        exchange_host_planes(tti_->q_data() + tti_->plane_offset(0), plane, *slab_);
-      }
+      if (slab_) exchange_halos(*tti_, problem_, *slab_);
       for (long long r = 0; r < rec.size(); ++r)
         traces_[r * problem_.steps + n] = static_cast<float>(tti_->sample(rec, r));
       continue;
@@ -82,7 +79,7 @@ void CpuPropagator::advance(long long first, long long count) {
     wave_->update();
     for (long long k = 0; k < src.size(); ++k) wave_->inject(src, k, f);
     wave_->finish();
-    if (slab_) exchange_host_planes(wave_->current_data(), problem_.grid.n[0] * problem_.grid.n[1], *slab_);
+    if (slab_) exchange_halos(*wave_, problem_, *slab_);
     for (long long r = 0; r < rec.size(); ++r)
       traces_[r * problem_.steps + n] = static_cast<float>(wave_->sample(rec, r));
   }
