@@ -87,6 +87,26 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     problem.emplace(build_problem(*config));
     prop = make_propagator(*problem, config->solver.backend, &chosen);
   });
+  // A decomposed run's slabs run on one backend, each on a GPU of its own: the ranks' collective
+  // calls differ otherwise (a hang), or two slabs share a GPU.
+  if (config->solver.decomposition == "z" && cluster::size() > 1) {
+    const std::string mine = chosen + " " + cluster::host() + " " + std::to_string(config->solver.device);
+    const std::vector<std::string> all = cluster::gather_strings(mine);
+    std::string error;
+    for (size_t r = 1; r < all.size() && error.empty(); ++r) {
+      const bool same_backend = all[r].substr(0, all[r].find(' ')) == all[0].substr(0, all[0].find(' '));
+      if (!same_backend)
+        error = "solver.decomposition z: rank 0 runs on " + all[0].substr(0, all[0].find(' ')) + " but rank " +
+                std::to_string(r) + " on " + all[r].substr(0, all[r].find(' ')) +
+                " (every slab needs the same backend: set solver.backend: cuda or cpu)";
+      for (size_t q = 0; q < r && error.empty() && chosen == "cuda"; ++q)
+        if (all[q] == all[r])
+          error = "solver.decomposition z: ranks " + std::to_string(q) + " and " + std::to_string(r) +
+                  " would share a GPU (" + all[r].substr(all[r].find(' ') + 1) +
+                  "); run at most one rank per GPU (valid: mpirun -np N with N <= GPUs per node)";
+    }
+    cluster::agree(error);
+  }
   // A decomposed GPU run's NCCL communicator: collective, once every rank's setup succeeded.
   auto* slabs = dynamic_cast<SlabPropagator*>(prop.get());
   CudaPropagator* slab_gpu = slabs ? dynamic_cast<CudaPropagator*>(&slabs->backend()) : nullptr;

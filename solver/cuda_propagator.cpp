@@ -443,12 +443,12 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
 CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const Slab& slab)
     : CudaPropagator(pb, [&] {
         CudaOptions o = opt;
-        o.graphs = false;  // the NCCL exchange is not captured
+        o.graphs = opt.graphs && slab.ranks == 1;  // the NCCL exchange is not captured
         return o;
       }()) {
   Impl& d = *impl_;
   d.slab = slab;
-  d.halo = std::make_unique<DeviceHalo>(slab);
+  if (slab.ranks > 1) d.halo = std::make_unique<DeviceHalo>(slab);  // one slab: no NCCL needed
   d.own0 = static_cast<int>(slab.own_lo - slab.lo);
   d.own1 = static_cast<int>(slab.own_hi - slab.lo);
   d.top = slab.up() ? d.own0 + slab.halo : d.own0;

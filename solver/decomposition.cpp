@@ -122,7 +122,7 @@ Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int
   p.phi = slice(global.phi);
   p.damping = global.damping;
   p.damping[2].assign(global.damping[2].begin() + s.lo, global.damping[2].begin() + s.hi);
-  p.free_surface = global.free_surface && s.lo == 0;
+  p.free_surface = global.free_surface && s.own_lo == 0;
   p.wavelet = global.wavelet;
   // Points keep their positions (and count); entries move to slab indices.
   auto keep = [&](const PointSet& from, auto&& take_point, auto&& take_entry) {
@@ -198,24 +198,21 @@ bool any_rank(bool mine) {
 void exchange_host_planes(float* field, long long plane, const Slab& s) {
   if (!several() || s.ranks == 1) return;
   const long long n = s.halo * plane;
-  if (n > INT_MAX) throw Error("a halo of " + std::to_string(n) + " floats is too large for one MPI message");
-  const int count = static_cast<int>(n);
-  MPI_Request req[4];
-  int k = 0;
   const long long own_first = s.own_lo - s.lo, own_end = s.own_hi - s.lo;
-  if (s.up()) {
-    check(MPI_Irecv(field, count, MPI_FLOAT, s.rank - 1, kHaloDown, MPI_COMM_WORLD, &req[k++]), "MPI_Irecv");
-    check(MPI_Isend(field + own_first * plane, count, MPI_FLOAT, s.rank - 1, kHaloUp, MPI_COMM_WORLD, &req[k++]),
-          "MPI_Isend");
-  }
-  if (s.down()) {
-    check(MPI_Irecv(field + own_end * plane, count, MPI_FLOAT, s.rank + 1, kHaloUp, MPI_COMM_WORLD, &req[k++]),
-          "MPI_Irecv");
-    check(MPI_Isend(field + (own_end - s.halo) * plane, count, MPI_FLOAT, s.rank + 1, kHaloDown, MPI_COMM_WORLD,
-                    &req[k++]),
-          "MPI_Isend");
-  }
-  check(MPI_Waitall(k, req, MPI_STATUSES_IGNORE), "MPI_Waitall");
+  std::vector<MPI_Request> req;
+  // In pieces of at most kPiece floats (MPI counts are int), matched in order on both sides.
+  auto post = [&](float* recv_at, const float* send_from, int peer, int recv_tag, int send_tag) {
+    for (long long o = 0; o < n; o += kPiece) {
+      const int c = static_cast<int>(std::min(kPiece, n - o));
+      req.emplace_back();
+      check(MPI_Irecv(recv_at + o, c, MPI_FLOAT, peer, recv_tag, MPI_COMM_WORLD, &req.back()), "MPI_Irecv");
+      req.emplace_back();
+      check(MPI_Isend(send_from + o, c, MPI_FLOAT, peer, send_tag, MPI_COMM_WORLD, &req.back()), "MPI_Isend");
+    }
+  };
+  if (s.up()) post(field, field + own_first * plane, s.rank - 1, kHaloDown, kHaloUp);
+  if (s.down()) post(field + own_end * plane, field + (own_end - s.halo) * plane, s.rank + 1, kHaloUp, kHaloDown);
+  check(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void slab_verdict(const std::string& error, long long shot, long long shots, const std::string& where,
