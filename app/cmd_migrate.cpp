@@ -28,8 +28,9 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   GpuInfo gpu;
   const std::string backend = resolve_backend(c, &gpu);
   if (c.solver.decomposition == "z" && backend == "cuda")
-    throw Error("config key 'solver.decomposition' = z: seisrtm migrate by decomposition runs on the CPU backend only "
-                "so far (valid on GPUs: none, each rank migrating whole shots; or solver.backend: cpu)");
+    throw Error(
+        "config key 'solver.decomposition' = z: seisrtm migrate by decomposition runs on the CPU backend only "
+        "so far (valid on GPUs: none, each rank migrating whole shots; or solver.backend: cpu)");
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
@@ -73,10 +74,10 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
       for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
     migrator = std::move(m);
   } else if (c.solver.decomposition == "z") {  // this rank's slab of the grid (solver/decomposition.hpp)
-    migrator = std::make_unique<SlabMigrator>(
-        p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
-          return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
-        });
+    migrator = std::make_unique<SlabMigrator>(p, cluster::size(), cluster::rank(),
+                                              [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
+                                                return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
+                                              });
   } else {
     migrator = std::make_unique<validation::CpuMigrator>(p);
   }

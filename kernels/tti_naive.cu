@@ -79,7 +79,8 @@ __global__ void __launch_bounds__(kNaiveBlockX* kNaiveBlockY) tti_naive_kernel(c
 template <int Radius, bool Tilted>
 void launch_tti_naive(const TtiArgs& a, cudaStream_t stream) {
   const dim3 block(kNaiveBlockX, kNaiveBlockY, 1);
-  const dim3 grid((a.nx + kNaiveBlockX - 1) / kNaiveBlockX, (a.ny + kNaiveBlockY - 1) / kNaiveBlockY, a.z_end() - a.z_lo);
+  const dim3 grid((a.nx + kNaiveBlockX - 1) / kNaiveBlockX, (a.ny + kNaiveBlockY - 1) / kNaiveBlockY,
+                  a.z_end() - a.z_lo);
   tti_naive_kernel<Radius, Tilted><<<grid, block, 0, stream>>>(a);
   SEISRTM_CUDA_LAUNCHED();
 }

@@ -365,7 +365,8 @@ void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStre
                         static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(Shape::BX, Shape::BY, 1);
-  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + Shape::BY - 1) / Shape::BY, (a.z_end() - a.z_lo + zb - 1) / zb);
+  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + Shape::BY - 1) / Shape::BY,
+                  (a.z_end() - a.z_lo + zb - 1) / zb);
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;

@@ -371,8 +371,8 @@ struct CudaPropagator::Impl {
     if (slab) h = any_rank(h != 0);  // every slab stops at the same step
     if (h)
       throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
-                  ": the run is unstable; check time.dt (largest stable: " + std::to_string(pb.dt_max) +
-                  " s) and the model's velocities");
+                          ": the run is unstable; check time.dt (largest stable: " + std::to_string(pb.dt_max) +
+                          " s) and the model's velocities");
   }
 };
 
@@ -449,11 +449,11 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const 
   Impl& d = *impl_;
   d.slab = slab;
   if (slab.ranks > 1) d.halo = std::make_unique<DeviceHalo>(slab);  // one slab: no NCCL needed
-  d.own0 = static_cast<int>(slab.own_lo - slab.lo);
-  d.own1 = static_cast<int>(slab.own_hi - slab.lo);
-  d.top = slab.up() ? d.own0 + slab.halo : d.own0;
-  d.bottom = slab.down() ? d.own1 - slab.halo : d.own1;
-  if (d.bottom < d.top) d.top = d.bottom = d.own1;  // the edges meet: all own planes go first
+  const SlabRanges r = slab_ranges(slab);                           // (planes fit int: the kernels' nz is int)
+  d.own0 = static_cast<int>(r.own0);
+  d.top = static_cast<int>(r.top);
+  d.bottom = static_cast<int>(r.bottom);
+  d.own1 = static_cast<int>(r.own1);
   d.halo_begin = std::make_unique<CudaEvent[]>(kTraceBlock);
   d.halo_end = std::make_unique<CudaEvent[]>(kTraceBlock);
   d.halo_events = kTraceBlock;

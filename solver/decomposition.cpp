@@ -61,9 +61,10 @@ Slab make_slab(long long nz, int halo, int rank, int ranks) {
   s.halo = halo;
   const long long base = nz / ranks, extra = nz % ranks;
   if (base < halo)
-    throw Error("config key 'grid.shape': solver.decomposition z splits its " + std::to_string(nz) + " planes in z over " +
-                std::to_string(ranks) + " ranks, " + std::to_string(base) + " a rank, but every slab must own at least " +
-                std::to_string(halo) + " (the halo it sends; valid: at most " + std::to_string(std::max(1LL, nz / halo)) +
+    throw Error("config key 'grid.shape': solver.decomposition z splits its " + std::to_string(nz) +
+                " planes in z over " + std::to_string(ranks) + " ranks, " + std::to_string(base) +
+                " a rank, but every slab must own at least " + std::to_string(halo) +
+                " (the halo it sends; valid: at most " + std::to_string(std::max(1LL, nz / halo)) +
                 " ranks, or more planes in z)");
   s.own_lo = rank * base + std::min<long long>(rank, extra);
   s.own_hi = s.own_lo + base + (rank < extra ? 1 : 0);
@@ -141,11 +142,22 @@ Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int
   };
   auto own = [&](long long cell) { return cell / plane >= s.own_lo && cell / plane < s.own_hi; };
   for (const PointSet& shot : global.shots)
-    p.shots.push_back(keep(shot, [](long long) { return true; }, own));
+    p.shots.push_back(keep(
+        shot, [](long long) { return true; }, own));
   p.receivers = keep(
       global.receivers, [&](long long r) { return owners[static_cast<size_t>(r)] == s.rank; },
       [](long long) { return true; });
   return p;
+}
+
+SlabRanges slab_ranges(const Slab& s) {
+  SlabRanges r;
+  r.own0 = s.own_lo - s.lo;
+  r.own1 = s.own_hi - s.lo;
+  r.top = s.up() ? r.own0 + s.halo : r.own0;
+  r.bottom = s.down() ? r.own1 - s.halo : r.own1;
+  if (r.bottom < r.top) r.top = r.bottom = r.own1;
+  return r;
 }
 
 CellBox slab_box(const CellBox& global, const Slab& s) {
@@ -251,8 +263,7 @@ void slab_verdict(const std::string& error, long long shot, long long shots, con
   throw io::Interrupted(msg[1], where, directory);
 }
 
-SlabPropagator::SlabPropagator(const Problem& global, int ranks, int rank, const Backend& backend)
-    : global_(global) {
+SlabPropagator::SlabPropagator(const Problem& global, int ranks, int rank, const Backend& backend) : global_(global) {
   const int halo = slab_halo(global.radius);
   slab_ = make_slab(global.grid.n[2], halo, rank, ranks);
   owners_ = receiver_owners(global, halo, ranks);

@@ -25,14 +25,24 @@ namespace seisrtm {
 
 struct Slab {
   int rank = 0, ranks = 1;
-  long long nz = 0;                  // planes of the whole grid
-  long long own_lo = 0, own_hi = 0;  // the planes this rank computes, [own_lo, own_hi)
-  long long lo = 0, hi = 0;          // the planes it holds: its own and `halo` of each neighbour's
-  int halo = 0;                      // planes exchanged with each neighbour every step
+  long long nz = 0;                          // planes of the whole grid
+  long long own_lo = 0, own_hi = 0;          // the planes this rank computes, [own_lo, own_hi)
+  long long lo = 0, hi = 0;                  // the planes it holds: its own and `halo` of each neighbour's
+  int halo = 0;                              // planes exchanged with each neighbour every step
   bool up() const { return own_lo > 0; }     // a neighbour above (rank - 1)
   bool down() const { return own_hi < nz; }  // a neighbour below (rank + 1)
   long long planes() const { return hi - lo; }
 };
+
+// A slab's own planes in slab coordinates, as a step computes them: first the edge planes its
+// neighbours receive, [own0, top) and [bottom, own1), then the interior [top, bottom), whose
+// stencils read no halo plane (top >= own0 + halo >= own0 + R). Where the edges would overlap,
+// top = bottom = own1: the first range holds every own plane, the others are empty.
+struct SlabRanges {
+  long long own0 = 0, top = 0, bottom = 0, own1 = 0;
+};
+struct Slab;
+SlabRanges slab_ranges(const Slab& s);
 
 // The halo width: the stencil radius, and at least kHicksRadius planes, so that a receiver's
 // interpolation footprint (at most 2 kHicksRadius planes deep) lies whole on one slab.

@@ -391,8 +391,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // The backend's own stack (GPU), or each shot into zeroed volumes added here (CPU): then the
   // stack is the same sum whichever shots run where and a shot's image is the same alone or
   // stacked.
-  const bool own_stack =
-      cluster::size() == 1 && pb.config.solver.decomposition == "none" && migrator.begin_stack();
+  const bool own_stack = cluster::size() == 1 && pb.config.solver.decomposition == "none" && migrator.begin_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
@@ -430,8 +429,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         progress->update(done);
         // Every rank reports the same steps: the verdict on failures and signals is collective.
         if (done % chunk == 0 || done == nt)
-          slab_verdict("", s, nshots, label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
-                       dir);
+          slab_verdict("", s, nshots,
+                       label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt), dir);
       };
       migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
       if (progress) {

@@ -3,9 +3,9 @@
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <dlfcn.h>
-#include <stdlib.h>
 #include <mpi.h>
 #include <nccl.h>
+#include <stdlib.h>
 
 #include "solver/cluster.hpp"
 

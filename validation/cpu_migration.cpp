@@ -189,8 +189,7 @@ CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb
   find_shell();
 }
 
-CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global)
-    : pb_(slab_pb), slab_(slab) {
+CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global) : pb_(slab_pb), slab_(slab) {
   if (!global.config.migration || global.config.migration->image_interval < 1)
     throw Error("CpuMigrator needs a resolved migration config");
   if (inner_box(global).cells() == 0)

@@ -60,18 +60,29 @@ void CpuPropagator::advance(long long first, long long count) {
     if (slab_) bad = any_rank(bad);  // every slab stops at the same step
     if (bad)
       throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
-                  ": the run is unstable or an input holds NaN; check time.dt (largest stable: " +
-                  std::to_string(problem_.dt_max) + " s), the model's velocities and the wavelet");
+                          ": the run is unstable or an input holds NaN; check time.dt (largest stable: " +
+                          std::to_string(problem_.dt_max) + " s), the model's velocities and the wavelet");
   };
+  // A slab computes its own planes only, in the GPU backend's order (edge planes, then the
+  // interior: solver/decomposition.hpp); its halo planes come from the neighbours.
+  std::vector<Box> boxes;
+  if (slab_) {
+    const SlabRanges r = slab_ranges(*slab_);
+    for (auto [a, b] : {std::pair{r.own0, r.top}, std::pair{r.bottom, r.own1}, std::pair{r.top, r.bottom}})
+      if (b > a) boxes.push_back(Box{{0, 0, a}, {problem_.grid.n[0], problem_.grid.n[1], b}});
+  }
   for (long long n = first; n < first + count; ++n) {
     if (n > first && n % kCheckEvery == 0) check(n);
+    if (slab_) {
+      step_slab(n, boxes);
+      continue;
+    }
     // p^{n+1} = [2 p^n - (1 - s) p^{n-1} + m (L p^n + sum w f(n dt) / (hx hy hz))] / (1 + s)
     const double f = double(problem_.wavelet[n]) / problem_.cell_volume();
     if (tti_) {  // the same with p and q (validation/cpu_tti.hpp); the source enters both
       tti_->update();
       for (long long k = 0; k < src.size(); ++k) tti_->inject(src, k, double(problem_.wavelet[n]));
       tti_->finish();
-      if (slab_) exchange_halos(*tti_, problem_, *slab_);
       for (long long r = 0; r < rec.size(); ++r)
         traces_[r * problem_.steps + n] = static_cast<float>(tti_->sample(rec, r));
       continue;
@@ -79,11 +90,34 @@ void CpuPropagator::advance(long long first, long long count) {
     wave_->update();
     for (long long k = 0; k < src.size(); ++k) wave_->inject(src, k, f);
     wave_->finish();
-    if (slab_) exchange_halos(*wave_, problem_, *slab_);
     for (long long r = 0; r < rec.size(); ++r)
       traces_[r * problem_.steps + n] = static_cast<float>(wave_->sample(rec, r));
   }
   check(first + count);
+}
+
+void CpuPropagator::step_slab(long long n, const std::vector<Box>& boxes) {
+  const PointSet& src = problem_.shots[shot_];
+  const PointSet& rec = problem_.receivers;
+  const double w = double(problem_.wavelet[n]);
+  for (const Box& b : boxes) {
+    if (tti_) {
+      tti_->update(b);
+      for (long long k = 0; k < src.size(); ++k) tti_->inject(src, k, w, b);
+    } else {
+      wave_->update(b);
+      for (long long k = 0; k < src.size(); ++k) wave_->inject(src, k, w / problem_.cell_volume(), b);
+    }
+  }
+  if (tti_) {
+    tti_->finish();
+    exchange_halos(*tti_, problem_, *slab_);
+  } else {
+    wave_->finish();
+    exchange_halos(*wave_, problem_, *slab_);
+  }
+  for (long long r = 0; r < rec.size(); ++r)
+    traces_[r * problem_.steps + n] = static_cast<float>(tti_ ? tti_->sample(rec, r) : wave_->sample(rec, r));
 }
 
 void CpuPropagator::wavefield(float* out) {

@@ -32,6 +32,9 @@ class CpuPropagator final : public Propagator {
   std::vector<float> traces_;  // [receiver][step]
   long long shot_ = 0;
   std::optional<Slab> slab_;
+  // One step of a slab: the stencil and sources over `boxes` (its own planes), the exchange, the
+  // receivers.
+  void step_slab(long long n, const std::vector<Box>& boxes);
 };
 
 }  // namespace seisrtm::validation
