@@ -216,8 +216,8 @@ int main_of_rank(int argc, char** argv) {
                  e.signal() == SIGINT ? "SIGINT" : "SIGTERM", run->parsed() ? "run" : "migrate", config.c_str(),
                  e.where().c_str(), e.directory().c_str());
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
-  } catch (const cluster::QuietExit&) {
-    return 1;  // rank 0 says what failed
+  } catch (const cluster::QuietExit& e) {
+    return e.code;  // rank 0 says what failed
   } catch (const Error& e) {
     if (cluster::size() > 1 && std::string(e.what()).rfind("this command", 0) == 0) {
       cluster::mark_agreed();  // every rank refuses it alike: rank 0 says it once, none aborts

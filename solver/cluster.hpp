@@ -20,9 +20,12 @@ namespace seisrtm::cluster {
 struct RankFailed : Error {
   using Error::Error;
 };
-// Thrown on the ranks other than 0 when rank 0 reports a failure they share: main exits with 1
-// without a message of its own.
-struct QuietExit {};
+// Thrown on the ranks other than 0 when rank 0 reports a failure they share: main exits with
+// `code` without a message of its own (rank 0's code: 1, or 128 + signal for an interrupt, so
+// that mpirun reports the same whichever rank ends first).
+struct QuietExit {
+  int code = 1;
+};
 // Every rank reached the same verdict on its own (a refused command): no MPI_Abort needed.
 void mark_agreed();
 

@@ -258,7 +258,7 @@ void slab_verdict(const std::string& error, long long shot, long long shots, con
   check(MPI_Bcast(msg, 2, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
   if (msg[0] == 0) return;
   cluster::mark_agreed();
-  if (cluster::rank() != 0) throw cluster::QuietExit{};
+  if (cluster::rank() != 0) throw cluster::QuietExit{msg[0] == 2 ? 1 : 128 + msg[1]};
   if (msg[0] == 2) throw Error(what);
   throw io::Interrupted(msg[1], where, directory);
 }

@@ -171,9 +171,9 @@ TEST_CASE("SIGINT to mpirun in the middle of a shot-parallel run leaves no tempo
   REQUIRE(first.code == 0);
   const std::vector<std::string> before = names_in(dir);
   const std::string h5 = bytes_of(dir / "quickstart.h5");
-  // 2000 steps a shot: several seconds a shot on these oversubscribed ranks; SIGINT after 3 s.
+  // 20000 steps a shot: several seconds a shot on these oversubscribed ranks; SIGINT after 3 s.
   const Result r =
-      run_shell("(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=2000 --output " +
+      run_shell("(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " +
                 dir.string() + " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo exit=$?)");
   INFO(r.output);
   std::smatch m;
@@ -226,4 +226,287 @@ TEST_CASE("under mpirun, info lists each rank's GPU and other commands than run 
   CHECK(v.output.find("under mpirun with 2 ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info'") !=
         std::string::npos);
   CHECK(v.output.find("MPI_ABORT") == std::string::npos);  // every rank refuses alike and ends on its own
+}
+
+// ---- solver.decomposition z: every shot over z slabs of the grid, one per rank ----------------
+
+namespace {
+
+// Under mpirun the ranks of a node share its cores (one OpenMP thread a rank on this 2-core
+// machine); the one-rank runs they are compared with take both cores, so the thread count is not
+// what makes them equal.
+const std::string kSlabs = " --set solver.decomposition=z";
+
+// Four hicks shots and a receiver line diagonal in z over 50 planes (order 8: halo 4 planes;
+// 2 ranks own planes 0..24 | 25..49, 3 ranks 0..16 | 17..33 | 34..49). Hicks puts an off-grid
+// point on 8 planes in z and an on-grid one on its plane alone, so:
+//   z 250: on plane 25 alone, the first plane of rank 1 of 2 and in rank 0's halo;
+//   z 340: on plane 34 alone, the first plane of rank 2 of 3;
+//   z 172: planes 14..21, across the boundary at 17 of 3 ranks; plane 21 is in rank 1's halo of 2;
+//   z 233: planes 20..27, across the boundary at 25 of 2 ranks: 21..24 in rank 1's halo, 25..27 in
+//   rank 0's.
+// The receivers step 1.6 planes in z from plane 2 to 48: several footprints cross each slab
+// boundary (one rank records each, from its halo) and the traces come from every rank.
+const std::string kSlabArgs =
+    std::string(SEISRTM_SOURCE_DIR) +
+    "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,50] --set time.steps=200 "
+    "--set boundary.damping_width=10 --set output.snapshot_interval=50 "
+    "--set sources.shots=[[200,195,250],[250,195,340],[305,195,172],[400,195,233]] "
+    "--set sources.interpolation=hicks --set receivers.interpolation=hicks "
+    "--set receivers.line.start=[110,195,20] --set receivers.line.end=[480,195,480] --set receivers.line.count=30 "
+    "--set output.segy=rev2";
+
+// configs/tti.yaml (tilted axis, free surface) on 37 planes in z: 2 ranks own 0..18 | 19..36,
+// 3 ranks 0..12 | 13..24 | 25..36. Trilinear shots at z 20 (plane 2: the slab with the free
+// surface), 185 (planes 18, 19: across the boundary of 2 ranks) and 130 (on plane 13 alone, the
+// first plane of rank 1 of 3); receivers from z 0 (the surface) to 360, 1.5 planes apart.
+const std::string kTtiArgs =
+    " --backend cpu --set grid.shape=[40,30,37] --set grid.spacing=10 --set time.steps=120 "
+    "--set boundary.damping_width=6 --set output.snapshot_interval=40 "
+    "--set sources.shots=[[200,150,20],[150,150,185],[250,150,130]] --set receivers.line.start=[50,150,0] "
+    "--set receivers.line.end=[350,150,360] --set receivers.line.count=25 --set boundary.free_surface=true "
+    "--set output.segy=rev2";
+
+// `many` holds what `one` holds, bit for bit: the same file names, every file but the HDF5 one
+// byte for byte (SEG-Y copies, pictures, .xmf), and in the HDF5 file the traces and every
+// shot's snapshots. (The HDF5 files differ in their attributes: the config, the backend's name,
+// which names the slab, and the timings.)
+void check_same_output(const fs::path& one, const fs::path& many, const std::string& name, int shots) {
+  REQUIRE(names_in(many) == names_in(one));
+  for (const std::string& f : names_in(one)) {
+    if (f == name + ".h5") continue;
+    INFO(f);
+    CHECK(bytes_of(many / f) == bytes_of(one / f));
+  }
+  const std::string h5 = name + ".h5";
+  CHECK(read_dataset(many / h5, "traces") == read_dataset(one / h5, "traces"));
+  for (int s = 0; s < shots; ++s) {
+    const std::string snap = "snapshots/shot_000" + std::to_string(s);
+    INFO(snap);
+    CHECK(read_dataset(many / h5, snap) == read_dataset(one / h5, snap));
+  }
+}
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("an acoustic run decomposed in z over 2 and 3 ranks writes what one rank writes, bit for bit",
+          "[integration]") {
+  // Proves the halo exchange, the injection of sources on a slab's first plane and across slab
+  // boundaries, the recording of receivers whose footprints cross a boundary, and rank 0's
+  // gather of snapshots, traces and the wavefield picture.
+  const fs::path one = fresh_dir("seisrtm_mpi_", "slab_one");
+  const Result a = seisrtm::test::run_cli("run " + kSlabArgs + " --quiet --output " + one.string());
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  REQUIRE(fs::exists(one / "quickstart_shot_0003.sgy"));
+  for (int ranks : {2, 3}) {
+    const fs::path many = fresh_dir("seisrtm_mpi_", "slab_" + std::to_string(ranks));
+    const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + kSlabArgs +
+                               kSlabs + " --quiet --output " + many.string());
+    INFO(b.output);
+    REQUIRE(b.code == 0);
+    CHECK(b.output.find("every shot over " + std::to_string(ranks) + " z slabs") != std::string::npos);
+    check_same_output(one, many, "quickstart", 4);
+  }
+}
+
+TEST_CASE("tti with a free surface, and vti, decomposed in z over 2 and 3 ranks write what one rank writes",
+          "[integration]") {
+  // The p/q pair of the pseudo-acoustic equations: both fields' halos travel, the free surface
+  // stays with the top slab, and the anisotropy volumes are sliced with the slabs (vti: without
+  // theta and phi).
+  const std::string tti = std::string(SEISRTM_SOURCE_DIR) + "/configs/tti.yaml" + kTtiArgs;
+  const fs::path one = fresh_dir("seisrtm_mpi_", "slab_tti_one");
+  const Result a = seisrtm::test::run_cli("run " + tti + " --quiet --output " + one.string());
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  for (int ranks : {2, 3}) {
+    const fs::path many = fresh_dir("seisrtm_mpi_", "slab_tti_" + std::to_string(ranks));
+    const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + tti +
+                               kSlabs + " --quiet --output " + many.string());
+    INFO(b.output);
+    REQUIRE(b.code == 0);
+    CHECK(b.output.find("every shot over " + std::to_string(ranks) + " z slabs") != std::string::npos);
+    check_same_output(one, many, "tti", 3);
+  }
+  const std::string vti = std::string(SEISRTM_SOURCE_DIR) + "/configs/quickstart.yaml" + kTtiArgs +
+                          " --set physics.equation=vti --set model.epsilon=0.2 --set model.delta=0.1";
+  const fs::path vone = fresh_dir("seisrtm_mpi_", "slab_vti_one");
+  const Result v = seisrtm::test::run_cli("run " + vti + " --quiet --output " + vone.string());
+  INFO(v.output);
+  REQUIRE(v.code == 0);
+  const fs::path vmany = fresh_dir("seisrtm_mpi_", "slab_vti_3");
+  const Result w =
+      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + vti + kSlabs + " --quiet --output " + vmany.string());
+  INFO(w.output);
+  REQUIRE(w.code == 0);
+  check_same_output(vone, vmany, "quickstart", 3);
+}
+
+TEST_CASE("a failed rank of a decomposed run stops every rank, named once; the earlier output stays as it was",
+          "[integration]") {
+  // Rank 1 fails at the start of every shot: the verdict after the shot's start stops rank 0
+  // too, which names rank 1 and shot 1 once, removes its temporaries and leaves the earlier
+  // output set alone. Then every rank fails at shot 3, after rank 0 has written two shots into
+  // its temporaries: the lowest rank is named, and again nothing is left behind.
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_fail");
+  const Result first = seisrtm::test::run_cli("run " + kSlabArgs + " --quiet --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const std::string sgy = bytes_of(dir / "quickstart_shot_0000.sgy");
+  const Result r = run_shell(kMpirun + " -np 2 -x SEISRTM_TEST_FAIL_RANK=1 " + SEISRTM_BINARY + " run " + kSlabArgs +
+                             kSlabs + " --output " + dir.string());
+  INFO(r.output);
+  CHECK(r.code != 0);
+  CHECK(std::regex_search(r.output, std::regex(R"(seisrtm: error: rank 1 failed on shot 1/4: SEISRTM_TEST_FAIL)")));
+  CHECK(count_of(r.output, "failed on shot") == 1);
+  CHECK(count_of(r.output, "seisrtm: error:") == 1);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);  // a verdict every rank agreed on, not an abort
+  CHECK(names_in(dir) == before);               // no temporaries left, nothing replaced
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+  CHECK(bytes_of(dir / "quickstart_shot_0000.sgy") == sgy);
+  const Result s = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_BINARY + " run " + kSlabArgs +
+                             kSlabs + " --output " + dir.string());
+  INFO(s.output);
+  CHECK(s.code != 0);
+  CHECK(s.output.find("shot 2/4 done") != std::string::npos);  // two shots were written first
+  CHECK(std::regex_search(s.output, std::regex(R"(seisrtm: error: rank 0 failed on shot 3/4: SEISRTM_TEST_FAIL)")));
+  CHECK(count_of(s.output, "failed on shot") == 1);
+  CHECK(names_in(dir) == before);
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+  CHECK(bytes_of(dir / "quickstart_shot_0000.sgy") == sgy);
+}
+
+TEST_CASE("a decomposition with slabs thinner than the halo is refused once, naming grid.shape; the limit runs",
+          "[integration]") {
+  // 9 planes in z, order 8 (halo 4): 3 ranks would own 3 planes each, fewer than they send.
+  const std::string args = std::string(SEISRTM_SOURCE_DIR) +
+                           "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,9] --set time.steps=200 "
+                           "--set boundary.damping_width=2 --set output.snapshot_interval=50 "
+                           "--set sources.shots=[[200,195,45]] --set receivers.line.start=[110,195,0] "
+                           "--set receivers.line.end=[480,195,80] --set receivers.line.count=30 --set output.segy=rev2";
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_thin");
+  const Result r =
+      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + args + kSlabs + " --output " + dir.string());
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(count_of(r.output, "seisrtm: error:") == 1);
+  CHECK(r.output.find("config key 'grid.shape': solver.decomposition z splits its 9 planes in z over 3 ranks, 3 a "
+                      "rank, but every slab must own at least 4") != std::string::npos);
+  CHECK(r.output.find("valid: at most 2 ranks, or more planes in z") != std::string::npos);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);
+  CHECK(fs::is_empty(dir));
+  // The limit itself is valid: 2 ranks own 5 and 4 planes, rank 1 sends all of its own planes as
+  // its halo, and the result is the one-rank result.
+  const fs::path one = fresh_dir("seisrtm_mpi_", "slab_thin_one");
+  const Result a = seisrtm::test::run_cli("run " + args + " --quiet --output " + one.string());
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  const Result b =
+      run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " run " + args + kSlabs + " --quiet --output " + dir.string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  check_same_output(one, dir, "quickstart", 1);
+}
+
+TEST_CASE("a decomposed migrate on the GPU backend is refused, naming solver.decomposition", "[integration]") {
+  // migrate decomposes on the CPU backend only: on cuda the key is refused with the config,
+  // before a GPU or the data are looked at (so also here, without either; one process is enough:
+  // the refusal does not depend on the ranks).
+  const fs::path m = fresh_dir("seisrtm_mpi_", "slab_migrate");
+  const Result g = seisrtm::test::run_cli("migrate " + std::string(SEISRTM_SOURCE_DIR) +
+                                          "/configs/rtm/migrate.yaml --backend cuda --set solver.decomposition=z "
+                                          "--output " +
+                                          m.string());
+  INFO(g.output);
+  CHECK(g.code == 1);
+  CHECK(g.output.find("seisrtm: error: config key 'solver.decomposition' = z: seisrtm migrate by decomposition runs "
+                      "on the CPU backend only") != std::string::npos);
+  CHECK(fs::is_empty(m));
+}
+
+TEST_CASE("SIGINT to one rank other than 0 stops a decomposed run with 130; no temporaries, the earlier output stays",
+          "[integration]") {
+  // 20000 steps a shot (several seconds on these ranks). Rank 1 alone gets SIGINT once rank 0 has
+  // printed its first progress line: the verdict after the chunk stops every rank, and rank 0,
+  // which got no signal itself, ends the job as a one-process run does: it removes its
+  // temporaries, says "interrupted by SIGINT" once and exits with 130, which is what mpirun
+  // returns only if every other rank exits with it (they return rank 0's code: QuietExit).
+  // (SIGINT to mpirun itself, which passes SIGTERM on to every rank, is the shot-parallel test's.)
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_sigint");
+  const fs::path log = fresh_dir("seisrtm_mpi_", "slab_sigint_log") / "run.log";
+  const Result first = seisrtm::test::run_cli("run " + kSlabArgs + " --quiet --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  // `pid` is timeout's; rank 1 is found among its descendants (mpirun's children) by its rank.
+  const Result r = run_shell(
+      "(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kSlabArgs + kSlabs + " --set time.steps=20000 --output " +
+      dir.string() + " >" + log.string() +
+      " 2>&1 & pid=$!; "
+      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
+      "i=0; while [ $i -lt 600 ] && ! grep -q 'shot 1/4 step' " +
+      log.string() +
+      "; do sleep 0.1; i=$((i+1)); done; "
+      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=1$' /proc/$c/environ 2>/dev/null && kill -INT $c; "
+      "done; wait $pid; echo exit=$?; cat " +
+      log.string() + ")");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) == 130);
+  CHECK(count_of(r.output, "seisrtm: interrupted by SIGINT during run of") == 1);
+  CHECK(r.output.find("at shot 1/4") != std::string::npos);  // stopped in the first shot, not at the end
+  CHECK(names_in(dir) == before);                            // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
+TEST_CASE("a migration decomposed in z over 2 and 3 ranks images what one process images, bit for bit",
+          "[integration]") {
+  // The migration example on a coarse grid, 2 shots, acoustic and tti: each slab keeps the
+  // boundary store of its own planes, injects the data entries on its own planes and images its
+  // own planes of the interior; rank 0 adds the gathered shot images in shot order, the sum one
+  // process makes.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "slab_rtm");
+  const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
+  const std::string coarse =
+      " --backend cpu --quiet --set grid.shape=[50,25,39] --set grid.spacing=28 "
+      "--set boundary.damping_width=6";
+  const std::string shots = " --set 'sources.shots=[[400,350,10],[900,350,10]]'";
+  for (const std::string model : {"true_model", "tti_true_model"}) {
+    INFO(model);
+    const std::string data = (d / model).string();
+    const Result run = seisrtm::test::run_cli("run " + rtm + model + ".yaml" + coarse + shots +
+                                              " --set time.steps=250 --output " + data);
+    INFO(run.output);
+    REQUIRE(run.code == 0);
+    const std::string cfg = model == "true_model" ? "migrate.yaml" : "tti_migrate.yaml";
+    const std::string name = model == "true_model" ? "migrate" : "tti_migrate";
+    const std::string migrate =
+        " migrate " + rtm + cfg + coarse + " --set migration.data=" + data + "/" + model + ".h5";
+    const Result one = seisrtm::test::run_cli(migrate + " --output " + (d / (name + "_one")).string());
+    INFO(one.output);
+    REQUIRE(one.code == 0);
+    for (int ranks : {2, 3}) {
+      const fs::path many = d / (name + "_np" + std::to_string(ranks));
+      const Result r = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + migrate +
+                                 " --set solver.decomposition=z --output " + many.string());
+      INFO(r.output);
+      REQUIRE(r.code == 0);
+      CHECK(names_in(many) == names_in(d / (name + "_one")));
+      for (const char* v : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"}) {
+        INFO(v);
+        const std::vector<float> a = read_dataset(d / (name + "_one") / (name + ".h5"), v);
+        CHECK(read_dataset(many / (name + ".h5"), v) == a);
+        CHECK(*std::max_element(a.begin(), a.end()) > 0);  // an image, not zeros
+      }
+    }
+  }
 }
