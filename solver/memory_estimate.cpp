@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 
 #include "base/error.hpp"
 #include "base/format.hpp"
+#include "solver/cluster.hpp"
 #include "solver/geometry.hpp"
 
 namespace seisrtm {
@@ -62,14 +64,28 @@ HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& back
     const double copies = 2 + (c.output.pictures && e.receivers > 0 ? 1 : 0);
     e.traces = copies * 4 * e.receivers * e.steps;
   }
+  if (!c.migration && c.solver.decomposition == "z" && cluster::size() > 1) {
+    // Every rank builds the whole grid's model, then copies its slab (at most nz / ranks + 1 own
+    // planes and the halos: solver/decomposition.hpp) and steps the slab only; every rank on this
+    // node does at once.
+    const double nz = double(c.grid.shape[2]), ranks = cluster::size();
+    const double halo = std::max(c.physics.space_order / 2, kHicksRadius);
+    const double share = std::min(1.0, (std::ceil(nz / ranks) + 2 * halo) / nz);
+    e.slab_model = share * (e.model + e.anisotropy);
+    e.wavefields *= share;
+    e.ranks_on_node = cluster::local_size();
+  }
   const double build = e.model + e.anisotropy + e.smoothing + e.geometry;
-  const double run = e.model + e.anisotropy + e.wavefields + e.volumes + e.traces + e.geometry;
-  e.total = std::max(build, run);
+  const double run = e.model + e.anisotropy + e.slab_model + e.wavefields + e.volumes + e.traces + e.geometry;
+  e.total = e.ranks_on_node * std::max(build, run);
   return e;
 }
 
 std::string HostMemoryEstimate::describe() const {
-  std::string s = gib(total) + " of host memory (" + backend + " backend: model " + gib(model);
+  std::string s = gib(total) + " of host memory (";
+  if (ranks_on_node > 1) s += std::to_string(ranks_on_node) + " ranks on this node, each: ";
+  s += backend + " backend: model " + gib(model);
+  if (slab_model > 0) s += ", its slab's copy " + gib(slab_model);
   if (anisotropy > 0) s += ", anisotropy " + gib(anisotropy);
   if (smoothing > 0) s += ", smoothing " + gib(smoothing);
   if (wavefields > 0) s += ", wavefields " + gib(wavefields);

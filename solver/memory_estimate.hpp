@@ -19,10 +19,12 @@ struct HostMemoryEstimate {
   // cpu: acoustic m, p^n, p^{n-1}; vti, tti: the TTI solver's 15 volumes. cuda: one padded volume
   // staged for the upload.
   double wavefields = 0;
-  double volumes = 0;   // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
-  double traces = 0;    // one shot's gather: the backend's, the survey's and the picture's copy
-  double geometry = 0;  // receivers' interpolation cells and weights, the wavelet, the time axis
-  double total = 0;     // the peak: building the model, or running
+  double volumes = 0;     // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
+  double traces = 0;      // one shot's gather: the backend's, the survey's and the picture's copy
+  double geometry = 0;    // receivers' interpolation cells and weights, the wavelet, the time axis
+  double slab_model = 0;  // solver.decomposition z: the slab's copy of the model volumes
+  int ranks_on_node = 1;  // decomposition z: ranks of this node, each holding what is counted here
+  double total = 0;       // the peak of all of them: building the model, or running
   std::string describe() const;
 };
 
