@@ -510,3 +510,20 @@ TEST_CASE("a migration decomposed in z over 2 and 3 ranks images what one proces
     }
   }
 }
+
+TEST_CASE("a decomposed run too large for the node's memory is refused before building, counting its ranks",
+          "[integration]") {
+  // 4000^3 cells: 238 GiB of vp alone, which every rank would build before taking its slab.
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_memory");
+  const Result r = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " run " + std::string(SEISRTM_SOURCE_DIR) +
+                             "/configs/quickstart.yaml --backend cpu --set grid.shape=[4000,4000,4000] "
+                             "--set solver.decomposition=z --output " +
+                             dir.string());
+  INFO(r.output);
+  CHECK(r.code != 0);
+  CHECK(std::regex_search(r.output,
+                          std::regex(R"(seisrtm: error: the run needs [0-9.]+ GiB of host memory \(2 ranks )"
+                                     R"(on this node, each: cpu backend: model 238\.419 GiB, its slab's copy)")));
+  CHECK(r.output.find("MPI_ABORT") == std::string::npos);  // agreed by both ranks, said once
+  CHECK(fs::is_empty(dir));
+}
