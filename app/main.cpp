@@ -14,9 +14,11 @@
 
 namespace {
 
-// Async-signal-safe: only records the signal; the time loops see it (io::check_interrupt).
+// Async-signal-safe: records the signal, which the time loops see (io::check_interrupt), and
+// unlinks the output set's temporaries at once, in case the process is killed before that.
 extern "C" void record_signal(int s) {
   seisrtm::io::interrupt_signal = s;
+  seisrtm::io::remove_temporaries_now();
 }
 
 // SIGINT and SIGTERM stop run and migrate at the next check, cleanly. SA_RESETHAND: a second

@@ -4,6 +4,8 @@
 // throws Interrupted, so every RAII owner of a temporary file removes it on the way out and
 // the results of earlier runs are never touched. A second signal is not caught: it ends the
 // process at once (for a loop that does not come back to a check).
+#include <unistd.h>
+
 #include <csignal>
 #include <string>
 
@@ -28,6 +30,31 @@ class Interrupted : public std::runtime_error {
   int signal_;
   std::string where_, directory_;
 };
+
+// The temporaries of the output set being written, which the signal handler removes itself
+// (unlink is async-signal-safe): under mpirun a rank is killed (SIGKILL) 1 s after the SIGTERM it
+// was passed, which a loaded node's rank 0 may not reach its next check within. Best effort: the
+// first kMaxTemporaries paths (their strings are kept until the process ends). A set that has
+// started committing keeps its files (committing).
+inline constexpr int kMaxTemporaries = 16384;
+inline const char* temporary_paths[kMaxTemporaries];
+inline volatile std::sig_atomic_t temporary_count = 0;
+inline volatile std::sig_atomic_t committing = 0;
+
+inline void register_temporary(const std::string& path) {
+  if (temporary_count >= kMaxTemporaries) return;
+  char* copy = new char[path.size() + 1];  // kept: the handler may read it at any time
+  path.copy(copy, path.size());
+  copy[path.size()] = '\0';
+  temporary_paths[temporary_count] = copy;
+  temporary_count = temporary_count + 1;  // published after the path is in place
+}
+
+// From the signal handler: unlinks every registered temporary unless a set is committing.
+inline void remove_temporaries_now() {
+  if (committing) return;
+  for (int i = 0; i < temporary_count; ++i) ::unlink(temporary_paths[i]);
+}
 
 // Throws Interrupted when a signal asked the run to stop.
 inline void check_interrupt(const std::string& where, const std::string& directory) {

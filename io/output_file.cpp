@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "base/error.hpp"
+#include "io/interrupt.hpp"
 
 namespace seisrtm::io {
 
@@ -58,7 +59,9 @@ std::string shown_name(const std::string& path) {
   return p;
 }
 
-PartialFile::PartialFile(std::string final_path) : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {}
+PartialFile::PartialFile(std::string final_path) : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {
+  register_temporary(temp_);  // removed by a signal's handler at once (io/interrupt.hpp)
+}
 
 PartialFile::~PartialFile() {
   if (!committed_) {
@@ -191,6 +194,10 @@ std::vector<std::string> OutputSet::others() const {
 }
 
 void OutputSet::commit() {
+  // From here on a signal leaves the temporaries to this commit; one that came before removed
+  // them already, and the run stops here as at any check.
+  committing = 1;
+  check_interrupt("the commit of the output set", directory_);
   // Everything that can fail before a file of the previous set is touched.
   h5_.close();
   h5_.partial().check_replaceable();
@@ -219,6 +226,7 @@ void OutputSet::commit() {
     if (!fs::remove(p, ec) && ec)
       throw Error("cannot remove '" + p.string() + "' of the previous result set: " + ec.message());
   h5_.partial().commit();
+  committing = 0;  // (its temporaries are gone: renamed)
 }
 
 namespace {

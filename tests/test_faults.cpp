@@ -4,6 +4,7 @@
 // errors. Each case runs the seisrtm binary over an earlier good result set and checks that set
 // afterwards. docs/RELIABILITY.md lists the guarantees and these tests.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <csignal>
@@ -229,6 +230,35 @@ solver: {backend: cpu}
   CHECK(r.code == 128 + sig);
   CHECK(lines_with(r.output, "seisrtm: interrupted by " + name + " during run of " + cfg + " at shot 1/1") == 1);
   CHECK_THAT(r.output, Contains("earlier results in " + out.string() + " are unchanged"));
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
+
+TEST_CASE("SIGTERM then SIGKILL before the next check (mpirun's way) leaves no temporary", "[integration]") {
+  // mpirun passes SIGTERM on and sends SIGKILL 1 s later; a rank busy in a long chunk of steps
+  // never reaches its check. The handler removes the temporaries itself (io/interrupt.hpp):
+  // SIGKILL 50 ms after SIGTERM, long before the next check of this run (its chunks are 200
+  // steps of 128^3 cells, over a second here), leaves the earlier set and nothing else.
+  const fs::path d = fresh_dir("signal_kill");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [128, 128, 128], spacing: 10}
+time: {steps: 40}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[640, 640, 200]]}
+receivers: {line: {start: [60, 640, 60], end: [1200, 640, 60], count: 8}}
+output: {name: small, snapshot_interval: 0}
+solver: {backend: cpu}
+)");
+  const fs::path out = good_set(d, cfg);
+  const auto before = files_of(out);
+  auto c = seisrtm::test::spawn_cli({"run", cfg, "--output", out.string(), "--set", "time.steps=20000"});
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
+  CHECK(!temporaries(out).empty());  // the run's set is being written
+  kill(c.pid, SIGTERM);
+  usleep(50000);
+  kill(c.pid, SIGKILL);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
   CHECK(files_of(out) == before);
   CHECK(temporaries(out).empty());
 }
