@@ -31,6 +31,11 @@ void stop_on_signals() {
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // SIGPIPE: the reader of stderr is gone (mpirun ended after a SIGINT): the next progress line
+  // killed rank 0 before it removed its temporaries. Stop at the next check instead, and keep
+  // the handler: later writes just fail.
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGPIPE, &sa, nullptr);
 }
 
 // Usage errors exit with this code (README), whatever CLI11's own code for the kind of error.
@@ -215,8 +220,10 @@ int main_of_rank(int argc, char** argv) {
                  "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
                  "temporaries removed\n",
                  isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
-                 e.signal() == SIGINT ? "SIGINT" : "SIGTERM", run->parsed() ? "run" : "migrate", config.c_str(),
-                 e.where().c_str(), e.directory().c_str());
+                 e.signal() == SIGINT    ? "SIGINT"
+                 : e.signal() == SIGPIPE ? "SIGPIPE"
+                                         : "SIGTERM",
+                 run->parsed() ? "run" : "migrate", config.c_str(), e.where().c_str(), e.directory().c_str());
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
   } catch (const cluster::QuietExit& e) {
     return e.code;  // rank 0 says what failed
