@@ -23,8 +23,6 @@ int g_rank = 0, g_size = 1, g_local_rank = 0, g_local_size = 1;
 bool g_agreed = false;  // every rank knows of the failure (agree)
 
 enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5 };
-// Results travel in pieces of at most 1 GiB: MPI counts are int.
-constexpr std::size_t kPieceBytes = std::size_t(1) << 30;
 
 struct ResultHeader {
   long long shot, kind, index, count;
@@ -41,6 +39,23 @@ void check(int rc, const char* what) {
 }
 
 }  // namespace
+
+void check_mpi(int rc, const char* what) {
+  check(rc, what);
+}
+
+void send_floats(const float* data, long long count, int to, int tag) {
+  for (long long o = 0; o < count; o += kPieceFloats)
+    check(MPI_Send(data + o, static_cast<int>(std::min(kPieceFloats, count - o)), MPI_FLOAT, to, tag, MPI_COMM_WORLD),
+          "MPI_Send");
+}
+
+void recv_floats(float* data, long long count, int from, int tag) {
+  for (long long o = 0; o < count; o += kPieceFloats)
+    check(MPI_Recv(data + o, static_cast<int>(std::min(kPieceFloats, count - o)), MPI_FLOAT, from, tag, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE),
+          "MPI_Recv");
+}
 
 void init(int* argc, char*** argv) {
   const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_SIZE");
@@ -218,11 +233,7 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
     ResultHeader h{};
     check(MPI_Recv(&h, 4, MPI_LONG_LONG, source, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (result)");
     std::vector<float> data(static_cast<std::size_t>(h.count));
-    auto* bytes = reinterpret_cast<char*>(data.data());
-    for (std::size_t off = 0, total = data.size() * sizeof(float); off < total; off += kPieceBytes) {
-      const int n = static_cast<int>(std::min(kPieceBytes, total - off));
-      check(MPI_Recv(bytes + off, n, MPI_BYTE, source, kData, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (data)");
-    }
+    recv_floats(data.data(), h.count, source, kData);
     const auto kind = static_cast<ResultKind>(h.kind);
     sink(source, h.shot, kind, h.index, data);
     if (kind == ResultKind::traces || kind == ResultKind::illumination) {
@@ -275,11 +286,7 @@ void ShotFarm::drain(const Sink& sink, const std::function<void()>& idle) {
 void ShotFarm::send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count) {
   const ResultHeader h{shot, static_cast<long long>(kind), index, static_cast<long long>(count)};
   check(MPI_Send(&h, 4, MPI_LONG_LONG, 0, kResult, MPI_COMM_WORLD), "MPI_Send (result)");
-  const auto* bytes = reinterpret_cast<const char*>(data);
-  for (std::size_t off = 0, total = count * sizeof(float); off < total; off += kPieceBytes) {
-    const int n = static_cast<int>(std::min(kPieceBytes, total - off));
-    check(MPI_Send(bytes + off, n, MPI_BYTE, 0, kData, MPI_COMM_WORLD), "MPI_Send (data)");
-  }
+  send_floats(data, static_cast<long long>(count), 0, kData);
 }
 
 void ShotFarm::fail(long long shot, const std::string& what) {

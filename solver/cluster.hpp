@@ -39,6 +39,14 @@ int size();        // 1 without MPI
 int local_rank();  // the rank among those on this node (0 without MPI)
 int local_size();  // ranks on this node (1 without MPI)
 std::string host();
+// Throws Error naming the MPI call `what`, this rank and MPI's reason when rc is not MPI_SUCCESS.
+void check_mpi(int rc, const char* what);
+// MPI counts are int: larger messages travel in pieces of at most this many floats (1 GiB).
+inline constexpr long long kPieceFloats = 1LL << 28;
+// Point-to-point floats in pieces of at most kPieceFloats, matched piece by piece by the other
+// side's call.
+void send_floats(const float* data, long long count, int to, int tag);
+void recv_floats(float* data, long long count, int from, int tag);
 // Ends every rank of the job with `code` (after this rank's own cleanup). Plain exit without MPI.
 [[noreturn]] void abort_job(int code);
 // The GPU of this rank: (configured + node-local rank) % GPUs on the node.

@@ -15,35 +15,13 @@ namespace seisrtm {
 
 namespace {
 
-void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    throw Error(std::string("MPI ") + what + " failed on rank " + std::to_string(cluster::rank()) + ": " +
-                std::string(msg, static_cast<std::size_t>(len)));
-  }
-}
-
 bool several() {
   return cluster::started() && cluster::size() > 1;
 }
 
-// MPI counts are int: larger messages travel in pieces of at most 2^28 floats (1 GiB).
-constexpr long long kPiece = 1LL << 28;
-
-void send_floats(const float* data, long long count, int to, int tag) {
-  for (long long o = 0; o < count; o += kPiece)
-    check(MPI_Send(data + o, static_cast<int>(std::min(kPiece, count - o)), MPI_FLOAT, to, tag, MPI_COMM_WORLD),
-          "MPI_Send");
-}
-
-void recv_floats(float* data, long long count, int from, int tag) {
-  for (long long o = 0; o < count; o += kPiece)
-    check(MPI_Recv(data + o, static_cast<int>(std::min(kPiece, count - o)), MPI_FLOAT, from, tag, MPI_COMM_WORLD,
-                   MPI_STATUS_IGNORE),
-          "MPI_Recv");
-}
+using cluster::check_mpi;
+using cluster::recv_floats;
+using cluster::send_floats;
 
 enum Tag : int { kHaloUp = 101, kHaloDown = 102, kField = 103, kTraces = 104 };
 
@@ -203,7 +181,7 @@ void gather_own_planes(const float* local, const Slab& s, long long plane, float
 bool any_rank(bool mine) {
   if (!several()) return mine;
   int v = mine ? 1 : 0, all = 0;
-  check(MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), "MPI_Allreduce");
   return all != 0;
 }
 
@@ -212,19 +190,19 @@ void exchange_host_planes(float* field, long long plane, const Slab& s) {
   const long long n = s.halo * plane;
   const long long own_first = s.own_lo - s.lo, own_end = s.own_hi - s.lo;
   std::vector<MPI_Request> req;
-  // In pieces of at most kPiece floats (MPI counts are int), matched in order on both sides.
+  // In pieces of at most cluster::kPieceFloats (MPI counts are int), matched in order on both sides.
   auto post = [&](float* recv_at, const float* send_from, int peer, int recv_tag, int send_tag) {
-    for (long long o = 0; o < n; o += kPiece) {
-      const int c = static_cast<int>(std::min(kPiece, n - o));
+    for (long long o = 0; o < n; o += cluster::kPieceFloats) {
+      const int c = static_cast<int>(std::min(cluster::kPieceFloats, n - o));
       req.emplace_back();
-      check(MPI_Irecv(recv_at + o, c, MPI_FLOAT, peer, recv_tag, MPI_COMM_WORLD, &req.back()), "MPI_Irecv");
+      check_mpi(MPI_Irecv(recv_at + o, c, MPI_FLOAT, peer, recv_tag, MPI_COMM_WORLD, &req.back()), "MPI_Irecv");
       req.emplace_back();
-      check(MPI_Isend(send_from + o, c, MPI_FLOAT, peer, send_tag, MPI_COMM_WORLD, &req.back()), "MPI_Isend");
+      check_mpi(MPI_Isend(send_from + o, c, MPI_FLOAT, peer, send_tag, MPI_COMM_WORLD, &req.back()), "MPI_Isend");
     }
   };
   if (s.up()) post(field, field + own_first * plane, s.rank - 1, kHaloDown, kHaloUp);
   if (s.down()) post(field + own_end * plane, field + (own_end - s.halo) * plane, s.rank + 1, kHaloUp, kHaloDown);
-  check(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  check_mpi(MPI_Waitall(static_cast<int>(req.size()), req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 void slab_verdict(const std::string& error, long long shot, long long shots, const std::string& where,
@@ -255,7 +233,7 @@ void slab_verdict(const std::string& error, long long shot, long long shots, con
       }
     }
   int msg[2] = {verdict, stop_signal};
-  check(MPI_Bcast(msg, 2, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  check_mpi(MPI_Bcast(msg, 2, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
   if (msg[0] == 0) return;
   cluster::mark_agreed();
   if (cluster::rank() != 0) throw cluster::QuietExit{msg[0] == 2 ? 1 : 128 + msg[1]};

@@ -72,8 +72,7 @@ void DeviceHalo::connect() {
   setenv("NCCL_MAX_CTAS", "4", 0);
   ncclUniqueId id{};
   if (cluster::rank() == 0) d.check(d.get_unique_id(&id), "ncclGetUniqueId");
-  if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
-    throw Error("MPI_Bcast of the NCCL id failed on rank " + std::to_string(d.slab.rank));
+  cluster::check_mpi(MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), "MPI_Bcast (the NCCL id)");
   d.check(d.comm_init_rank(&d.comm, d.slab.ranks, id, d.slab.rank), "ncclCommInitRank");
 }
 
