@@ -82,6 +82,19 @@ struct SharedFailure : Error {
   using Error::Error;
 };
 
+// One collective step of a decomposed run: `step` on every rank, then slab_verdict on the error
+// of type E it threw, if any (other exceptions pass).
+template <class E = Error, class Step>
+void agreed_step(Step&& step, long long shot, long long shots, const std::string& where, const std::string& directory) {
+  std::string error;
+  try {
+    step();
+  } catch (const E& e) {
+    error = e.what();
+  }
+  slab_verdict(error, shot, shots, where, directory);
+}
+
 // The global view of a decomposed run: a Propagator over the whole grid whose every call is
 // collective. The slab's backend steps the slab's problem and exchanges the halos itself; this
 // gathers wavefields and traces to rank 0 (the other ranks' `out` is not touched and may be null).

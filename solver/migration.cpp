@@ -408,13 +408,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     const long long chunk = std::max(1LL, nt / 100);
     for (long long s = 0; s < nshots; ++s) {
       const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-      std::string error;
-      try {
-        cluster::inject_test_failure(s);
-      } catch (const Error& e) {
-        error = e.what();
-      }
-      slab_verdict(error, s, nshots, label, dir);
+      agreed_step([&] { cluster::inject_test_failure(s); }, s, nshots, label, dir);
       std::unique_ptr<Progress> progress;
       std::string pass;
       auto report = [&](const std::string& p, long long done) {

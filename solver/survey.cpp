@@ -26,6 +26,12 @@ io::RunAttributes run_attributes(const Problem& pb, const std::string& producer,
   return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps};
 }
 
+// A shot's start (with the test suite's failure hook).
+void begin_shot(Propagator& prop, long long s) {
+  cluster::inject_test_failure(s);
+  prop.begin_shot(s);
+}
+
 // A rank other than 0 of a shot-parallel run: computes the shots rank 0 hands it and sends their
 // snapshots and traces back; writes no file. A failure is reported to rank 0 with its shot.
 RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& farm) {
@@ -40,8 +46,7 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
   RunSummary sum;
   for (long long s = farm.next(); s >= 0; s = farm.next()) {
     try {
-      cluster::inject_test_failure(s);
-      prop.begin_shot(s);
+      begin_shot(prop, s);
       Progress progress("shot", nt, double(g.cells()), true);
       for (long long n = 0; n < nt;) {
         const long long k = std::min(chunk, nt - n);
@@ -83,24 +88,12 @@ RunSummary run_slab_worker(const Problem& pb, Propagator& prop) {
   const std::string& dir = pb.config.output.directory;
   RunSummary sum;
   for (long long s = 0; s < nshots; ++s) {
-    std::string error;
-    try {
-      cluster::inject_test_failure(s);
-      prop.begin_shot(s);
-    } catch (const Error& e) {
-      error = e.what();
-    }
-    slab_verdict(error, s, nshots, "the start of shot " + std::to_string(s + 1), dir);
+    agreed_step([&] { begin_shot(prop, s); }, s, nshots, "", dir);
     long long pending = -1;
     for (long long n = 0; n < nt;) {
       const long long k = std::min(chunk, nt - n);
-      try {
-        prop.advance(n, k);
-      } catch (const SharedFailure& e) {
-        error = e.what();
-      }
+      agreed_step<SharedFailure>([&] { prop.advance(n, k); }, s, nshots, "", dir);
       n += k;
-      slab_verdict(error, s, nshots, "", dir);
       if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
         if (pending >= 0) prop.receive_wavefield(nullptr);
         prop.request_wavefield(g.cells());
@@ -213,35 +206,21 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   auto next_shot = [&] { return slabs ? (slab_shot < nshots ? slab_shot++ : -1) : farm.next(); };
   for (long long s = next_shot(); s >= 0; s = next_shot()) try {
       const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-      if (slabs) {  // every rank's start, then one verdict (a collective step of the slabs)
-        std::string error;
-        try {
-          cluster::inject_test_failure(s);
-          prop.begin_shot(s);
-        } catch (const Error& e) {
-          error = e.what();
-        }
-        slab_verdict(error, s, nshots, label + ", step 0/" + std::to_string(nt), c.output.directory);
-      } else {
-        cluster::inject_test_failure(s);
-        prop.begin_shot(s);
-      }
+      if (slabs)  // every rank's start, then one verdict (a collective step of the slabs)
+        agreed_step([&] { begin_shot(prop, s); }, s, nshots, label + ", step 0/" + std::to_string(nt),
+                    c.output.directory);
+      else
+        begin_shot(prop, s);
       Progress progress(label, nt, double(g.cells()), opt.quiet);
       long long pending = -1;  // snapshot index requested but not yet written
       for (long long n = 0; n < nt;) {
         const long long k = std::min(chunk, nt - n);
-        if (slabs) {
-          std::string error;
-          try {
-            prop.advance(n, k);
-          } catch (const SharedFailure& e) {
-            error = e.what();
-          }
-          slab_verdict(error, s, nshots, label + ", step " + std::to_string(n + k) + "/" + std::to_string(nt),
-                       c.output.directory);
-        } else {
+        if (slabs)
+          agreed_step<SharedFailure>([&] { prop.advance(n, k); }, s, nshots,
+                                     label + ", step " + std::to_string(n + k) + "/" + std::to_string(nt),
+                                     c.output.directory);
+        else
           prop.advance(n, k);
-        }
         n += k;
         if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
           // Written one snapshot late, so the copy overlaps the next chunk of time steps.
