@@ -46,6 +46,36 @@ double peak_time(const std::vector<float>& w, double dt) {
   return k * dt;
 }
 
+// A shot's passes as progress lines, one per pass ("forward", "backward"), their seconds added
+// to `seconds`.
+class PassProgress {
+ public:
+  PassProgress(std::string label, long long steps, double cells, bool quiet, double& seconds)
+      : label_(std::move(label)), steps_(steps), cells_(cells), quiet_(quiet), seconds_(seconds) {}
+  void update(const std::string& pass, long long done) {
+    if (pass != pass_) {
+      finish();
+      pass_ = pass;
+      progress_ = std::make_unique<Progress>(label_ + " " + pass, steps_, cells_, quiet_);
+    }
+    progress_->update(done);
+  }
+  void finish() {
+    if (!progress_) return;
+    progress_->finish();
+    seconds_ += progress_->seconds();
+    progress_.reset();
+  }
+
+ private:
+  std::string label_, pass_;
+  long long steps_;
+  double cells_;
+  bool quiet_;
+  double& seconds_;
+  std::unique_ptr<Progress> progress_;
+};
+
 }  // namespace
 
 CellBox interior_box(const Problem& pb) {
@@ -409,28 +439,16 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     for (long long s = 0; s < nshots; ++s) {
       const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
       agreed_step([&] { cluster::inject_test_failure(s); }, s, nshots, label, dir);
-      std::unique_ptr<Progress> progress;
-      std::string pass;
+      PassProgress progress(label, nt, double(g.cells()), quiet, seconds);
       auto report = [&](const std::string& p, long long done) {
-        if (p != pass) {
-          if (progress) {
-            progress->finish();
-            seconds += progress->seconds();
-          }
-          pass = p;
-          progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), quiet);
-        }
-        progress->update(done);
+        progress.update(p, done);
         // Every rank reports the same steps: the verdict on failures and signals is collective.
         if (done % chunk == 0 || done == nt)
           slab_verdict("", s, nshots,
                        label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt), dir);
       };
       migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
-      if (progress) {
-        progress->finish();
-        seconds += progress->seconds();
-      }
+      progress.finish();
       if (cluster::rank() != 0) continue;
 #pragma omp parallel for schedule(static)
       for (long long i = 0; i < cells; ++i) {
@@ -472,19 +490,10 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   farm.limit_ahead(window, [&] { return next_to_add; });
   const auto idle = [&] { io::check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
   for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {
-    std::unique_ptr<Progress> progress;
-    std::string pass;
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
+    PassProgress progress(label, nt, double(g.cells()), quiet, seconds);
     auto report = [&](const std::string& p, long long done) {
-      if (p != pass) {
-        if (progress) {
-          progress->finish();
-          seconds += progress->seconds();
-        }
-        pass = p;
-        progress = std::make_unique<Progress>(label + " " + p, nt, double(g.cells()), quiet);
-      }
-      progress->update(done);
+      progress.update(p, done);
       io::check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
                           pb.config.output.directory);
       farm.serve(sink);
@@ -528,10 +537,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         illumination[i] += k * shot_illumination[i];
       }
     }
-    if (progress) {
-      progress->finish();
-      seconds += progress->seconds();
-    }
+    progress.finish();
   }
   farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", pb.config.output.directory); });
   if (parallel && farm.coordinator() && next_to_add != nshots)
