@@ -112,8 +112,6 @@ class SlabPropagator final : public Propagator {
   void receive_wavefield(float* out) override;
   std::vector<std::string> notes() const override { return inner_->notes(); }
   DeviceMemory device_memory() const override { return inner_->device_memory(); }
-  const Slab& slab() const { return slab_; }
-  const Problem& slab_problem() const { return local_; }
   Propagator& backend() { return *inner_; }
 
  private:
