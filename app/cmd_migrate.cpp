@@ -18,7 +18,7 @@ namespace {
 
 // The config, the data and the migrator; throws Error on what is wrong with them.
 void setup_migration(const std::string& config_path, const CommonOptions& o, std::optional<Config>& config,
-                     std::optional<MigrationInput>& input, std::unique_ptr<Migrator>& migrator) {
+                     std::optional<MigrationInput>& input, std::unique_ptr<Migrator>& migrator, std::string& chosen) {
   const Config& c = config.emplace(load_with_overrides(config_path, o));
   if (!c.migration)
     throw Error("config file '" + config_path +
@@ -26,11 +26,8 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   set_cpu_threads(c);
   GpuInfo gpu;
-  const std::string backend = resolve_backend(c, &gpu);
-  if (c.solver.decomposition == "z" && backend == "cuda")
-    throw Error(
-        "config key 'solver.decomposition' = z: seisrtm migrate by decomposition runs on the CPU backend only "
-        "so far (valid on GPUs: none, each rank migrating whole shots; or solver.backend: cpu)");
+  const std::string backend = chosen = resolve_backend(c, &gpu);
+  const bool slabs = c.solver.decomposition == "z";
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
@@ -45,13 +42,17 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   // The plan, before the traces are read: refuse what does not fit with the numbers.
   auto check_memory = [&](const Problem& p, long long data_samples) {
     if (backend == "cuda") {
-      const MigrationFootprint fp = migration_footprint(p, co);
+      // A slab's share (solver.decomposition z; make_slab refuses slabs thinner than the halo).
+      std::optional<Slab> slab;
+      if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
+      const MigrationFootprint fp = migration_footprint(p, co, slab ? &*slab : nullptr);
       if (!o.quiet)
         std::fprintf(stderr,
-                     "seisrtm: migration plan: GPU, boundary store %.3f GiB on the device, %d volumes %.3f GiB, "
+                     "seisrtm: migration plan: GPU%s, boundary store %.3f GiB on the device, %d volumes %.3f GiB, "
                      "data %.3f GiB: %.3f GiB of %.3f GiB free\n",
-                     fp.store / 1073741824.0, fp.volume_count, fp.volumes / 1073741824.0, fp.data / 1073741824.0,
-                     fp.total / 1073741824.0, gpu.free_memory / 1073741824.0);
+                     slab && slab->ranks > 1 ? " (rank 0's z slab)" : "", fp.store / 1073741824.0, fp.volume_count,
+                     fp.volumes / 1073741824.0, fp.data / 1073741824.0, fp.total / 1073741824.0,
+                     gpu.free_memory / 1073741824.0);
       // Device store, or the host store where it does not fit; refused here, before the traces
       // are read, when neither place holds it.
       if (migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory) && !o.quiet)
@@ -68,16 +69,23 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   const Problem& p = input->problem;
   if (cluster::rank() == 0)  // (warnings show with --quiet too)
     for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  if (backend == "cuda") {
-    auto m = std::make_unique<CudaMigrator>(p, co);
+  auto say_notes = [](const CudaMigrator& m) {
     if (cluster::rank() == 0)
-      for (const auto& n : m->notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
-    migrator = std::move(m);
-  } else if (c.solver.decomposition == "z") {  // this rank's slab of the grid (solver/decomposition.hpp)
+      for (const auto& n : m.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
+  };
+  if (slabs) {  // this rank's slab of the grid (solver/decomposition.hpp)
     migrator = std::make_unique<SlabMigrator>(p, cluster::size(), cluster::rank(),
                                               [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
-                                                return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
+                                                if (backend == "cpu")
+                                                  return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
+                                                auto m = std::make_unique<CudaMigrator>(slab_pb, co, s, p);
+                                                say_notes(*m);
+                                                return m;
                                               });
+  } else if (backend == "cuda") {
+    auto m = std::make_unique<CudaMigrator>(p, co);
+    say_notes(*m);
+    migrator = std::move(m);
   } else {
     migrator = std::make_unique<validation::CpuMigrator>(p);
   }
@@ -93,7 +101,14 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   std::optional<Config> config;
   std::optional<MigrationInput> input;
   std::unique_ptr<Migrator> migrator;
-  cluster::setup_on_every_rank([&] { setup_migration(config_path, o, config, input, migrator); });
+  std::string chosen;
+  cluster::setup_on_every_rank([&] { setup_migration(config_path, o, config, input, migrator, chosen); });
+  check_slab_placement(*config, chosen);
+  // A decomposed GPU migration's NCCL communicator: collective, once every rank's setup succeeded.
+  auto* slabs = dynamic_cast<SlabMigrator*>(migrator.get());
+  auto* gpu_migrator = dynamic_cast<CudaMigrator*>(slabs ? &slabs->backend() : migrator.get());
+  if (slabs && gpu_migrator) gpu_migrator->connect();
+  if (slabs) release_whole_model(input->problem);
   const Config& c = *config;
   const MigrationInput& in = *input;
   const Problem& p = in.problem;
@@ -115,6 +130,20 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
   const MigrationSummary s = migrate_survey(in, *migrator, ro);
+  // Each GPU slab's peak device memory and halo time (collective: decided by the command line,
+  // which every rank shares, not by o.quiet, which only rank 0 keeps).
+  if (slabs && gpu_migrator && !given.quiet && cluster::size() > 1) {
+    const auto mem = gpu_migrator->device_memory();
+    double halo = 0;
+    for (const auto& [phase, sec] : gpu_migrator->breakdown())
+      if (phase.rfind("halo", 0) == 0) halo = sec;
+    char line[256];
+    std::snprintf(line, sizeof line, "seisrtm: %s: device memory at its peak %.3f GiB, halo exchanges %.3f s",
+                  migrator->name().c_str(), mem.peak / 1073741824.0, halo);
+    const auto lines = cluster::gather_strings(line);
+    if (cluster::rank() == 0)
+      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+  }
   if (cluster::rank() > 0) return 0;  // rank 0 wrote the image
   std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
   if (!o.quiet) {
@@ -122,7 +151,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
   }
   if (!o.quiet)
-    if (auto* cm = dynamic_cast<CudaMigrator*>(migrator.get())) {
+    if (auto* cm = gpu_migrator) {  // (a decomposed run's: rank 0's slab)
       const auto mem = cm->device_memory();
       std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
                    mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);

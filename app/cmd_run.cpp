@@ -68,6 +68,31 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
 }
 
+void check_slab_placement(const Config& c, const std::string& chosen) {
+  if (c.solver.decomposition != "z" || cluster::size() == 1) return;
+  const std::string mine = chosen + " " + cluster::host() + " " + std::to_string(c.solver.device);
+  const std::vector<std::string> all = cluster::gather_strings(mine);
+  std::string error;
+  for (size_t r = 1; r < all.size() && error.empty(); ++r) {
+    const bool same_backend = all[r].substr(0, all[r].find(' ')) == all[0].substr(0, all[0].find(' '));
+    if (!same_backend)
+      error = "solver.decomposition z: rank 0 runs on " + all[0].substr(0, all[0].find(' ')) + " but rank " +
+              std::to_string(r) + " on " + all[r].substr(0, all[r].find(' ')) +
+              " (every slab needs the same backend: set solver.backend: cuda or cpu)";
+    for (size_t q = 0; q < r && error.empty() && chosen == "cuda"; ++q)
+      if (all[q] == all[r])
+        error = "solver.decomposition z: ranks " + std::to_string(q) + " and " + std::to_string(r) +
+                " would share a GPU (" + all[r].substr(all[r].find(' ') + 1) +
+                "); run at most one rank per GPU (valid: mpirun -np N with N <= GPUs per node)";
+  }
+  cluster::agree(error);
+}
+
+void release_whole_model(Problem& p) {
+  if (p.config.solver.decomposition != "z" || cluster::rank() == 0) return;
+  for (auto* v : {&p.vp, &p.epsilon, &p.delta, &p.theta, &p.phi}) std::vector<float>().swap(*v);
+}
+
 int cmd_run(const std::string& config_path, const CommonOptions& given) {
   // Under mpirun only rank 0 talks (and writes); the others compute the shots it hands out.
   CommonOptions o = given;
@@ -87,34 +112,13 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     problem.emplace(build_problem(*config));
     prop = make_propagator(*problem, config->solver.backend, &chosen);
   });
-  // A decomposed run's slabs run on one backend, each on a GPU of its own: the ranks' collective
-  // calls differ otherwise (a hang), or two slabs share a GPU.
-  if (config->solver.decomposition == "z" && cluster::size() > 1) {
-    const std::string mine = chosen + " " + cluster::host() + " " + std::to_string(config->solver.device);
-    const std::vector<std::string> all = cluster::gather_strings(mine);
-    std::string error;
-    for (size_t r = 1; r < all.size() && error.empty(); ++r) {
-      const bool same_backend = all[r].substr(0, all[r].find(' ')) == all[0].substr(0, all[0].find(' '));
-      if (!same_backend)
-        error = "solver.decomposition z: rank 0 runs on " + all[0].substr(0, all[0].find(' ')) + " but rank " +
-                std::to_string(r) + " on " + all[r].substr(0, all[r].find(' ')) +
-                " (every slab needs the same backend: set solver.backend: cuda or cpu)";
-      for (size_t q = 0; q < r && error.empty() && chosen == "cuda"; ++q)
-        if (all[q] == all[r])
-          error = "solver.decomposition z: ranks " + std::to_string(q) + " and " + std::to_string(r) +
-                  " would share a GPU (" + all[r].substr(all[r].find(' ') + 1) +
-                  "); run at most one rank per GPU (valid: mpirun -np N with N <= GPUs per node)";
-    }
-    cluster::agree(error);
-  }
+  check_slab_placement(*config, chosen);
   // A decomposed GPU run's NCCL communicator: collective, once every rank's setup succeeded.
   auto* slabs = dynamic_cast<SlabPropagator*>(prop.get());
   CudaPropagator* slab_gpu = slabs ? dynamic_cast<CudaPropagator*>(&slabs->backend()) : nullptr;
   if (slab_gpu) slab_gpu->connect();
   // The model of the whole grid is rank 0's to write; the others keep their slab's only.
-  if (slabs && cluster::rank() > 0)
-    for (auto* v : {&problem->vp, &problem->epsilon, &problem->delta, &problem->theta, &problem->phi})
-      std::vector<float>().swap(*v);
+  if (slabs) release_whole_model(*problem);
   const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)

@@ -29,6 +29,12 @@ std::string resolve_backend(const Config& c, GpuInfo* g);
 // (unless OMP_NUM_THREADS says otherwise).
 void set_cpu_threads(const Config& c);
 std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen);
+// Collective under mpirun with solver.decomposition z: the slabs run on one backend (`chosen`,
+// this rank's), each on a GPU of its own; the ranks' collective calls differ otherwise (a
+// hang), or two slabs share a GPU. Said once by rank 0 (cluster::agree), every rank exits.
+void check_slab_placement(const Config& c, const std::string& chosen);
+// A decomposed run's ranks other than 0 keep their slab's model only (rank 0 writes the whole).
+void release_whole_model(Problem& p);
 
 struct BenchOptions {
   std::string config;                  // optional: model and survey from this YAML file

@@ -87,7 +87,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
   const int ix = x0 + tx, iy0 = y0 + ty * RY;
-  const int z0 = blockIdx.z * z_block, z1 = min(a.nz, z0 + z_block);
+  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_hi, z0 + z_block);  // planes [z_lo, z_hi), z_hi set
   const int planes = z1 - z0, total = planes + Radius;
   const int center0 = (ty * RY + Radius) * TW + tx + HX;
 
@@ -271,16 +271,20 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
                            cudaStream_t stream) {
   auto launch = [&]<int R, FusedShape K>() {
     using Shape = FusedShapeOf<R, K>;
-    const int zb = z_block > 0 ? z_block : f.s.nz;
+    const int planes = f.s.z_end() - f.s.z_lo;
+    if (planes <= 0) return;
+    FusedArgs g = f;
+    g.s.z_hi = f.s.z_end();  // the kernel reads z_hi as the end
+    const int zb = z_block > 0 ? z_block : planes;
     const dim3 block(Shape::BX, Shape::BY, 1);
     const dim3 grid((f.s.nx + Shape::BX - 1) / Shape::BX, (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
-                    (f.s.nz + zb - 1) / zb);
+                    (planes + zb - 1) / zb);
     auto* kernel = f.image_level ? fused_kernel<R, K, true> : fused_kernel<R, K, false>;
     set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
     kernel<<<grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
-        *static_cast<const CUtensorMap*>(maps.m), f, zb);
+        *static_cast<const CUtensorMap*>(maps.m), g, zb);
     SEISRTM_CUDA_LAUNCHED();
   };
   auto by_shape = [&]<int R>() {

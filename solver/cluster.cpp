@@ -22,7 +22,7 @@ bool g_started = false;
 int g_rank = 0, g_size = 1, g_local_rank = 0, g_local_size = 1;
 bool g_agreed = false;  // every rank knows of the failure (agree)
 
-enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5 };
+enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5, kSum = 6 };
 
 struct ResultHeader {
   long long shot, kind, index, count;
@@ -154,6 +154,27 @@ void inject_test_failure(long long shot) {
   if (rank && std::atoi(rank) != g_rank) return;
   if (at && std::atoll(at) != shot) return;
   throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite");
+}
+
+void add_to_rank0(float* data, long long count) {
+  if (!g_started || g_size == 1) return;
+  // Each rank sends once rank 0 asks it to: rank 0 may still be serving a shot farm (whose
+  // probes take any tag) while a rank that has finished its shots gets here.
+  int go = 0;
+  if (g_rank != 0) {
+    check(MPI_Recv(&go, 1, MPI_INT, 0, kSum, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (sum)");
+    return send_floats(data, count, 0, kSum);
+  }
+  std::vector<float> part(static_cast<std::size_t>(std::min(count, kPieceFloats)));
+  for (int r = 1; r < g_size; ++r) {
+    check(MPI_Send(&go, 1, MPI_INT, r, kSum, MPI_COMM_WORLD), "MPI_Send (sum)");
+    for (long long o = 0; o < count; o += kPieceFloats) {  // in the pieces send_floats sends
+      const long long n = std::min(kPieceFloats, count - o);
+      recv_floats(part.data(), n, r, kSum);
+#pragma omp parallel for schedule(static)
+      for (long long i = 0; i < n; ++i) data[o + i] += part[static_cast<std::size_t>(i)];
+    }
+  }
 }
 
 ShotFarm::ShotFarm(long long shots) : shots_(shots) {}

@@ -73,6 +73,10 @@ void setup_on_every_rank(Setup&& setup) {
   agree(failure);
 }
 
+// Collective: rank 0's `data` += every other rank's, added in rank order (1, 2, ...); the other
+// ranks' `data` is sent and left as it was. One process: nothing.
+void add_to_rank0(float* data, long long count);
+
 // The test suite's way to make a shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k throws
 // at the start of shot k (0-based), whichever rank computes it; SEISRTM_TEST_FAIL_RANK=r at the
 // start of every shot of rank r (both: shot k only if rank r computes it).

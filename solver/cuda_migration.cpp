@@ -6,12 +6,14 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "base/format.hpp"
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
 #include "solver/device_info.hpp"
+#include "solver/nccl_halo.hpp"
 #include "solver/tensor_map.hpp"
 
 namespace seisrtm {
@@ -37,8 +39,11 @@ kernels::FusedShape fused_shape_for(bool compressible) {
   throw Error(std::string("environment variable SEISRTM_FUSED_SHAPE is '") + e + "'; valid: wide, compact, compact1");
 }
 
-long long shell_count(const Problem& pb) {
-  return interior_box(pb).cells() - inner_box(pb).cells();
+// The interior and inner boxes of a migration (solver/migration.hpp): the whole grid's, or
+// their own-plane parts in a slab's coordinates.
+std::pair<CellBox, CellBox> migration_boxes(const Problem& global, const Slab* slab) {
+  if (!slab) return {interior_box(global), inner_box(global)};
+  return {slab_box(interior_box(global), *slab), slab_box(inner_box(global), *slab)};
 }
 
 }  // namespace
@@ -48,14 +53,15 @@ long long shell_count(const Problem& pb) {
 // event pool stays as small as the marks between two progress reports.
 class PhaseTimer {
  public:
-  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, kCount };
+  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, halo, kCount };
   static constexpr const char* kNames[kCount] = {"forward step + source (+ gather in graphs)",
                                                  "boundary store (gather)",
                                                  "receiver step + data",
                                                  "source step + shell (scatter)",
                                                  "fused step + data + shell",
                                                  "imaging",
-                                                 "separate steps: receiver, source, shell, imaging (graphs)"};
+                                                 "separate steps: receiver, source, shell, imaging (graphs)",
+                                                 "halo exchange (NCCL, z slabs)"};
   void mark(int phase, cudaStream_t st) {
     if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
     SEISRTM_CUDA(cudaEventRecord(pool_[used_]->get(), st));
@@ -90,23 +96,25 @@ int migration_volumes(const Problem& pb) {
   return 7 + (pb.equation == "tti" ? 8 : pb.equation == "vti" ? 6 : 0);
 }
 
-MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o) {
+MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab) {
   MigrationFootprint f;
   f.volume_count = migration_volumes(pb);
   const long long nxp = (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
-  f.volume = static_cast<std::size_t>(nxp * pb.grid.n[1] * pb.grid.n[2]) * sizeof(float);
+  f.volume = static_cast<std::size_t>(nxp * pb.grid.n[1] * (slab ? slab->planes() : pb.grid.n[2])) * sizeof(float);
+  const auto [interior, inner] = migration_boxes(pb, slab);
+  const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
   f.volumes = f.volume_count * (f.volume + round);
   const bool boundary = pb.config.migration->mode == "boundary";
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
-  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_count(pb)) * sizeof(float) : 0;
+  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * sizeof(float) : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
   f.data = static_cast<std::size_t>(pb.receivers.size() * pb.steps) * sizeof(float);
   const std::size_t small = (pb.grid.n[0] + pb.grid.n[1] + pb.grid.n[2] + pb.steps) * sizeof(float) +
-                            (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_count(pb)) * 8;
+                            (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_cells) * 8;
   f.total = f.volumes + f.store + f.data + small + (16u << 20);
   f.total_host_store = f.volumes + f.data + small + (16u << 20) + kStoreRing * f.store_per_step;
   return f;
@@ -138,6 +146,9 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
 }
 
 struct CudaMigrator::Impl {
+  // The two fields of a migration: the source field (forward, then rebuilt in reverse) and the
+  // receiver field.
+  enum Field { src = 0, rec = 1 };
   const Problem& pb;
   CudaOptions opt;
   long long nx, ny, nz, nxp;
@@ -256,6 +267,27 @@ struct CudaMigrator::Impl {
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
   PhaseTimer timer;
+  // The cells imaged (the interior box) and those a backward step computes (the inner box):
+  // the whole grid's, or a slab's own-plane parts.
+  CellBox interior, inner;
+  // A slab of a z decomposition: the planes a step computes, [z_lo, z_hi) (z_hi -1: all), and the
+  // exchange of the halo planes (several slabs).
+  int z_lo = 0, z_hi = -1;
+  std::unique_ptr<DeviceHalo> halo;
+  // After a step of field f into buffer c (its sources, data and shell in): the neighbours'
+  // halo planes of p (and q) of both fields when `both` (the fused step), else of f.
+  void exchange(Field f, int c, bool both = false, int c_other = 0) {
+    if (!halo || !halo->connected()) return;
+    float* fields[4];
+    int n = 0;
+    auto add = [&](Field g, int k) {
+      fields[n++] = (g == src ? s : r)[k].as<float>();
+      if (anisotropic) fields[n++] = (g == src ? sq : rq)[k].as<float>();
+    };
+    add(f, c);
+    if (both) add(f == src ? rec : src, c_other);
+    halo->exchange(fields, n, nxp * ny, stream.get());
+  }
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
 
@@ -271,12 +303,10 @@ struct CudaMigrator::Impl {
   }
 
   kernels::AcousticArgs args(const DeviceBuffer* pair, int c) const {
-    return acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
+    kernels::AcousticArgs a = acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
+    a.z_lo = z_lo, a.z_hi = z_hi;
+    return a;
   }
-
-  // The two fields of a migration: the source field (forward, then rebuilt in reverse) and the
-  // receiver field.
-  enum Field { src = 0, rec = 1 };
 
   // One forward-kernel step of a field from buffer c: buffer 1 - c receives the new level (p,
   // and q for vti/tti: the forward backend's TTI step, the same arguments and maps).
@@ -387,7 +417,29 @@ struct CudaMigrator::Impl {
 // The device is made current first: the streams and events of Impl belong to it.
 CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
     : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
+  init(pb, nullptr);
+}
+
+CudaMigrator::CudaMigrator(const Problem& slab_pb, const CudaOptions& opt, const Slab& slab, const Problem& global)
+    : impl_((select_device(opt), std::make_unique<Impl>(slab_pb, opt))) {
   Impl& d = *impl_;
+  if (slab.ranks > 1) {    // one slab: the whole grid, no exchange
+    d.opt.graphs = false;  // the NCCL exchange is not captured
+    d.halo = std::make_unique<DeviceHalo>(slab);
+  }
+  d.z_lo = static_cast<int>(slab.own_lo - slab.lo);  // (planes fit int: the kernels' nz is int)
+  d.z_hi = static_cast<int>(slab.own_hi - slab.lo);
+  init(global, &slab);
+}
+
+void CudaMigrator::connect() {
+  if (impl_->halo) impl_->halo->connect();
+}
+
+void CudaMigrator::init(const Problem& global, const Slab* slab) {
+  Impl& d = *impl_;
+  const Problem& pb = d.pb;
+  const CudaOptions& opt = d.opt;
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
@@ -408,10 +460,10 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   d.ny = pb.grid.n[1];
   d.nz = pb.grid.n[2];
   d.nxp = (d.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
-  if (inner_box(pb).cells() == 0)
+  if (inner_box(global).cells() == 0)
     throw Error(
         "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
-  const MigrationFootprint fp = migration_footprint(pb, opt);
+  const MigrationFootprint fp = migration_footprint(global, opt, slab);
   std::size_t free_b = 0, total_b = 0;
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
   d.free_at_start = d.lowest_free = free_b;
@@ -436,10 +488,12 @@ CudaMigrator::CudaMigrator(const Problem& pb, const CudaOptions& opt)
   if (!warning.empty()) notes_.push_back(warning);
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
+  d.tti_base.z_lo = d.z_lo, d.tti_base.z_hi = d.z_hi;
   if (d.anisotropic) set_tti_model(d.tti_base, d.m, d.tti);
   d.wavelet = upload(pb.wavelet);
   // The shell: cells of the interior box outside the inner box (CpuMigrator's order).
-  const CellBox in = interior_box(pb), inner = inner_box(pb);
+  std::tie(d.interior, d.inner) = migration_boxes(global, slab);
+  const CellBox &in = d.interior, &inner = d.inner;
   std::vector<long long> shell;
   for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
     for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
@@ -649,6 +703,13 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // would be captured for a replay or two and hold the interrupt check for its whole length.
   constexpr long long kMaxGraphSteps = 64;
   PhaseTimer& t = d.timer;
+  // A slab's exchange of the new level in buffer c of field f (and of the other field's in c2
+  // when both): after the step's sources, data and shell, before anything reads the halo planes.
+  auto exchange = [&](Impl::Field f, int c, bool marks, bool both = false, int c2 = 0) {
+    if (!d.halo) return;
+    if (marks) t.mark(PhaseTimer::halo, st);
+    d.exchange(f, c, both, c2);
+  };
   auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body, auto&& after) {
     CudaGraphExec g;
     long long n = first, left = count;
@@ -685,6 +746,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     if (marks) t.mark(PhaseTimer::forward_step, st);
     d.step(Impl::src, cs);
     d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 0);
+    exchange(Impl::src, 1 - cs, marks);
     cs = 1 - cs;
     const long long level = n + 1;
     if (marks) t.mark(PhaseTimer::store, st);
@@ -713,7 +775,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // Backward: chi^n (forward kernel, data sample n - 1 injected); p^n rebuilt by the forward
   // kernel over the whole grid (exact where s = 0; the damping zone holds values nobody
   // reads) with the shell written back; image every `every` levels inside the interior box.
-  const CellBox in = interior_box(pb);
+  const CellBox& in = d.interior;
   kernels::ImageBox box;
   for (int a = 0; a < 3; ++a) box.lo[a] = static_cast<int>(in.lo[a]), box.hi[a] = static_cast<int>(in.hi[a]);
   box.sy = d.nxp;
@@ -744,6 +806,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     if (marks) t.mark(PhaseTimer::receiver_step, st);
     d.step(Impl::rec, cr);
     d.inject_at(Impl::rec, 1 - cr, d.rec_inj, d.data.as<float>(), nt, -1);
+    exchange(Impl::rec, 1 - cr, marks);
     cr = 1 - cr;
   };
   // Levels N and N - 1 of the receiver field, before the source field moves.
@@ -790,6 +853,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
       kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
       restore(n, 1 - cs);
+      exchange(Impl::src, 1 - cs, marks, true, 1 - cr);
       kernels::launch_add_level(d.lvl(), -1, st);
       cs = 1 - cs;
       cr = 1 - cr;
@@ -815,6 +879,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       d.step(Impl::src, cs);
       d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 1);
       restore(n, 1 - cs);
+      exchange(Impl::src, 1 - cs, marks);
       cs = 1 - cs;
       if (n % every == 0) {
         if (marks) t.mark(PhaseTimer::image, st);

@@ -11,20 +11,23 @@
 #include <vector>
 
 #include "solver/cuda_propagator.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/migration.hpp"
 
 namespace seisrtm {
 
 // Volumes a migration keeps on the device: 7 (acoustic), 13 (vti), 15 (tti).
 int migration_volumes(const Problem& pb);
-// Device bytes of a migration: the volumes, the boundary store, the data, small arrays.
+// Device bytes of a migration: the volumes, the boundary store, the data, small arrays. With a
+// slab (solver.decomposition z), those of that slab of `pb`'s grid: its planes' volumes and its
+// own planes' part of the boundary shell.
 struct MigrationFootprint {
   int volume_count = 7;  // migration_volumes
   std::size_t volume = 0, volumes = 0, store = 0, data = 0, total = 0;
   std::size_t store_per_step = 0;
   std::size_t total_host_store = 0;  // device bytes with the store in host memory (a ring of slots)
 };
-MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o);
+MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab = nullptr);
 // Where the boundary store goes (true: pinned host memory) for the GPU's free and total bytes;
 // throws Error with the numbers and the step count that would fit when neither place does.
 bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b);
@@ -32,6 +35,15 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
 class CudaMigrator final : public Migrator {
  public:
   CudaMigrator(const Problem& pb, const CudaOptions& options);
+  // One slab of a z decomposition (SlabMigrator): `slab_pb` is the slab's problem (its receivers:
+  // the data entries on its own planes), `global` the whole grid's. Every step computes the
+  // slab's own planes, then exchanges the new level's halo planes with the neighbours (NCCL, in
+  // the step's stream, after the sources, data and boundary shell went in); the shell and the
+  // image are the own planes' part of the whole grid's. Graphs are off (the exchange is not
+  // captured). connect() must follow on every rank before the first shot.
+  CudaMigrator(const Problem& slab_pb, const CudaOptions& options, const Slab& slab, const Problem& global);
+  // Collective: the NCCL communicator of a slab of several (no-op otherwise).
+  void connect();
   ~CudaMigrator() override;
   std::string name() const override;
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
@@ -56,6 +68,7 @@ class CudaMigrator final : public Migrator {
 
  private:
   struct Impl;
+  void init(const Problem& global, const Slab* slab);
   std::unique_ptr<Impl> impl_;
   std::vector<std::string> notes_;
 };

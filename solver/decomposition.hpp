@@ -136,6 +136,7 @@ class SlabMigrator final : public Migrator {
   // image and illumination: the whole grid's, written on rank 0 only (others may pass null).
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
+  Migrator& backend() { return *inner_; }
 
  private:
   const Problem& global_;

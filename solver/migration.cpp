@@ -418,19 +418,21 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
   image.assign(static_cast<size_t>(g.cells()), 0.0f);
   illumination.assign(image.size(), 0.0f);
-  // The backend's own stack (GPU), or each shot into zeroed volumes added here (CPU): then the
-  // stack is the same sum whichever shots run where and a shot's image is the same alone or
+  // The backend's own stack (GPU; under mpirun one per rank, added on rank 0 at the end: images
+  // within rounding of one process's), or each shot into zeroed volumes added here (CPU): then
+  // the stack is the same sum whichever shots run where and a shot's image is the same alone or
   // stacked.
-  const bool own_stack = cluster::size() == 1 && pb.config.solver.decomposition == "none" && migrator.begin_stack();
+  const bool own_stack = pb.config.solver.decomposition == "none" && migrator.begin_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
   double seconds = 0;
-  // Several ranks (cluster.hpp): every shot is imaged into zeroed volumes (also on the GPU, whose
-  // one-process runs keep their stack on the device) and rank 0 adds them in shot order,
-  // whichever rank computed them: the sum a one-process CPU run makes, bit for bit.
+  // Several ranks (cluster.hpp): with the backend's own stack, every rank stacks the shots it
+  // computes and sends only a word per shot (the stacks meet at the end); otherwise every shot
+  // is imaged into zeroed volumes and rank 0 adds them in shot order, whichever rank computed
+  // them: the sum a one-process CPU run makes, bit for bit.
   // Decomposed (solver.decomposition z): every rank migrates every shot over its slab, the
   // migrator's calls are collective, rank 0 adds each shot's gathered image in shot order.
   if (pb.config.solver.decomposition == "z") {
@@ -479,6 +481,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   };
   const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long,
                                            std::vector<float>& data) {
+    if (own_stack) return;  // a shot done into its rank's stack: nothing to add now
     (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = std::move(data);
     add_in_order();
   };
@@ -487,7 +490,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // (each rank has at most two shots in hand: its current one and the one it asked for).
   long long window = 2LL * cluster::size();
   if (const char* w = std::getenv("SEISRTM_TEST_SHOT_WINDOW")) window = std::atoll(w);  // tests/test_mpi.cpp
-  farm.limit_ahead(window, [&] { return next_to_add; });
+  if (!own_stack) farm.limit_ahead(window, [&] { return next_to_add; });
   const auto idle = [&] { io::check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
   for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
@@ -504,9 +507,14 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     if (parallel) {
       try {
         cluster::inject_test_failure(s);
-        std::fill(shot_image.begin(), shot_image.end(), 0.0f);
-        std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
-        migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
+        if (own_stack) {
+          migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
+        } else {
+          std::fill(shot_image.begin(), shot_image.end(), 0.0f);
+          std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
+          migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
+                                report);
+        }
       } catch (const io::Interrupted& e) {
         if (farm.coordinator()) throw;
         farm.fail(s, std::string("interrupted by ") + (e.signal() == SIGINT ? "SIGINT" : "SIGTERM"));
@@ -516,7 +524,9 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         if (!farm.coordinator()) farm.fail(s, e.what());
         throw Error("rank 0 failed on shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) + ": " + e.what());
       }
-      if (farm.coordinator()) {
+      if (own_stack) {
+        if (!farm.coordinator()) farm.send(s, cluster::ResultKind::illumination, 0, nullptr, 0);  // done
+      } else if (farm.coordinator()) {
         waiting[s] = {std::move(shot_image), std::move(shot_illumination)};
         shot_image.assign(static_cast<size_t>(cells), 0.0f);
         shot_illumination.assign(shot_image.size(), 0.0f);
@@ -540,11 +550,13 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     progress.finish();
   }
   farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", pb.config.output.directory); });
-  if (parallel && farm.coordinator() && next_to_add != nshots)
+  if (parallel && farm.coordinator() && !own_stack && next_to_add != nshots)
     throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
                 " shot image(s) missing at the end");
   if (own_stack) {
     migrator.take_stack(image.data(), illumination.data());
+    cluster::add_to_rank0(image.data(), cells);  // (one process: nothing)
+    cluster::add_to_rank0(illumination.data(), cells);
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < cells; ++i) {
       image[i] *= k;

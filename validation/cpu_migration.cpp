@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "base/error.hpp"
 #include "validation/cpu_halo.hpp"
@@ -216,8 +217,23 @@ std::string CpuMigrator::name() const {
          std::to_string(omp_get_max_threads()) + " OpenMP threads)";
 }
 
+bool CpuMigrator::begin_stack() {
+  if (!std::getenv("SEISRTM_TEST_OWN_STACK") || slab_) return false;
+  stack_image_.assign(static_cast<size_t>(pb_.grid.cells()), 0.0f);
+  stack_illumination_.assign(stack_image_.size(), 0.0f);
+  own_stack_ = true;
+  return true;
+}
+
+void CpuMigrator::take_stack(float* image, float* illumination) {
+  std::copy(stack_image_.begin(), stack_image_.end(), image);
+  std::copy(stack_illumination_.begin(), stack_illumination_.end(), illumination);
+  own_stack_ = false;
+}
+
 void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
                                const Progress& progress) {
+  if (own_stack_) image = stack_image_.data(), illumination = stack_illumination_.data();
   if (pb_.anisotropic())
     migrate_with<CpuTti<float>>(shot, data, image, illumination, progress);
   else

@@ -50,6 +50,11 @@ class CpuMigrator final : public Migrator {
   std::string name() const override;
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
+  // The CPU backend images each shot into the caller's volumes; with SEISRTM_TEST_OWN_STACK set
+  // (tests/test_mpi.cpp) it keeps a stack of its own as the GPU backend does, so that the
+  // shot-parallel path of such a backend runs in CI.
+  bool begin_stack() override;
+  void take_stack(float* image, float* illumination) override;
   // For tests: p at time level n of the last backward pass's rebuilt source field is handed
   // to this callback (cells of the interior box valid).
   std::function<void(long long n, const float* source_field)> on_source_level;
@@ -64,6 +69,8 @@ class CpuMigrator final : public Migrator {
   Box interior_, inner_;
   std::optional<Slab> slab_;
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
+  bool own_stack_ = false;
+  std::vector<float> stack_image_, stack_illumination_;
 };
 
 }  // namespace seisrtm::validation
