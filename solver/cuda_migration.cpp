@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -53,15 +54,14 @@ std::pair<CellBox, CellBox> migration_boxes(const Problem& global, const Slab* s
 // event pool stays as small as the marks between two progress reports.
 class PhaseTimer {
  public:
-  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, halo, kCount };
+  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, kCount };
   static constexpr const char* kNames[kCount] = {"forward step + source (+ gather in graphs)",
                                                  "boundary store (gather)",
                                                  "receiver step + data",
                                                  "source step + shell (scatter)",
                                                  "fused step + data + shell",
                                                  "imaging",
-                                                 "separate steps: receiver, source, shell, imaging (graphs)",
-                                                 "halo exchange (NCCL, z slabs)"};
+                                                 "separate steps: receiver, source, shell, imaging (graphs)"};
   void mark(int phase, cudaStream_t st) {
     if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
     SEISRTM_CUDA(cudaEventRecord(pool_[used_]->get(), st));
@@ -226,12 +226,20 @@ struct CudaMigrator::Impl {
   // Backward: level L's shell back into the source field in buffer c (waiting for its upload),
   // then the next upload.
   void restore(long long level, int c) {
-    const int k = static_cast<int>((level - 1) % kStoreRing);
-    if (host_store) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[k]->get()));
+    wait_slot(level);
     scatter(s[c].as<float>(), slot(level));
     if (anisotropic) scatter(sq[c].as<float>(), slot(level) + ns);
+    free_slot(level);
+  }
+  // Host store: the main stream waits for level L's upload into its slot; once the stream's
+  // scatters of it are queued, the slot is free for the next upload.
+  void wait_slot(long long level) {
+    if (host_store)
+      SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[static_cast<int>((level - 1) % kStoreRing)]->get()));
+  }
+  void free_slot(long long level) {
     if (!host_store) return;
-    SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), stream.get()));
+    SEISRTM_CUDA(cudaEventRecord(slot_free[static_cast<int>((level - 1) % kStoreRing)]->get(), stream.get()));
     load(level - kStoreRing);
   }
   // The level counter in device memory: injections and the device store read their time index
@@ -276,7 +284,7 @@ struct CudaMigrator::Impl {
   std::unique_ptr<DeviceHalo> halo;
   // After a step of field f into buffer c (its sources, data and shell in): the neighbours'
   // halo planes of p (and q) of both fields when `both` (the fused step), else of f.
-  void exchange(Field f, int c, bool both = false, int c_other = 0) {
+  void exchange(Field f, int c, bool both = false, int c_other = 0, cudaStream_t on = nullptr) {
     if (!halo || !halo->connected()) return;
     float* fields[4];
     int n = 0;
@@ -286,7 +294,93 @@ struct CudaMigrator::Impl {
     };
     add(f, c);
     if (both) add(f == src ? rec : src, c_other);
-    halo->exchange(fields, n, nxp * ny, stream.get());
+    halo->exchange(fields, n, nxp * ny, on ? on : stream.get());
+  }
+
+  // A slab's step beside its exchange (several slabs), as CudaPropagator's: the own planes in
+  // three parts, the edge planes the neighbours receive (part 0 [own0, top), part 2 [bottom,
+  // own1)) and the interior (part 1 [top, bottom), whose stencils read no halo plane). On
+  // halo_stream (high priority), once the main stream's work so far is done: the edges' work
+  // (their stencil, the injection entries and shell cells on their planes), then the exchange;
+  // on the main stream at the same time the interior's; then the main stream waits for the
+  // halos. Cells sorted by padded index lie in plane order, so each part's injection entries and
+  // shell cells are one contiguous range.
+  int part_lo[3] = {0, 0, 0}, part_hi[3] = {0, 0, 0};
+  int src_split[4] = {}, rec_split[4] = {};  // injection cells of each part: [split[k], split[k + 1])
+  long long shell_split[4] = {};             // shell cells of each part
+  CudaStream halo_stream{true};
+  CudaEvent main_ready, halo_done;
+  // The exchange's span on halo_stream, per step since the last flush, and the total.
+  std::vector<std::unique_ptr<CudaEvent>> span_begin, span_end;
+  size_t spans = 0;
+  double halo_span_seconds = 0;
+  bool overlapped() const { return halo && halo->connected(); }
+  void beside_exchange(const std::function<void(int part, cudaStream_t on)>& work, Field f, int c, bool both = false,
+                       int c_other = 0) {
+    const cudaStream_t h = halo_stream.get(), m = stream.get();
+    SEISRTM_CUDA(cudaEventRecord(main_ready.get(), m));
+    SEISRTM_CUDA(cudaStreamWaitEvent(h, main_ready.get()));
+    work(0, h);
+    work(2, h);
+    if (spans == span_begin.size()) {
+      span_begin.push_back(std::make_unique<CudaEvent>());
+      span_end.push_back(std::make_unique<CudaEvent>());
+    }
+    SEISRTM_CUDA(cudaEventRecord(span_begin[spans]->get(), h));
+    exchange(f, c, both, c_other, h);
+    SEISRTM_CUDA(cudaEventRecord(span_end[spans++]->get(), h));
+    SEISRTM_CUDA(cudaEventRecord(halo_done.get(), h));
+    work(1, m);
+    SEISRTM_CUDA(cudaStreamWaitEvent(m, halo_done.get()));
+  }
+  // After the main stream is synchronised (every recorded span complete).
+  void flush_spans() {
+    for (size_t k = 0; k < spans; ++k) {
+      float ms = 0;
+      SEISRTM_CUDA(cudaEventElapsedTime(&ms, span_begin[k]->get(), span_end[k]->get()));
+      halo_span_seconds += ms * 1e-3;
+    }
+    spans = 0;
+  }
+  static kernels::SeriesInjection sub(const kernels::SeriesInjection& inj, const int* split, int part) {
+    return {inj.cells + split[part], inj.offset + split[part], inj.row, inj.coef, split[part + 1] - split[part]};
+  }
+  // One part of a series term into buffer c of field f (p, and q for vti/tti), sample from the
+  // level counter plus offset.
+  void inject_part(Field f, int c, int part, const float* series, long long stride, long long offset, cudaStream_t on) {
+    const kernels::SeriesInjection inj = f == src ? sub(src_inj, src_split, part) : sub(rec_inj, rec_split, part);
+    kernels::launch_inject_series_at((f == src ? s : r)[c].as<float>(), inj, series, stride, lvl(), offset, on);
+    if (anisotropic)
+      kernels::launch_inject_series_at((f == src ? sq : rq)[c].as<float>(), inj, series, stride, lvl(), offset, on);
+  }
+  // One part of level L's shell back into the source field in buffer c, from the store (device:
+  // p's shells, then q's from q_half; host: the level's ring slot, already waited for).
+  void restore_part(long long level, int c, int part, cudaStream_t on) {
+    const long long a = shell_split[part], n = shell_split[part + 1] - a;
+    float* p_shells = host_store ? slot(level) : store.as<float>() + (level - 1) * ns;
+    float* q_shells = host_store ? slot(level) + ns : store.as<float>() + q_half + (level - 1) * ns;
+    auto scatter_part = [&](float* field, const float* from) {
+      if (shell32)
+        kernels::launch_scatter(field, shell.as<unsigned>() + a, n, from + a, on);
+      else
+        kernels::launch_scatter(field, shell.as<long long>() + a, n, from + a, on);
+    };
+    scatter_part(s[c].as<float>(), p_shells);
+    if (anisotropic) scatter_part(sq[c].as<float>(), q_shells);
+  }
+  // The split points of cells sorted by padded index at the part boundaries top and bottom.
+  template <class T>
+  void split_at_parts(const T* cells, long long count, T* split) const {
+    const long long plane = nxp * ny;
+    auto first_at = [&](long long z) {
+      return static_cast<T>(std::lower_bound(cells, cells + count, z * plane,
+                                             [](T cell, long long v) { return static_cast<long long>(cell) < v; }) -
+                            cells);
+    };
+    split[0] = 0;
+    split[1] = first_at(part_hi[0]);
+    split[2] = first_at(part_hi[1]);
+    split[3] = static_cast<T>(count);
   }
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
@@ -310,7 +404,9 @@ struct CudaMigrator::Impl {
 
   // One forward-kernel step of a field from buffer c: buffer 1 - c receives the new level (p,
   // and q for vti/tti: the forward backend's TTI step, the same arguments and maps).
-  void step(Field f, int c) {
+  void step(Field f, int c) { step(f, c, z_lo, z_hi, stream.get()); }
+  // The same over planes [lo, hi) in stream `on` (a slab's edge or interior planes).
+  void step(Field f, int c, int lo, int hi, cudaStream_t on) {
     if (anisotropic) {
       const DeviceBuffer* p = f == src ? s : r;
       const DeviceBuffer* q = f == src ? sq : rq;
@@ -319,6 +415,7 @@ struct CudaMigrator::Impl {
       t.pn = p[1 - c].as<float>();
       t.q = q[c].as<float>();
       t.qn = q[1 - c].as<float>();
+      t.z_lo = lo, t.z_hi = hi;
       const kernels::TtiMaps maps{&tti_halo[f][0][c],
                                   &tti_halo[f][1][c],
                                   &tti_center[f][0][1 - c],
@@ -328,14 +425,16 @@ struct CudaMigrator::Impl {
                                   &tti_model[2],
                                   &tti_model[3],
                                   &tti_model[4]};
-      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, on);
       return;
     }
     const DeviceBuffer* pair = f == src ? s : r;
     const CUtensorMap* halo = f == src ? tmap_s : tmap_r;
     const CUtensorMap* center = f == src ? tmap_s_center : tmap_r_center;
     const kernels::TmaMaps maps{&halo[c], &center[1 - c], &tmap_m};
-    kernels::launch_acoustic_step(args(pair, c), opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    kernels::AcousticArgs a = args(pair, c);
+    a.z_lo = lo, a.z_hi = hi;
+    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, on);
   }
   // A series term into the level in buffer c of a field, its sample from the level counter plus
   // offset: into p, and for vti/tti into q as well (the pair's source enters both fields, the
@@ -365,8 +464,9 @@ struct CudaMigrator::Impl {
 
   // Injection of point series: entries grouped by padded cell; scale multiplies m w / (1 + s).
   // A free surface erases what lands on z = 0, so those entries are dropped.
+  // split (optional): the cells of the three parts of a slab's step (beside_exchange).
   void make_injection(const PointSet& ps, double scale, DeviceBuffer& cells_b, DeviceBuffer& offset_b,
-                      DeviceBuffer& row_b, DeviceBuffer& coef_b, kernels::SeriesInjection& inj) {
+                      DeviceBuffer& row_b, DeviceBuffer& coef_b, kernels::SeriesInjection& inj, int* split = nullptr) {
     std::map<long long, std::vector<std::pair<int, float>>> by_cell;
     const double dt2 = pb.dt * pb.dt;
     for (long long i = 0; i < ps.size(); ++i)
@@ -386,6 +486,11 @@ struct CudaMigrator::Impl {
       cells.push_back(cell);
       for (const auto& [rw, cf] : list) row.push_back(rw), coef.push_back(cf);
       offset.push_back(static_cast<int>(row.size()));
+    }
+    if (split) {
+      long long sp[4];
+      split_at_parts(cells.data(), static_cast<long long>(cells.size()), sp);
+      for (int k = 0; k < 4; ++k) split[k] = static_cast<int>(sp[k]);
     }
     cells_b = upload(cells);
     offset_b = upload(offset);
@@ -429,6 +534,9 @@ CudaMigrator::CudaMigrator(const Problem& slab_pb, const CudaOptions& opt, const
   }
   d.z_lo = static_cast<int>(slab.own_lo - slab.lo);  // (planes fit int: the kernels' nz is int)
   d.z_hi = static_cast<int>(slab.own_hi - slab.lo);
+  const SlabRanges r = slab_ranges(slab);
+  const long long lo[3] = {r.own0, r.top, r.bottom}, hi[3] = {r.top, r.bottom, r.own1};
+  for (int k = 0; k < 3; ++k) d.part_lo[k] = static_cast<int>(lo[k]), d.part_hi[k] = static_cast<int>(hi[k]);
   init(global, &slab);
 }
 
@@ -503,6 +611,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
         if (!is_inner) shell.push_back((iz * d.ny + iy) * d.nxp + ix);
       }
   d.ns = static_cast<long long>(shell.size());
+  d.split_at_parts(shell.data(), d.ns, d.shell_split);
   d.q_half = std::max(0LL, pb.steps - 2) * d.ns;
   d.shell32 = d.nxp * d.ny * d.nz < (1LL << 32);
   if (d.shell32)
@@ -521,7 +630,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   }
   d.data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
   d.level = DeviceBuffer(sizeof(long long), MemoryKind::plain);
-  d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj);
+  d.make_injection(pb.receivers, 1.0, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj, d.rec_split);
   if (opt.variant == kernels::Variant::tma && d.anisotropic) {
     // The forward backend's maps (CudaPropagator's encode_tensor_maps) for each field.
     for (int f = 0; f < 2; ++f)
@@ -669,6 +778,9 @@ std::vector<std::pair<std::string, double>> CudaMigrator::breakdown() const {
   std::vector<std::pair<std::string, double>> out;
   for (int k = 0; k < PhaseTimer::kCount; ++k)
     if (impl_->timer.seconds()[k] > 0) out.emplace_back(PhaseTimer::kNames[k], impl_->timer.seconds()[k]);
+  // A slab's exchanges ran on their own stream beside the phases above (not part of their sum).
+  if (impl_->halo_span_seconds > 0)
+    out.emplace_back("halo exchange span (NCCL stream, beside the steps)", impl_->halo_span_seconds);
   return out;
 }
 
@@ -690,7 +802,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float), cudaMemcpyHostToDevice, st));
   // The previous shot's kernels may still read the injection arrays that are replaced here.
   SEISRTM_CUDA(cudaStreamSynchronize(st));
-  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj);
+  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj,
+                   d.src_split);
   const long long report = std::max(1LL, nt / 100);
   // Runs body(n) for n = first, first + dir, ... (count steps), then after(n) for each: as
   // CUDA graphs of `period` steps where graphs are on (solver.graphs; not with the store in host
@@ -705,11 +818,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   PhaseTimer& t = d.timer;
   // A slab's exchange of the new level in buffer c of field f (and of the other field's in c2
   // when both): after the step's sources, data and shell, before anything reads the halo planes.
-  auto exchange = [&](Impl::Field f, int c, bool marks, bool both = false, int c2 = 0) {
-    if (!d.halo) return;
-    if (marks) t.mark(PhaseTimer::halo, st);
-    d.exchange(f, c, both, c2);
-  };
+  // A slab of several (beside_exchange): each step's edge planes and exchange beside its interior.
+  const bool slabs = d.overlapped();
   auto replay = [&](long long first, long long count, int dir, long long period, int phase, auto&& body, auto&& after) {
     CudaGraphExec g;
     long long n = first, left = count;
@@ -744,9 +854,17 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   d.set_level(0);
   auto forward_step = [&](long long n, bool marks) {
     if (marks) t.mark(PhaseTimer::forward_step, st);
-    d.step(Impl::src, cs);
-    d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 0);
-    exchange(Impl::src, 1 - cs, marks);
+    if (slabs) {
+      d.beside_exchange(
+          [&](int part, cudaStream_t on) {
+            d.step(Impl::src, cs, d.part_lo[part], d.part_hi[part], on);
+            d.inject_part(Impl::src, 1 - cs, part, d.wavelet.as<float>(), 0, 0, on);
+          },
+          Impl::src, 1 - cs);
+    } else {
+      d.step(Impl::src, cs);
+      d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 0);
+    }
     cs = 1 - cs;
     const long long level = n + 1;
     if (marks) t.mark(PhaseTimer::store, st);
@@ -761,6 +879,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   auto report_forward = [&](long long n) {
     if ((n + 1) % report == 0 || n + 1 == nt) {
       t.flush(st);
+      d.flush_spans();
       progress("forward", n + 1);
     }
   };
@@ -790,6 +909,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   auto report_backward = [&](long long n) {
     if ((nt - n + 1) % report == 0 || n == 1) {
       t.flush(st);
+      d.flush_spans();
       progress("backward", nt - n + 1);
     }
   };
@@ -804,9 +924,17 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1.
   auto receiver_step = [&](bool marks) {
     if (marks) t.mark(PhaseTimer::receiver_step, st);
-    d.step(Impl::rec, cr);
-    d.inject_at(Impl::rec, 1 - cr, d.rec_inj, d.data.as<float>(), nt, -1);
-    exchange(Impl::rec, 1 - cr, marks);
+    if (slabs) {
+      d.beside_exchange(
+          [&](int part, cudaStream_t on) {
+            d.step(Impl::rec, cr, d.part_lo[part], d.part_hi[part], on);
+            d.inject_part(Impl::rec, 1 - cr, part, d.data.as<float>(), nt, -1, on);
+          },
+          Impl::rec, 1 - cr);
+    } else {
+      d.step(Impl::rec, cr);
+      d.inject_at(Impl::rec, 1 - cr, d.rec_inj, d.data.as<float>(), nt, -1);
+    }
     cr = 1 - cr;
   };
   // Levels N and N - 1 of the receiver field, before the source field moves.
@@ -849,11 +977,25 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       const kernels::FusedMaps maps{&d.tmap_s_fused[cs], &d.tmap_r_fused[cr], &d.tmap_s_center[1 - cs],
                                     &d.tmap_r_center[1 - cr], &d.tmap_m};
       if (marks) t.mark(PhaseTimer::fused_step, st);
-      kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
-      kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
-      kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
-      restore(n, 1 - cs);
-      exchange(Impl::src, 1 - cs, marks, true, 1 - cr);
+      if (slabs) {
+        d.wait_slot(n);
+        d.beside_exchange(
+            [&](int part, cudaStream_t on) {
+              kernels::FusedArgs g = fa;
+              g.s.z_lo = d.part_lo[part], g.s.z_hi = d.part_hi[part];
+              kernels::launch_fused_backward(g, pb.radius, d.opt.z_block, maps, d.fused_shape, on);
+              d.inject_part(Impl::rec, 1 - cr, part, d.data.as<float>(), nt, -1, on);
+              d.inject_part(Impl::src, 1 - cs, part, d.wavelet.as<float>(), 0, 1, on);
+              d.restore_part(n, 1 - cs, part, on);
+            },
+            Impl::src, 1 - cs, true, 1 - cr);
+        d.free_slot(n);
+      } else {
+        kernels::launch_fused_backward(fa, pb.radius, d.opt.z_block, maps, d.fused_shape, st);
+        kernels::launch_inject_series_at(d.r[1 - cr].as<float>(), d.rec_inj, d.data.as<float>(), nt, d.lvl(), -1, st);
+        kernels::launch_inject_series_at(d.s[1 - cs].as<float>(), d.src_inj, d.wavelet.as<float>(), 0, d.lvl(), 1, st);
+        restore(n, 1 - cs);
+      }
       kernels::launch_add_level(d.lvl(), -1, st);
       cs = 1 - cs;
       cr = 1 - cr;
@@ -876,10 +1018,21 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     auto separate_step = [&](long long n, bool marks) {
       receiver_step(marks);
       if (marks) t.mark(PhaseTimer::source_step, st);
-      d.step(Impl::src, cs);
-      d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 1);
-      restore(n, 1 - cs);
-      exchange(Impl::src, 1 - cs, marks);
+      if (slabs) {
+        d.wait_slot(n);
+        d.beside_exchange(
+            [&](int part, cudaStream_t on) {
+              d.step(Impl::src, cs, d.part_lo[part], d.part_hi[part], on);
+              d.inject_part(Impl::src, 1 - cs, part, d.wavelet.as<float>(), 0, 1, on);
+              d.restore_part(n, 1 - cs, part, on);
+            },
+            Impl::src, 1 - cs);
+        d.free_slot(n);
+      } else {
+        d.step(Impl::src, cs);
+        d.inject_at(Impl::src, 1 - cs, d.src_inj, d.wavelet.as<float>(), 0, 1);
+        restore(n, 1 - cs);
+      }
       cs = 1 - cs;
       if (n % every == 0) {
         if (marks) t.mark(PhaseTimer::image, st);

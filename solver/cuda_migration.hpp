@@ -36,11 +36,12 @@ class CudaMigrator final : public Migrator {
  public:
   CudaMigrator(const Problem& pb, const CudaOptions& options);
   // One slab of a z decomposition (SlabMigrator): `slab_pb` is the slab's problem (its receivers:
-  // the data entries on its own planes), `global` the whole grid's. Every step computes the
-  // slab's own planes, then exchanges the new level's halo planes with the neighbours (NCCL, in
-  // the step's stream, after the sources, data and boundary shell went in); the shell and the
-  // image are the own planes' part of the whole grid's. Graphs are off (the exchange is not
-  // captured). connect() must follow on every rank before the first shot.
+  // the data entries on its own planes), `global` the whole grid's. Every step of a field
+  // computes the slab's edge planes (with their sources, data and boundary shell) and exchanges
+  // them with the neighbours (NCCL) on a high-priority stream while the interior planes are
+  // computed on the main stream, as CudaPropagator's slab step; the shell and the image are the
+  // own planes' part of the whole grid's. Graphs are off (the exchange is not captured).
+  // connect() must follow on every rank before the first shot.
   CudaMigrator(const Problem& slab_pb, const CudaOptions& options, const Slab& slab, const Problem& global);
   // Collective: the NCCL communicator of a slab of several (no-op otherwise).
   void connect();
