@@ -107,6 +107,16 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   // A decomposed GPU migration's NCCL communicator: collective, once every rank's setup succeeded.
   auto* slabs = dynamic_cast<SlabMigrator*>(migrator.get());
   auto* gpu_migrator = dynamic_cast<CudaMigrator*>(slabs ? &slabs->backend() : migrator.get());
+  // The slabs' backward steps exchange their fields in the same order only if all take the
+  // fused step or none does (solver.kernel auto resolves per GPU): agreed, said once.
+  if (slabs && cluster::size() > 1) {
+    const bool fused = gpu_migrator && gpu_migrator->fused();
+    const bool mixed = any_rank(fused) && any_rank(!fused);
+    cluster::agree(mixed ? "solver.decomposition z: the ranks' backward steps differ (the fused step on some GPUs, "
+                           "separate kernels on others; solver.kernel auto picks tma on Hopper GPUs only): set "
+                           "solver.kernel and migration.fused explicitly"
+                         : "");
+  }
   if (slabs && gpu_migrator) gpu_migrator->connect();
   if (slabs) release_whole_model(input->problem);
   const Config& c = *config;

@@ -13,6 +13,7 @@
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
+#include "solver/cluster.hpp"
 #include "solver/device_info.hpp"
 #include "solver/nccl_halo.hpp"
 #include "solver/tensor_map.hpp"
@@ -115,14 +116,18 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   f.data = static_cast<std::size_t>(pb.receivers.size() * pb.steps) * sizeof(float);
   const std::size_t small = (pb.grid.n[0] + pb.grid.n[1] + pb.grid.n[2] + pb.steps) * sizeof(float) +
                             (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_cells) * 8;
-  f.total = f.volumes + f.store + f.data + small + (16u << 20);
-  f.total_host_store = f.volumes + f.data + small + (16u << 20) + kStoreRing * f.store_per_step;
+  // A slab of several also holds NCCL's communicator and channel buffers (a few hundred MiB at
+  // the 4 CTAs nccl_halo.cpp sets; 512 MiB counted).
+  const std::size_t nccl = slab && slab->ranks > 1 ? (512u << 20) : 0;
+  f.total = f.volumes + f.store + f.data + small + (16u << 20) + nccl;
+  f.total_host_store = f.volumes + f.data + small + (16u << 20) + nccl + kStoreRing * f.store_per_step;
   return f;
 }
 
 bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
   const std::string& where = pb.config.migration->store;
-  const double host_free = available_host_memory();
+  // (Ranks on one node share its memory: each counts its share, as none has pinned yet.)
+  const double host_free = available_host_memory() / std::max(1, cluster::local_size());
   // The host store needs the store pinned beside the host's own volumes (image, illumination,
   // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
   const double own = 6.0 + (pb.equation == "tti" ? 4 : pb.equation == "vti" ? 2 : 0);
@@ -233,9 +238,10 @@ struct CudaMigrator::Impl {
   }
   // Host store: the main stream waits for level L's upload into its slot; once the stream's
   // scatters of it are queued, the slot is free for the next upload.
-  void wait_slot(long long level) {
+  void wait_slot(long long level, cudaStream_t on = nullptr) {
     if (host_store)
-      SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_ready[static_cast<int>((level - 1) % kStoreRing)]->get()));
+      SEISRTM_CUDA(
+          cudaStreamWaitEvent(on ? on : stream.get(), slot_ready[static_cast<int>((level - 1) % kStoreRing)]->get()));
   }
   void free_slot(long long level) {
     if (!host_store) return;
@@ -760,6 +766,14 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   return out;
 }
 
+void CudaMigrator::drop_stack() {
+  impl_->own_stack = false;
+}
+
+bool CudaMigrator::fused() const {
+  return impl_->fused;
+}
+
 bool CudaMigrator::begin_stack() {
   Impl& d = *impl_;
   for (auto* b : {&d.image, &d.illum}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), d.stream.get()));
@@ -791,6 +805,8 @@ Propagator::DeviceMemory CudaMigrator::device_memory() const {
 void CudaMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
                                 const Progress& progress) {
   Impl& d = *impl_;
+  if (d.halo && !d.halo->connected())
+    throw Error("CudaMigrator: a slab of several migrates only once connect() ran on every rank");
   const Problem& pb = d.pb;
   const long long nt = pb.steps, every = pb.config.migration->image_interval;
   cudaStream_t st = d.stream.get();
@@ -978,7 +994,6 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
                                     &d.tmap_r_center[1 - cr], &d.tmap_m};
       if (marks) t.mark(PhaseTimer::fused_step, st);
       if (slabs) {
-        d.wait_slot(n);
         d.beside_exchange(
             [&](int part, cudaStream_t on) {
               kernels::FusedArgs g = fa;
@@ -986,6 +1001,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
               kernels::launch_fused_backward(g, pb.radius, d.opt.z_block, maps, d.fused_shape, on);
               d.inject_part(Impl::rec, 1 - cr, part, d.data.as<float>(), nt, -1, on);
               d.inject_part(Impl::src, 1 - cs, part, d.wavelet.as<float>(), 0, 1, on);
+              d.wait_slot(n, on);  // (host store: only the scatter waits for the level's upload)
               d.restore_part(n, 1 - cs, part, on);
             },
             Impl::src, 1 - cs, true, 1 - cr);
@@ -1019,11 +1035,11 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       receiver_step(marks);
       if (marks) t.mark(PhaseTimer::source_step, st);
       if (slabs) {
-        d.wait_slot(n);
         d.beside_exchange(
             [&](int part, cudaStream_t on) {
               d.step(Impl::src, cs, d.part_lo[part], d.part_hi[part], on);
               d.inject_part(Impl::src, 1 - cs, part, d.wavelet.as<float>(), 0, 1, on);
+              d.wait_slot(n, on);
               d.restore_part(n, 1 - cs, part, on);
             },
             Impl::src, 1 - cs);

@@ -52,6 +52,10 @@ class CudaMigrator final : public Migrator {
   // The stack stays in the device's image and illumination volumes until take_stack.
   bool begin_stack() override;
   void take_stack(float* image, float* illumination) override;
+  void drop_stack() override;
+  // Whether the backward pass runs the fused step (every slab of a decomposition must agree:
+  // the fused step exchanges both fields in one group, the separate steps one at a time).
+  bool fused() const;
   std::vector<std::string> notes() const { return notes_; }
   // Peak device memory of the run so far (cudaMemGetInfo) and one volume, bytes.
   Propagator::DeviceMemory device_memory() const;

@@ -416,13 +416,19 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   const Problem& pb = in.problem;
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
-  image.assign(static_cast<size_t>(g.cells()), 0.0f);
+  // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
+  const bool slabs = pb.config.solver.decomposition == "z";
+  const bool whole = !slabs || cluster::rank() == 0;
+  image.assign(whole ? static_cast<size_t>(g.cells()) : 0, 0.0f);
   illumination.assign(image.size(), 0.0f);
   // The backend's own stack (GPU; under mpirun one per rank, added on rank 0 at the end: images
   // within rounding of one process's), or each shot into zeroed volumes added here (CPU): then
   // the stack is the same sum whichever shots run where and a shot's image is the same alone or
-  // stacked.
-  const bool own_stack = pb.config.solver.decomposition == "none" && migrator.begin_stack();
+  // stacked. Collective: every rank keeps its own stack or none does (ranks on different
+  // backends would otherwise disagree on what a shot's result is).
+  const bool began = !slabs && migrator.begin_stack();
+  const bool own_stack = slabs ? false : !any_rank(!began);
+  if (began && !own_stack) migrator.drop_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
@@ -449,7 +455,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
           slab_verdict("", s, nshots,
                        label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt), dir);
       };
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, whole ? shot_image.data() : nullptr,
+                            whole ? shot_illumination.data() : nullptr, report);
       progress.finish();
       if (cluster::rank() != 0) continue;
 #pragma omp parallel for schedule(static)
@@ -554,7 +561,15 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
                 " shot image(s) missing at the end");
   if (own_stack) {
-    migrator.take_stack(image.data(), illumination.data());
+    // Agreed before the sum: a rank that fails here is named by rank 0, which removes its
+    // temporaries, instead of one rank ending the job.
+    std::string error;
+    try {
+      migrator.take_stack(image.data(), illumination.data());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    cluster::agree(error);
     cluster::add_to_rank0(image.data(), cells);  // (one process: nothing)
     cluster::add_to_rank0(illumination.data(), cells);
 #pragma omp parallel for schedule(static)

@@ -86,6 +86,8 @@ class Migrator {
   // and illumination arguments. take_stack writes the stack into image and illumination.
   virtual bool begin_stack() { return false; }
   virtual void take_stack(float* /*image*/, float* /*illumination*/) {}
+  // Ends a stack begun by begin_stack without taking it (the ranks agreed on no own stacks).
+  virtual void drop_stack() {}
 };
 
 // The three images of a stack: correlation (sum S R), normalised by the illumination

@@ -55,6 +55,7 @@ class CpuMigrator final : public Migrator {
   // shot-parallel path of such a backend runs in CI.
   bool begin_stack() override;
   void take_stack(float* image, float* illumination) override;
+  void drop_stack() override { own_stack_ = false; }
   // For tests: p at time level n of the last backward pass's rebuilt source field is handed
   // to this callback (cells of the interior box valid).
   std::function<void(long long n, const float* source_field)> on_source_level;
