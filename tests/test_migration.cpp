@@ -232,8 +232,8 @@ TEST_CASE("tti: boundary saving rebuilds the source field from the stored shell 
   // rebuilt p at each level is compared over the interior with the forward field stored at that
   // level (the forward pass of migrate_shot is bit for bit this one: the same steps in the same
   // order). p and q are coupled, so a q shell restored wrongly shows in p within a few steps.
-  // What remains is rounding: each reverse step rounds T terms per cell (T = 2 (12 R^2 + 6 R + 3)
-  // + 26 for tti, validation/tolerance.hpp), a random walk over N steps: T eps_f32 sqrt(N), the
+  // What remains is rounding: each reverse step's longest chain of roundings is T (T = 4R + 10
+  // for tti, validation/tolerance.hpp), a random walk over N steps: T eps_f32 sqrt(N), the
   // bound of every GPU-against-CPU TTI comparison (forward_tolerance).
   const std::string yaml = R"(grid: {shape: [34, 30, 32], spacing: 10}
 time: {steps: 300}

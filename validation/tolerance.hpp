@@ -4,15 +4,16 @@
 // rounds with relative error <= eps (FLT_EPSILON), so one step's result carries up to ~T eps of
 // relative error, and independent roundings over N steps grow like sqrt(N): tol = T eps sqrt(N).
 //   acoustic: the Laplacian's 6R neighbour terms plus the centre and the leapfrog's 3: T = 6R + 4;
-//   vti: per field three second derivatives (2R + 1 terms each) and the update of p takes both
-//        H0 p and Hz q: T = 2 (6R + 3) + 8;
-//   tti: each mixed derivative D_b (D_a f) sums 2R first derivatives of 2R terms (4R^2), three
-//        per field, beside the second derivatives; the axis products and the combination add
-//        ~11 per operator: T = 2 (12 R^2 + 6R + 3) + 26.
-// For vti and tti T counts every term of the nested sums, an upper bound of the longest chain of
-// additions a term passes through (the classical bound of a sum; 4R + 10 for tti, 2R + 6 for
-// vti), so these two are loose: the measured errors sit 30-500x below them (H100, 2026-11-23).
-// Tightening to the chain length waits for a GPU run that confirms it.
+//   vti and tti: their sums are nested (a second derivative of each field, combined with the
+//        other field's; for tti a mixed derivative D_b (D_a f) sums 2R first derivatives of 2R
+//        terms each). The classical bound of a sum counts the roundings a term passes through on
+//        its way to the result, not the terms: for a nested sum the longest chain. vti: a second
+//        derivative's chain of 2R + 1 additions, the combination of the two fields' operators
+//        and the leapfrog's ~5: T = 2R + 6. tti: the two nested chains of a mixed derivative
+//        (2R each), the axis products and the combination of the three of each operator and the
+//        leapfrog, ~10: T = 4R + 10.
+// (Until 2026-11-23 vti and tti counted every term of the nested sums, 2 (6R + 3) + 8 and
+// 2 (12 R^2 + 6R + 3) + 26: the measured errors sat 30-2000x below those.)
 // The GPU also evaluates sin and cos of the angles in float (the tma variant with __sincosf:
 // absolute error <= 2^-21.41 ~ 3 eps on [-pi, pi]), which perturbs each coefficient by a few
 // eps once, not per step: covered by the combination's share above.
@@ -25,8 +26,8 @@ namespace seisrtm::validation {
 
 inline double step_rounding_terms(const Problem& p) {
   const double r = p.radius;
-  if (p.equation == "tti") return 2 * (12 * r * r + 6 * r + 3) + 26;
-  if (p.equation == "vti") return 2 * (6 * r + 3) + 8;
+  if (p.equation == "tti") return 4 * r + 10;
+  if (p.equation == "vti") return 2 * r + 6;
   return 6 * r + 4;
 }
 
