@@ -315,35 +315,8 @@ std::string SlabMigrator::name() const {
          " (planes " + std::to_string(slab_.own_lo) + ".." + std::to_string(slab_.own_hi - 1) + ")";
 }
 
-bool SlabMigrator::begin_stack() {
-  own_stack_ = inner_->begin_stack();
-  return own_stack_;
-}
-
-void SlabMigrator::drop_stack() {
-  inner_->drop_stack();
-  own_stack_ = false;
-}
-
-void SlabMigrator::take_stack(float* image, float* illumination) {
-  std::string error;
-  try {
-    image_.assign(static_cast<size_t>(local_.grid.cells()), 0.0f);
-    illumination_.assign(image_.size(), 0.0f);
-    inner_->take_stack(image_.data(), illumination_.data());
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  cluster::agree(error);
-  own_stack_ = false;
-  const long long plane = global_.grid.n[0] * global_.grid.n[1];
-  gather_own_planes(image_.data(), slab_, plane, image);
-  gather_own_planes(illumination_.data(), slab_, plane, illumination);
-}
-
 void SlabMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
                                 const Progress& progress) {
-  if (own_stack_) return inner_->migrate_shot(shot, data, nullptr, nullptr, progress);
   image_.assign(static_cast<size_t>(local_.grid.cells()), 0.0f);
   illumination_.assign(image_.size(), 0.0f);
   inner_->migrate_shot(shot, data, image_.data(), illumination_.data(), progress);

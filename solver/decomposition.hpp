@@ -136,12 +136,6 @@ class SlabMigrator final : public Migrator {
   // image and illumination: the whole grid's, written on rank 0 only (others may pass null).
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
-  // A backend that keeps its stack (the GPU) keeps the slab's on its device: no image leaves it
-  // until take_stack, which gathers the slabs' stacks to rank 0 (collective; a failure taking a
-  // slab's stack is agreed first).
-  bool begin_stack() override;
-  void take_stack(float* image, float* illumination) override;
-  void drop_stack() override;
   Migrator& backend() { return *inner_; }
 
  private:
@@ -149,7 +143,6 @@ class SlabMigrator final : public Migrator {
   Slab slab_;
   Problem local_;
   std::unique_ptr<Migrator> inner_;
-  bool own_stack_ = false;
   std::vector<float> image_, illumination_;
 };
 

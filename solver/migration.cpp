@@ -426,8 +426,8 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // the stack is the same sum whichever shots run where and a shot's image is the same alone or
   // stacked. Collective: every rank keeps its own stack or none does (ranks on different
   // backends would otherwise disagree on what a shot's result is).
-  const bool began = migrator.begin_stack();
-  const bool own_stack = !any_rank(!began);
+  const bool began = !slabs && migrator.begin_stack();
+  const bool own_stack = slabs ? false : !any_rank(!began);
   if (began && !own_stack) migrator.drop_stack();
   std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
   const long long cells = g.cells();
@@ -455,25 +455,15 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
           slab_verdict("", s, nshots,
                        label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt), dir);
       };
-      const bool into = whole && !own_stack;
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, into ? shot_image.data() : nullptr,
-                            into ? shot_illumination.data() : nullptr, report);
+      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, whole ? shot_image.data() : nullptr,
+                            whole ? shot_illumination.data() : nullptr, report);
       progress.finish();
-      if (cluster::rank() != 0 || own_stack) continue;
+      if (cluster::rank() != 0) continue;
 #pragma omp parallel for schedule(static)
       for (long long i = 0; i < cells; ++i) {
         image[i] += k * shot_image[i];
         illumination[i] += k * shot_illumination[i];
       }
-    }
-    if (own_stack) {  // the slabs' device stacks, gathered to rank 0 (the sum one device makes)
-      migrator.take_stack(image.data(), illumination.data());
-      if (whole)
-#pragma omp parallel for schedule(static)
-        for (long long i = 0; i < cells; ++i) {
-          image[i] *= k;
-          illumination[i] *= k;
-        }
     }
     return seconds;
   }

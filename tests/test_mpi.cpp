@@ -213,17 +213,6 @@ TEST_CASE("a shot-parallel migration whose backend keeps its own stack images wi
     for (const char* v : {"image/correlation", "image/illumination"})
       CHECK(read_dataset(mixed / "migrate.h5", v) == read_dataset(d / "plain" / "migrate.h5", v));
   }
-  // Decomposed in z, each slab keeps its own planes' stack and rank 0 gathers them at the end:
-  // every cell is the same sum in the same order as one process's own stack, bit for bit.
-  for (int ranks : {2, 3}) {
-    const fs::path slabs = d / ("slabs" + std::to_string(ranks));
-    const Result r = run_shell(kMpirun + " -np " + std::to_string(ranks) + " -x SEISRTM_TEST_OWN_STACK=1 " + migrate +
-                               " --set solver.decomposition=z --output " + slabs.string());
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    for (const char* v : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"})
-      CHECK(read_dataset(slabs / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
-  }
   // A failed shot ends such a migration as any other, naming rank and shot.
   const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_OWN_STACK=1 -x SEISRTM_TEST_FAIL_SHOT=3 " + migrate +
                              " --output " + (d / "np3").string());

@@ -218,7 +218,7 @@ std::string CpuMigrator::name() const {
 }
 
 bool CpuMigrator::begin_stack() {
-  if (!std::getenv("SEISRTM_TEST_OWN_STACK")) return false;
+  if (!std::getenv("SEISRTM_TEST_OWN_STACK") || slab_) return false;
   stack_image_.assign(static_cast<size_t>(pb_.grid.cells()), 0.0f);
   stack_illumination_.assign(stack_image_.size(), 0.0f);
   own_stack_ = true;
