@@ -205,33 +205,48 @@ TEST_CASE("a rerun with fewer outputs leaves none of the earlier set's members",
   for (const auto& o : others) CHECK(fs::exists(out / o));
 }
 
+// A one-shot CPU run of n^3 cells of 10 m whose output set (40 steps) is already in d, started
+// again with 20000 steps (a minute or more on 2 cores unless stopped) and read up to its first
+// progress line, so that its signal handlers are in place and its files open.
+struct LongRun {
+  std::string cfg;
+  fs::path out;
+  std::map<std::string, std::pair<ino_t, std::string>> before;  // files_of(out) before the run
+  seisrtm::test::Child child;
+  std::string seen;
+};
+LongRun start_long_run(const fs::path& d, int n, int snapshot_interval) {
+  const int c = n * 10 / 2, far = n * 10 - 80;
+  const std::string yaml =
+      "grid: {shape: [" + std::to_string(n) + ", " + std::to_string(n) + ", " + std::to_string(n) +
+      "], spacing: 10}\ntime: {steps: 40}\nboundary: {damping_width: 6}\n"
+      "sources: {wavelet: {peak_frequency: 15}, shots: [[" +
+      std::to_string(c) + ", " + std::to_string(c) + ", 200]]}\nreceivers: {line: {start: [60, " + std::to_string(c) +
+      ", 60], end: [" + std::to_string(far) + ", " + std::to_string(c) +
+      ", 60], count: 8}}\noutput: {name: small, snapshot_interval: " + std::to_string(snapshot_interval) +
+      "}\nsolver: {backend: cpu}\n";
+  LongRun r;
+  r.cfg = seisrtm::test::write_text(d / "survey.yaml", yaml);
+  r.out = good_set(d, r.cfg);
+  r.before = files_of(r.out);
+  r.child = seisrtm::test::spawn_cli({"run", r.cfg, "--output", r.out.string(), "--set", "time.steps=20000"});
+  REQUIRE(seisrtm::test::read_until(r.child, "shot 1/1 step", r.seen));
+  return r;
+}
+
 TEST_CASE("SIGTERM and SIGINT stop a run cleanly: exit 128 + signal, one message, earlier set kept", "[integration]") {
   const int sig = GENERATE(SIGTERM, SIGINT);
   const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-  const fs::path d = fresh_dir("signal_" + name);
-  // About a minute of stepping on 2 cores unless stopped; the signal comes once the time loop
-  // has reported its first progress line, so the handlers are in place and files are open.
-  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
-receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
-output: {name: small, snapshot_interval: 20}
-solver: {backend: cpu}
-)");
-  const fs::path out = good_set(d, cfg);
-  const auto before = files_of(out);
-  auto c = seisrtm::test::spawn_cli({"run", cfg, "--output", out.string(), "--set", "time.steps=20000"});
-  std::string seen;
-  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
-  kill(c.pid, sig);
-  const Result r = seisrtm::test::wait_cli(c, seen);
+  // The signal comes once the time loop has reported its first progress line.
+  LongRun run = start_long_run(fresh_dir("signal_" + name), 64, 20);
+  kill(run.child.pid, sig);
+  const Result r = seisrtm::test::wait_cli(run.child, run.seen);
   INFO(r.output);
   CHECK(r.code == 128 + sig);
-  CHECK(lines_with(r.output, "seisrtm: interrupted by " + name + " during run of " + cfg + " at shot 1/1") == 1);
-  CHECK_THAT(r.output, Contains("earlier results in " + out.string() + " are unchanged"));
-  CHECK(files_of(out) == before);
-  CHECK(temporaries(out).empty());
+  CHECK(lines_with(r.output, "seisrtm: interrupted by " + name + " during run of " + run.cfg + " at shot 1/1") == 1);
+  CHECK_THAT(r.output, Contains("earlier results in " + run.out.string() + " are unchanged"));
+  CHECK(files_of(run.out) == run.before);
+  CHECK(temporaries(run.out).empty());
 }
 
 TEST_CASE("SIGTERM then SIGKILL before the next check (mpirun's way) leaves no temporary", "[integration]") {
@@ -239,28 +254,15 @@ TEST_CASE("SIGTERM then SIGKILL before the next check (mpirun's way) leaves no t
   // never reaches its check. The handler removes the temporaries itself (io/interrupt.hpp):
   // SIGKILL 50 ms after SIGTERM, long before the next check of this run (its chunks are 200
   // steps of 128^3 cells, over a second here), leaves the earlier set and nothing else.
-  const fs::path d = fresh_dir("signal_kill");
-  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [128, 128, 128], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[640, 640, 200]]}
-receivers: {line: {start: [60, 640, 60], end: [1200, 640, 60], count: 8}}
-output: {name: small, snapshot_interval: 0}
-solver: {backend: cpu}
-)");
-  const fs::path out = good_set(d, cfg);
-  const auto before = files_of(out);
-  auto c = seisrtm::test::spawn_cli({"run", cfg, "--output", out.string(), "--set", "time.steps=20000"});
-  std::string seen;
-  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
-  CHECK(!temporaries(out).empty());  // the run's set is being written
-  kill(c.pid, SIGTERM);
+  LongRun run = start_long_run(fresh_dir("signal_kill"), 128, 0);
+  CHECK(!temporaries(run.out).empty());  // the run's set is being written
+  kill(run.child.pid, SIGTERM);
   usleep(50000);
-  kill(c.pid, SIGKILL);
-  const Result r = seisrtm::test::wait_cli(c, seen);
+  kill(run.child.pid, SIGKILL);
+  const Result r = seisrtm::test::wait_cli(run.child, run.seen);
   INFO(r.output);
-  CHECK(files_of(out) == before);
-  CHECK(temporaries(out).empty());
+  CHECK(files_of(run.out) == run.before);
+  CHECK(temporaries(run.out).empty());
 }
 
 TEST_CASE("SIGTERM and SIGINT stop a migration cleanly as well", "[integration]") {

@@ -320,6 +320,14 @@ namespace {
 // what makes them equal.
 const std::string kSlabs = " --set solver.decomposition=z";
 
+// `seisrtm run <args>` decomposed in z over `ranks` ranks into `out`: `mpi` goes before the binary
+// (mpirun's -x options, ending in a space), `more` after the arguments.
+Result run_slabs(int ranks, const std::string& args, const fs::path& out, const std::string& more = "",
+                 const std::string& mpi = "") {
+  return run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + mpi + SEISRTM_BINARY + " run " + args + kSlabs +
+                   more + " --output " + out.string());
+}
+
 // Four hicks shots and a receiver line diagonal in z over 50 planes (order 8: halo 4 planes;
 // 2 ranks own planes 0..24 | 25..49, 3 ranks 0..16 | 17..33 | 34..49). Hicks puts an off-grid
 // point on 8 planes in z and an on-grid one on its plane alone, so:
@@ -390,8 +398,7 @@ TEST_CASE("an acoustic run decomposed in z over 2 and 3 ranks writes what one ra
   REQUIRE(fs::exists(one / "quickstart_shot_0003.sgy"));
   for (int ranks : {2, 3}) {
     const fs::path many = fresh_dir("seisrtm_mpi_", "slab_" + std::to_string(ranks));
-    const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + kSlabArgs +
-                               kSlabs + " --quiet --output " + many.string());
+    const Result b = run_slabs(ranks, kSlabArgs, many, " --quiet");
     INFO(b.output);
     REQUIRE(b.code == 0);
     CHECK(b.output.find("every shot over " + std::to_string(ranks) + " z slabs") != std::string::npos);
@@ -411,8 +418,7 @@ TEST_CASE("tti with a free surface, and vti, decomposed in z over 2 and 3 ranks 
   REQUIRE(a.code == 0);
   for (int ranks : {2, 3}) {
     const fs::path many = fresh_dir("seisrtm_mpi_", "slab_tti_" + std::to_string(ranks));
-    const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + tti +
-                               kSlabs + " --quiet --output " + many.string());
+    const Result b = run_slabs(ranks, tti, many, " --quiet");
     INFO(b.output);
     REQUIRE(b.code == 0);
     CHECK(b.output.find("every shot over " + std::to_string(ranks) + " z slabs") != std::string::npos);
@@ -425,8 +431,7 @@ TEST_CASE("tti with a free surface, and vti, decomposed in z over 2 and 3 ranks 
   INFO(v.output);
   REQUIRE(v.code == 0);
   const fs::path vmany = fresh_dir("seisrtm_mpi_", "slab_vti_3");
-  const Result w =
-      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + vti + kSlabs + " --quiet --output " + vmany.string());
+  const Result w = run_slabs(3, vti, vmany, " --quiet");
   INFO(w.output);
   REQUIRE(w.code == 0);
   check_same_output(vone, vmany, "quickstart", 3);
@@ -444,8 +449,7 @@ TEST_CASE("a failed rank of a decomposed run stops every rank, named once; the e
   const std::vector<std::string> before = names_in(dir);
   const std::string h5 = bytes_of(dir / "quickstart.h5");
   const std::string sgy = bytes_of(dir / "quickstart_shot_0000.sgy");
-  const Result r = run_shell(kMpirun + " -np 2 -x SEISRTM_TEST_FAIL_RANK=1 " + SEISRTM_BINARY + " run " + kSlabArgs +
-                             kSlabs + " --output " + dir.string());
+  const Result r = run_slabs(2, kSlabArgs, dir, "", "-x SEISRTM_TEST_FAIL_RANK=1 ");
   INFO(r.output);
   CHECK(r.code != 0);
   CHECK(std::regex_search(r.output, std::regex(R"(seisrtm: error: rank 1 failed on shot 1/4: SEISRTM_TEST_FAIL)")));
@@ -455,8 +459,7 @@ TEST_CASE("a failed rank of a decomposed run stops every rank, named once; the e
   CHECK(names_in(dir) == before);               // no temporaries left, nothing replaced
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
   CHECK(bytes_of(dir / "quickstart_shot_0000.sgy") == sgy);
-  const Result s = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_BINARY + " run " + kSlabArgs +
-                             kSlabs + " --output " + dir.string());
+  const Result s = run_slabs(3, kSlabArgs, dir, "", "-x SEISRTM_TEST_FAIL_SHOT=2 ");
   INFO(s.output);
   CHECK(s.code != 0);
   CHECK(s.output.find("shot 2/4 done") != std::string::npos);  // two shots were written first
@@ -476,8 +479,7 @@ TEST_CASE("a decomposition with slabs thinner than the halo is refused once, nam
                            "--set sources.shots=[[200,195,45]] --set receivers.line.start=[110,195,0] "
                            "--set receivers.line.end=[480,195,80] --set receivers.line.count=30 --set output.segy=rev2";
   const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_thin");
-  const Result r =
-      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + args + kSlabs + " --output " + dir.string());
+  const Result r = run_slabs(3, args, dir);
   INFO(r.output);
   CHECK(r.code == 1);
   CHECK(count_of(r.output, "seisrtm: error:") == 1);
@@ -492,8 +494,7 @@ TEST_CASE("a decomposition with slabs thinner than the halo is refused once, nam
   const Result a = seisrtm::test::run_cli("run " + args + " --quiet --output " + one.string());
   INFO(a.output);
   REQUIRE(a.code == 0);
-  const Result b =
-      run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " run " + args + kSlabs + " --quiet --output " + dir.string());
+  const Result b = run_slabs(2, args, dir, " --quiet");
   INFO(b.output);
   REQUIRE(b.code == 0);
   check_same_output(one, dir, "quickstart", 1);
