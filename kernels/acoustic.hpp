@@ -49,6 +49,26 @@ struct TmaPolicy {
   static constexpr int kTileY = kBlockY * kRows;
 };
 
+// The tma forward kernel's thread shapes; each covers the same kBlockX x kTileY columns, so the
+// tensor maps do not depend on it:
+//   rows2: 32 x 16 threads, each marching 2 columns stacked in y;
+//   rows4: 32 x 8 threads, 4 columns stacked in y (the waits, the barrier and the addressing
+//          shared by more cells, with half the warps);
+//   pairs: 16 x 32 threads, 2 columns adjacent in x (a cell pair's x window, y column, z
+//          neighbours and fields come as 8-byte loads).
+enum class TmaShape { rows2, rows4, pairs };
+inline constexpr TmaShape kTmaShapes[] = {TmaShape::rows2, TmaShape::rows4, TmaShape::pairs};
+constexpr const char* tma_shape_name(TmaShape s) {
+  return s == TmaShape::rows2 ? "rows2" : s == TmaShape::rows4 ? "rows4" : "pairs";
+}
+// The policy: the shape for a radius and memory kind. Measured on an H100 at 800^3
+// (docs/BENCHMARKS.md, "Launch shape of the forward tma kernel").
+constexpr TmaShape tma_shape_policy(int radius, bool compressible) {
+  (void)radius;
+  (void)compressible;
+  return TmaShape::rows2;
+}
+
 // The tensor maps the tma variant reads through: p with the halo box (tma_box), p_prev and m
 // with the block's own box (tma_center_box, no halo).
 struct TmaMaps {
@@ -73,10 +93,10 @@ constexpr int tma_tile_height(int radius) {
 std::array<int, 3> tma_box(int radius);
 std::array<int, 3> tma_center_box();
 
-// Runs one step. `maps` (CUtensorMaps of p, p_prev and m) are needed by tma.
+// Runs one step. `maps` (CUtensorMaps of p, p_prev and m) and `shape` are needed by tma.
 // z_block: planes per block along z (0 = the whole column); ignored by naive.
 void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block, const TmaMaps& maps,
-                          cudaStream_t stream);
+                          TmaShape shape, cudaStream_t stream);
 
 // Sources and receivers. The step index n is read from *d_step (device memory), so a captured
 // graph replays correctly step after step.

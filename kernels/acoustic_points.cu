@@ -6,7 +6,7 @@
 namespace seisrtm::kernels {
 
 void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, int z_block, const TmaMaps& maps,
-                          cudaStream_t stream) {
+                          TmaShape shape, cudaStream_t stream) {
   if (a.z_end() <= a.z_lo) return;  // no planes (a thin slab's interior)
   auto dispatch = [&]<int R>() {
     switch (variant) {
@@ -15,7 +15,7 @@ void launch_acoustic_step(const AcousticArgs& a, Variant variant, int radius, in
       case Variant::smem:
         return launch_smem<R>(a, z_block, stream);
       case Variant::tma:
-        return launch_tma<R>(a, z_block, maps, stream);
+        return launch_tma<R>(a, z_block, maps, shape, stream);
     }
   };
   switch (radius) {

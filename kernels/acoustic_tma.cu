@@ -28,26 +28,50 @@ constexpr int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-template <int Radius>
-struct TmaShape {
-  static constexpr int BX = TmaPolicy::kBlockX, BY = TmaPolicy::kBlockY, RY = TmaPolicy::kRows;
+template <int Radius, int RY, int CX>
+struct TmaGeometry {
+  // Every shape covers the same kBlockX x kTileY columns (the tensor maps' boxes): TX x TY
+  // threads, each marching RY x CX columns (RY stacked in y, CX adjacent in x).
+  static constexpr int BX = TmaPolicy::kBlockX, TX = BX / CX, TY = TmaPolicy::kTileY / RY;
+  static_assert(TX * CX == BX && TY * RY == TmaPolicy::kTileY, "a shape covers the tile");
+  static_assert(CX == 1 || CX == 2, "one or two adjacent columns a thread");
   static constexpr int TW = tma_tile_width(Radius);
   static constexpr int TH = tma_tile_height(Radius);
   static constexpr int HX = tma_halo_x(Radius);
+  static_assert(HX % 2 == 0 && TW % 2 == 0, "8-byte loads of column pairs: even tile offsets");
   static constexpr int kStages = Radius + 1 + TmaPolicy::kLookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 32);  // stages 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
   // p_prev and m of the block's own columns, one plane per stage, kFieldStages deep.
   static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
-  static constexpr int kFieldFloats = BX * BY * RY;  // one array's plane (a multiple of 32)
+  static constexpr int kFieldFloats = BX * TmaPolicy::kTileY;  // one array's plane (a multiple of 32)
   static constexpr unsigned kFieldBytes = 2 * kFieldFloats * sizeof(float);
   static constexpr size_t kSharedBytes =
       size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
-  static constexpr int kThreads = BX * BY;
+  static constexpr int kThreads = TX * TY;
+  // Blocks an SM holds: two below order 16, one at order 16 (its stages take 142 KB).
+  static constexpr int kMinBlocks = Radius >= 8 ? 1 : 2;
+  // Compute capability 9.0: 228 KB of shared memory an SM, 1 KB of it reserved per block, at
+  // most 227 KB a block.
+  static_assert(kSharedBytes <= 227 * 1024, "a block's shared memory beyond compute capability 9.0's 227 KB");
+  static_assert(kMinBlocks * (kSharedBytes + 1024) <= 228 * 1024, "the blocks an SM must hold do not fit its 228 KB");
 };
 
-template <int Radius>
-__global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 2)
+// CX adjacent values from shared memory (an 8-byte load for a pair: the first column's tile
+// index is even).
+template <int CX>
+__device__ __forceinline__ void load_cx(const float* p, float (&v)[CX]) {
+  if constexpr (CX == 2) {
+    const float2 w = *reinterpret_cast<const float2*>(p);
+    v[0] = w.x;
+    v[1] = w.y;
+  } else {
+    v[0] = p[0];
+  }
+}
+
+template <int Radius, int RY, int CX>
+__global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeometry<Radius, RY, CX>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
                const __grid_constant__ CUtensorMap tmap_m, const AcousticArgs a, int z_block) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -55,8 +79,8 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   // below compute capability 9.0 (no bulk tensor copies).
   __trap();
 #else
-  using Shape = TmaShape<Radius>;
-  constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
+  using Shape = TmaGeometry<Radius, RY, CX>;
+  constexpr int BX = Shape::BX, TX = Shape::TX, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
   extern __shared__ __align__(128) float shared_raw[];
@@ -69,12 +93,13 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
   float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);
   float* fields = ring + S * SF;  // stage f: p_prev at fields + 2 f FF, m right after
 
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
-  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
-  const int ix = x0 + tx, iy0 = y0 + ty * RY;  // this thread's rows: iy0 .. iy0 + RY - 1
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
+  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * TmaPolicy::kTileY;
+  const int bx = CX * tx;                       // this thread's first column in the block
+  const int ix0 = x0 + bx, iy0 = y0 + ty * RY;  // its columns: ix0 .. ix0 + CX - 1, rows iy0 .. iy0 + RY - 1
   const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
-  const int planes = z1 - z0, total = planes + Radius;    // loads: planes z0 .. z1 + R - 1
-  const int center0 = (ty * RY + Radius) * TW + tx + HX;  // tile index of row 0's cell
+  const int planes = z1 - z0, total = planes + R;    // loads: planes z0 .. z1 + R - 1
+  const int center0 = (ty * RY + R) * TW + bx + HX;  // tile index of the first cell
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
@@ -86,7 +111,7 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
-    const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
+    const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
                                     &bar[s]);
   };
@@ -109,80 +134,102 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
     for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
   }
 
-  // Per row: validity, the clamped column (idle threads read valid memory), x-y damping, and
-  // base pointers; plane offsets are added as the march goes, so the loop does no 64-bit
-  // multiplications.
-  bool active[RY];
-  float* prev_base[RY];  // p_next is written through the p_prev column
-  float behind[RY][Radius], damp_xy[RY];
-  const int cx_ = min(ix, a.nx - 1);
+  // Per cell: validity, x-y damping and the R planes behind; per row the output pointer of the
+  // first column (clamped: idle threads point at valid memory), advanced a plane stride each
+  // plane, so the loop does no 64-bit multiplications.
+  bool active[RY][CX];
+  float* out[RY];  // p_next at the current plane, written through the p_prev column
+  float behind[RY][CX][R], damp_xy[RY][CX];
+  const int cx_ = min(ix0, a.nx - 1);
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
-    active[r] = ix < a.nx && iy < a.ny;
-    const long long column = (long long)cy_ * a.sy + cx_;
-    prev_base[r] = a.pn + column;
-    damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
+    out[r] = a.pn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
 #pragma unroll
-    for (int k = 0; k < Radius; ++k) behind[r][k] = detail::column_value(a, cx_, cy_, z0 - 1 - k);
+    for (int c = 0; c < CX; ++c) {
+      const int ixc = min(ix0 + c, a.nx - 1);
+      active[r][c] = ix0 + c < a.nx && iy < a.ny;
+      damp_xy[r][c] = a.damp_x[ixc] + a.damp_y[cy_];
+#pragma unroll
+      for (int k = 0; k < R; ++k) behind[r][c][k] = detail::column_value(a, ixc, cy_, z0 - 1 - k);
+    }
   }
   const float c0 = a.cx[0] + a.cy[0] + a.cz[0];
-  const int field0 = (ty * RY) * BX + tx;  // field stage index of row 0's cell
+  const int field0 = (ty * RY) * BX + bx;  // field stage index of the first cell
 
-  // Stage bookkeeping without divisions: plane j sits in stage `s_cur`; plane j + R, the one
-  // waited for, in `s_wait` with phase parity `parity`; its fields in `f_cur` with `f_parity`.
-  int s_cur = 0, s_wait = Radius % S, f_cur = 0;
+  // Stage bookkeeping without divisions: plane j + k sits at ring offset stage[k] (k = 0..R,
+  // shifted down a slot each plane); plane j + R, the one waited for, in stage `s_wait` with
+  // phase parity `parity`; plane j's fields in `f_cur` with `f_parity`.
+  int stage[R + 1];
+#pragma unroll
+  for (int k = 0; k <= R; ++k) stage[k] = (k % S) * SF + center0;
+  int s_cur = 0, s_wait = R % S, f_cur = 0, s_next = (R + 1) % S;
   uint32_t parity = 0, f_parity = 0;
-  for (int j = 0; j < Radius; ++j) wait(&bar[j], 0);
+  for (int j = 0; j < R; ++j) wait(&bar[j], 0);
 
-  long long offset = (long long)z0 * a.sz;  // plane j's offset in the volume
+    // Two planes an iteration: the copies rename the rotated queues instead of moving them.
+#pragma unroll 2
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
-    float prev[RY], mj[RY];
+    float prev[RY][CX], mj[RY][CX];
     wait(&field_bar[f_cur], f_parity);
     const float* fp = fields + 2 * f_cur * FF + field0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      prev[r] = fp[r * BX];
-      mj[r] = fp[FF + r * BX];
+      load_cx<CX>(fp + r * BX, prev[r]);
+      load_cx<CX>(fp + FF + r * BX, mj[r]);
     }
     wait(&bar[s_wait], parity);
-    const float* tile = ring + s_cur * SF + center0;
-    const float* front[Radius];  // planes j + 1 .. j + R, at this thread's row 0
+    const float* tile = ring + stage[0];
+    // The columns of the tile through this thread's rows, for the y terms and the centres.
+    float col[RY + 2 * R][CX];
 #pragma unroll
-    for (int k = 1; k <= Radius; ++k) {
-      int sk = s_cur + k;
-      if (sk >= S) sk -= S;
-      front[k - 1] = ring + sk * SF + center0;
-    }
-    // The column of the tile through this thread's rows, for the y terms and the centres.
-    float col[RY + 2 * Radius];
-#pragma unroll
-    for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = tile[(t - Radius) * TW];
+    for (int t = 0; t < RY + 2 * R; ++t) load_cx<CX>(tile + (t - R) * TW, col[t]);
     const float dz = a.damp_z[iz];
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
+      // The row through this thread's cells, offsets -R .. CX - 1 + R (pairs from an even start).
+      constexpr int W0 = CX == 2 ? (R % 2 == 0 ? -R : -R - 1) : -R;
+      constexpr int WN = CX == 2 ? (CX - 1 + R - W0 + 2) / 2 * 2 : 2 * R + 1;
+      float win[WN];
       const float* row = tile + r * TW;
-      const float cur = col[r + Radius];
-      float lap = c0 * cur;
 #pragma unroll
-      for (int k = 1; k <= Radius; ++k)
-        lap += a.cx[k] * (row[-k] + row[k]) + a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
-               a.cz[k] * (behind[r][k - 1] + front[k - 1][r * TW]);
-      if (active[r]) {
-        const float v = detail::leapfrog(cur, prev[r], mj[r], lap, damp_xy[r] + dz);
-        prev_base[r][offset] = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
+      for (int i = 0; i < WN / CX; ++i) {
+        float v[CX];
+        load_cx<CX>(row + W0 + CX * i, v);
+#pragma unroll
+        for (int c = 0; c < CX; ++c) win[CX * i + c] = v[c];
       }
+      float front[R][CX];  // planes j + 1 .. j + R at this row
 #pragma unroll
-      for (int k = Radius - 1; k > 0; --k) behind[r][k] = behind[r][k - 1];
-      behind[r][0] = cur;
+      for (int k = 1; k <= R; ++k) load_cx<CX>(ring + stage[k] + r * TW, front[k - 1]);
+#pragma unroll
+      for (int c = 0; c < CX; ++c) {
+        const float cur = col[r + R][c];
+        float lap = c0 * cur;
+#pragma unroll
+        for (int k = 1; k <= R; ++k)
+          lap += a.cx[k] * (win[c - k - W0] + win[c + k - W0]) + a.cy[k] * (col[r + R - k][c] + col[r + R + k][c]) +
+                 a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
+        if (active[r][c]) {
+          const float v = detail::leapfrog(cur, prev[r][c], mj[r][c], lap, damp_xy[r][c] + dz);
+          out[r][c] = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
+        }
+#pragma unroll
+        for (int k = R - 1; k > 0; --k) behind[r][c][k] = behind[r][c][k - 1];
+        behind[r][c][0] = cur;
+      }
+      out[r] += a.sz;
     }
-    offset += a.sz;
-    __syncthreads();  // every thread is done with stage s_cur and field stage f_cur
+    __syncthreads();  // every thread is done with plane j's stage and field stage f_cur
     if (tid == 0) {
       if (j + S < total) issue(j + S, s_cur);
       if (j + FS < planes) issue_fields(j + FS, f_cur);
     }
+#pragma unroll
+    for (int k = 0; k < R; ++k) stage[k] = stage[k + 1];
+    stage[R] = s_next * SF + center0;
+    if (++s_next == S) s_next = 0;
     if (++s_cur == S) s_cur = 0;
     if (++s_wait == S) {
       s_wait = 0;
@@ -198,18 +245,31 @@ __global__ void __launch_bounds__(TmaShape<Radius>::kThreads, Radius >= 8 ? 1 : 
 
 }  // namespace
 
-template <int Radius>
-void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
-  using Shape = TmaShape<Radius>;
-  set_shared_limit_once(reinterpret_cast<const void*>(tma_kernel<Radius>), static_cast<int>(Shape::kSharedBytes));
+template <int Radius, int RY, int CX>
+void launch_tma_shape(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
+  using Shape = TmaGeometry<Radius, RY, CX>;
+  const void* kernel = reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX>);
+  set_shared_limit_once(kernel, static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
-  const dim3 block(Shape::BX, Shape::BY, 1);
+  const dim3 block(Shape::TX, Shape::TY, 1);
   const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
                   (a.z_end() - a.z_lo + zb - 1) / zb);
-  tma_kernel<Radius><<<grid, block, Shape::kSharedBytes, stream>>>(*static_cast<const CUtensorMap*>(maps.p),
-                                                                   *static_cast<const CUtensorMap*>(maps.p_prev),
-                                                                   *static_cast<const CUtensorMap*>(maps.m), a, zb);
+  tma_kernel<Radius, RY, CX><<<grid, block, Shape::kSharedBytes, stream>>>(
+      *static_cast<const CUtensorMap*>(maps.p), *static_cast<const CUtensorMap*>(maps.p_prev),
+      *static_cast<const CUtensorMap*>(maps.m), a, zb);
   SEISRTM_CUDA_LAUNCHED();
+}
+
+template <int Radius>
+void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream) {
+  switch (shape) {
+    case TmaShape::rows2:
+      return launch_tma_shape<Radius, 2, 1>(a, z_block, maps, stream);
+    case TmaShape::rows4:
+      return launch_tma_shape<Radius, 4, 1>(a, z_block, maps, stream);
+    case TmaShape::pairs:
+      return launch_tma_shape<Radius, 1, 2>(a, z_block, maps, stream);
+  }
 }
 
 std::array<int, 3> tma_box(int radius) {
@@ -219,9 +279,9 @@ std::array<int, 3> tma_center_box() {
   return {TmaPolicy::kBlockX, TmaPolicy::kTileY, 1};
 }
 
-template void launch_tma<1>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);
-template void launch_tma<2>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);
-template void launch_tma<4>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);
-template void launch_tma<8>(const AcousticArgs&, int, const TmaMaps&, cudaStream_t);
+template void launch_tma<1>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
+template void launch_tma<2>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
+template void launch_tma<4>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
+template void launch_tma<8>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
 
 }  // namespace seisrtm::kernels

@@ -8,5 +8,5 @@ void launch_naive(const AcousticArgs& a, cudaStream_t stream);
 template <int Radius>
 void launch_smem(const AcousticArgs& a, int z_block, cudaStream_t stream);
 template <int Radius>
-void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream);
+void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream);
 }  // namespace seisrtm::kernels

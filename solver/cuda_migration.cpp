@@ -172,6 +172,7 @@ struct CudaMigrator::Impl {
   CUtensorMap tmap_s[2]{}, tmap_s_center[2]{}, tmap_r[2]{}, tmap_r_center[2]{}, tmap_m{};
   CUtensorMap tmap_s_fused[2]{}, tmap_r_fused[2]{};  // halo boxes of the fused step's shape
   kernels::FusedShape fused_shape = kernels::FusedShape::compact;
+  kernels::TmaShape shape = kernels::TmaShape::rows2;  // the forward tma kernel's (tma_shape_for)
   CudaStream stream;
   bool fused = false;      // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
@@ -440,7 +441,7 @@ struct CudaMigrator::Impl {
     const kernels::TmaMaps maps{&halo[c], &center[1 - c], &tmap_m};
     kernels::AcousticArgs a = args(pair, c);
     a.z_lo = lo, a.z_hi = hi;
-    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, on);
+    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
   }
   // A series term into the level in buffer c of a field, its sample from the level counter plus
   // offset: into p, and for vti/tti into q as well (the pair's source enters both fields, the
@@ -597,6 +598,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
     d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
   d.fused_shape = fused_shape_for(d.s[0].compressible());
+  d.shape = tma_shape_for(pb.radius, d.s[0].compressible());
   d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
@@ -676,7 +678,10 @@ std::string CudaMigrator::name() const {
   const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + ", z_block " +
+  const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
+                                ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.shape) + ")"
+                                : "";
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + ", z_block " +
          std::to_string(d.opt.z_block) + ", " + (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
                   : std::string("separate backward kernels")) +

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -42,6 +43,14 @@ CudaOptions cuda_options(const Config& c) {
   o.graphs = c.solver.graphs;
   o.snapshots = c.output.snapshot_interval > 0 && c.output.snapshot_interval <= c.time.steps;
   return o;
+}
+
+kernels::TmaShape tma_shape_for(int radius, bool compressible) {
+  const char* e = std::getenv("SEISRTM_TMA_SHAPE");
+  if (e == nullptr || *e == 0) return kernels::tma_shape_policy(radius, compressible);
+  for (auto shape : kernels::kTmaShapes)
+    if (std::string(e) == kernels::tma_shape_name(shape)) return shape;
+  throw Error(std::string("environment variable SEISRTM_TMA_SHAPE is '") + e + "'; valid: rows2, rows4, pairs");
 }
 
 void select_device(const CudaOptions& o) {
@@ -210,7 +219,8 @@ struct CudaPropagator::Impl {
   }
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
-  kernels::TtiArgs tti_base;  // weights, damping and sizes of the vti/tti step
+  kernels::TtiArgs tti_base;                           // weights, damping and sizes of the vti/tti step
+  kernels::TmaShape shape = kernels::TmaShape::rows2;  // the acoustic tma kernel's (tma_shape_for)
 
   kernels::AcousticArgs args(int c) const {
     return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
@@ -238,7 +248,7 @@ struct CudaPropagator::Impl {
       kernels::AcousticArgs a = args(c);
       a.z_lo = lo, a.z_hi = hi;
       const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, on);
+      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
     }
   }
 
@@ -302,7 +312,7 @@ struct CudaPropagator::Impl {
       kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
     } else {
       const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
     }
     kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
     kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
@@ -398,6 +408,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
 
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
+  d.shape = tma_shape_for(pb.radius, d.buf[0].compressible());
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.
@@ -481,7 +492,10 @@ std::string CudaPropagator::name() const {
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
   const GpuInfo g = query_gpu(d.opt.device);
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + ", z_block " +
+  const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
+                                ? std::string(" (") + kernels::tma_shape_name(d.shape) + ")"
+                                : "";
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + ", z_block " +
          std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
          " memory, graphs " + (d.opt.graphs ? "on" : "off") + " on " + g.name;
 }

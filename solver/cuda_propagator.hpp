@@ -28,6 +28,9 @@ struct CudaOptions {
 // From the config: solver.kernel auto is tma where the device has it (compute capability 9.0),
 // else smem.
 CudaOptions cuda_options(const Config& c);
+// The acoustic tma kernel's shape for a radius and memory kind: kernels::tma_shape_policy, or
+// SEISRTM_TMA_SHAPE=rows2|rows4|pairs (an A/B in `seisrtm bench`; the GPU tests run each).
+kernels::TmaShape tma_shape_for(int radius, bool compressible);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
 

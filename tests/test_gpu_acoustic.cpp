@@ -1,9 +1,11 @@
 // [gpu] Every CUDA variant against the CPU reference, on a grid that is no multiple of the block.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <tuple>
 
 #include "base/error.hpp"
 #include "io/config.hpp"
@@ -81,7 +83,16 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
                                 validation::max_abs(ref.field.data(), ref.field.size());
       INFO("largest |p| in the damping zone / largest |p|: " << edge_share);
       REQUIRE(edge_share > 1e-2);
+      // The tma variant in each of its shapes (SEISRTM_TMA_SHAPE), every shape the policy can
+      // choose; one shape for each group of runs compared bit for bit below.
+      std::vector<std::tuple<std::string, kernels::Variant, std::string>> kinds;
       for (const auto& [vname, variant] : variants) {
+        if (variant != kernels::Variant::tma) kinds.emplace_back(vname, variant, "");
+        if (variant == kernels::Variant::tma)
+          for (auto shape : kernels::kTmaShapes) kinds.emplace_back(vname, variant, kernels::tma_shape_name(shape));
+      }
+      for (const auto& [vname, variant, shape] : kinds) {
+        ::setenv("SEISRTM_TMA_SHAPE", shape.c_str(), 1);
         for (int zb : {0, 16, 7}) {
           if (variant == kernels::Variant::naive && zb != 0) continue;
           std::map<std::string, Output> results;
@@ -96,6 +107,7 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               // No silent fallback: where the device offers compressible memory, it was granted.
               if (mem == MemoryKind::compressible && query_gpu().compression)
                 REQUIRE_THAT(gpu.name(), Contains("compressible memory"));
+              if (!shape.empty()) REQUIRE_THAT(gpu.name(), Contains("tma (" + shape + ")"));
               const Output out = run(gpu, p);
               const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
               const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
@@ -114,14 +126,24 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
           // Same kernel, same arithmetic: graphs on/off and plain/compressible are bitwise equal.
           const Output& first = results.begin()->second;
           for (const auto& [k, r] : results) {
-            INFO(vname << " z_block " << zb << " order " << order << ": " << k << " vs " << results.begin()->first);
+            INFO(vname << " " << shape << " z_block " << zb << " order " << order << ": " << k << " vs "
+                       << results.begin()->first);
             CHECK(std::memcmp(r.field.data(), first.field.data(), first.field.size() * 4) == 0);
             CHECK(std::memcmp(r.traces.data(), first.traces.data(), first.traces.size() * 4) == 0);
           }
         }
+        ::unsetenv("SEISRTM_TMA_SHAPE");
       }
     }
   }
+}
+
+TEST_CASE("SEISRTM_TMA_SHAPE outside the shapes is refused, naming the variable and the valid values", "[gpu]") {
+  const Problem p = build_problem(parse_config(kGrid, {}));
+  ::setenv("SEISRTM_TMA_SHAPE", "rows3", 1);
+  CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
+                    Contains("SEISRTM_TMA_SHAPE is 'rows3'") && Contains("valid: rows2, rows4, pairs"));
+  ::unsetenv("SEISRTM_TMA_SHAPE");
 }
 
 TEST_CASE("asynchronous snapshots deliver the wavefield of the step they were requested at", "[gpu]") {

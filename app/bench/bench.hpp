@@ -44,6 +44,7 @@ struct Setup {
 // One measured cell: variant x memory x z_block x steps.
 struct Cell {
   std::string variant, memory;
+  std::string kernel;  // the propagator's description: variant, launch shape, memory, device
   int z_block = 0;
   long long steps = 0;
   bool compressible = false;    // the volumes really were compressible

@@ -133,6 +133,7 @@ void write_json(const Setup& s, const Results& r) {
         {{"variant", c.variant},
          {"z_block", c.z_block},
          {"memory", c.memory},
+         {"kernel", c.kernel},
          {"compressible", c.compressible},
          {"steps", c.steps},
          {"seconds", c.seconds},

@@ -121,6 +121,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
       cell.z_block = c.z_block;
       cell.steps = st;
       cell.compressible = prop.compressible();
+      cell.kernel = prop.name();
       cells.push_back(cell);
     }
     for (int r = 0; r < a.repeat; ++r) {

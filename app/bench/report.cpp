@@ -1,6 +1,7 @@
 // seisrtm bench, the console: the run's header and, after the study, the talk-style table per
 // variant (GTC 2024 talk S62192: rows memory x steps, columns z_block), each cell the median
 // GCells/s and its spread (max - min) / median, the compressible/plain ratios and the best cell.
+#include <algorithm>
 #include <cstdio>
 
 #include "app/bench/bench.hpp"
@@ -71,6 +72,12 @@ void print_tables(const Setup& s, const Results& r) {
         std::printf("\n");
       }
   }
+  // The kernels measured, launch shapes included (the policy's or SEISRTM_TMA_SHAPE's).
+  std::vector<std::string> kernels;
+  for (const auto& c : cells)
+    if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
+  std::printf("\nkernels:\n");
+  for (const auto& k : kernels) std::printf("  %s\n", k.c_str());
   const Cell* best = &cells.front();
   for (const auto& c : cells)
     if (c.median > best->median) best = &c;
