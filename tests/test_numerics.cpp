@@ -1,10 +1,15 @@
 // [unit] Finite-difference weights, stability limit, wavelets and interpolation weights.
+#include <bit>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <numeric>
+#include <random>
 
 #include "solver/geometry.hpp"
 #include "solver/numerics.hpp"
 #include "tests/catch.hpp"
+#include "validation/half.hpp"
 
 using namespace seisrtm;
 
@@ -86,4 +91,50 @@ TEST_CASE("interpolation weights: on-grid points are single nodes, weights sum t
   tri.add(g, {55, 60, 70}, "trilinear");
   REQUIRE(tri.cell.size() == 2);
   CHECK(tri.weight[0] == Approx(0.5));
+}
+
+TEST_CASE("round_to_half: binary16 rounding (ties to even, subnormals, overflow) as the compiler's _Float16",
+          "[unit]") {
+  using validation::round_to_half;
+  // Hand-checked values: 1 + 2^-11 is the tie between 1 and 1 + 2^-10 (to the even 1); 1 + 3 2^-11
+  // the tie between 1 + 2^-10 and 1 + 2^-9 (to the even 1 + 2^-9); 65519 rounds to the largest
+  // half 65504, 65520 overflows; 2^-25 is the tie between 0 and 2^-24 (to 0), a little more
+  // rounds up; 3 2^-25 between 2^-24 and 2^-23 (to the even 2^-23).
+  CHECK(round_to_half(1.0f + 0x1p-11f) == 1.0f);
+  CHECK(round_to_half(1.0f + 3 * 0x1p-11f) == 1.0f + 0x1p-9f);
+  CHECK(round_to_half(1.0f + 0x1p-10f) == 1.0f + 0x1p-10f);
+  CHECK(round_to_half(65519.0f) == 65504.0f);
+  CHECK(round_to_half(65520.0f) == std::numeric_limits<float>::infinity());
+  CHECK(round_to_half(-70000.0f) == -std::numeric_limits<float>::infinity());
+  CHECK(round_to_half(0x1p-25f) == 0.0f);
+  CHECK(round_to_half(0x1.01p-25f) == 0x1p-24f);
+  CHECK(round_to_half(3 * 0x1p-25f) == 0x1p-23f);
+  CHECK(round_to_half(-0x1p-30f) == 0.0f);
+  CHECK(std::signbit(round_to_half(-0x1p-30f)));
+  CHECK(std::isnan(round_to_half(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(validation::power_of_two_below(3.0f) == 2.0f);
+  CHECK(validation::power_of_two_below(0.75f) == 0.5f);
+#if defined(__FLT16_MAX__)
+  // Every float of random bits between 2^-28 and 2^17 (both signs), and every float near the
+  // ties and edges above, against the compiler's own conversion (an independent implementation).
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits(0x31800000u, 0x48000000u);
+  long long mismatches = 0, n = 0;
+  auto check = [&](float x) {
+    const float want = static_cast<float>(static_cast<_Float16>(x));
+    ++n;
+    if (std::bit_cast<uint32_t>(round_to_half(x)) != std::bit_cast<uint32_t>(want)) {
+      if (mismatches++ < 5) UNSCOPED_INFO("x = " << x << ": " << round_to_half(x) << ", _Float16 gives " << want);
+    }
+  };
+  for (int i = 0; i < 2000000; ++i) {
+    const float x = std::bit_cast<float>(bits(rng));
+    check(x);
+    check(-x);
+  }
+  for (float edge : {1.0f + 0x1p-11f, 65504.0f, 65520.0f, 0x1p-14f, 0x1p-24f, 0x1p-25f, 3 * 0x1p-25f})
+    for (int d = -64; d <= 64; ++d) check(std::bit_cast<float>(std::bit_cast<uint32_t>(edge) + d));
+  INFO(n << " values compared");
+  CHECK(mismatches == 0);
+#endif
 }

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "validation/cpu_halo.hpp"
+#include "validation/half.hpp"
 
 namespace seisrtm::validation {
 
@@ -28,12 +29,27 @@ std::string CpuPropagator::name() const {
          " OpenMP threads)";
 }
 
+void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields) {
+  if (tti_) throw Error("half-precision storage is emulated for the acoustic equation only");
+  half_peak_exponent_ = peak_exponent;
+  half_model_ = model;
+  half_fields_ = fields;
+}
+
 void CpuPropagator::begin_shot(long long shot) {
   shot_ = shot;
   if (tti_)
     tti_->zero();
   else
     wave_->zero();
+  if (half_peak_exponent_) {
+    double wmax = 0;
+    for (float w : problem_.wavelet) wmax = std::max(wmax, std::abs(double(w)));
+    const double peak = wave_->injection_peak(problem_.shots[shot], wmax / problem_.cell_volume());
+    if (!(peak > 0)) throw Error("half-precision storage: the shot injects nothing to scale the fields by");
+    wave_->store_as_half(std::ldexp(power_of_two_below(static_cast<float>(peak)), -*half_peak_exponent_), half_model_,
+                         half_fields_);
+  }
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }
 

@@ -1,6 +1,12 @@
 #include "validation/cpu_wave.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "base/error.hpp"
+#include "validation/half.hpp"
 
 namespace seisrtm::validation {
 
@@ -25,6 +31,47 @@ CpuWave<Real>::CpuWave(const Problem& pb) : pb_(pb), stencil_(make_stencil(pb)) 
 }
 
 template <class Real>
+void CpuWave<Real>::update(const Box& box) {
+  acoustic_step<Real>(stencil_, m_.data(), p_.data(), pp_.data(), box);
+  if (half_fields_ != HalfFields::levels) return;
+  const auto& n = pb_.grid.n;
+  const float s = half_scale_, inv = 1.0f / s;  // powers of two: exact
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
+    for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
+      Real* row = pp_.data() + (iz * n[1] + iy) * n[0];
+      for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix)
+        row[ix] = static_cast<Real>(s * round_to_half(static_cast<float>(row[ix]) * inv));
+    }
+}
+
+template <class Real>
+void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fields) {
+  if constexpr (!std::is_same_v<Real, float>) {
+    throw Error("half-precision storage is emulated for the float wavefield only");
+  } else {
+    if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
+      throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
+                  " is not a positive power of two");
+    float largest = 0;
+    for (float v : m_) largest = std::max(largest, std::abs(v));
+    const float sm = power_of_two_below(largest > 0 ? largest : 1.0f), inv = 1.0f / sm;
+    if (model)
+      for (float& v : m_) v = sm * round_to_half(v * inv);
+    half_scale_ = field_scale;
+    half_fields_ = fields;
+  }
+}
+
+template <class Real>
+double CpuWave<Real>::injection_peak(const PointSet& ps, double value) const {
+  double peak = 0;
+  for (long long e = 0; e < ps.offset.back(); ++e)
+    peak = std::max(peak, std::abs(scale(ps.cell[e]) * ps.weight[e] * value));
+  return peak;
+}
+
+template <class Real>
 void CpuWave<Real>::zero() {
   std::fill(p_.begin(), p_.end(), Real(0));
   std::fill(pp_.begin(), pp_.end(), Real(0));
@@ -46,13 +93,29 @@ void CpuWave<Real>::inject(const PointSet& ps, long long point, double value, co
     const long long c[3] = {i % n[0], (i / n[0]) % n[1], i / (n[0] * n[1])};
     bool inside = true;
     for (int a = 0; a < 3; ++a) inside = inside && c[a] >= box.lo[a] && c[a] < box.hi[a];
-    if (inside) pp_[i] += static_cast<Real>(scale(i) * ps.weight[e] * value);
+    if (!inside) continue;
+    pp_[i] += static_cast<Real>(scale(i) * ps.weight[e] * value);
+    if (half_fields_ == HalfFields::levels)  // the injection stores the level again
+      pp_[i] = static_cast<Real>(half_scale_ * round_to_half(static_cast<float>(pp_[i]) / half_scale_));
   }
 }
 
 template <class Real>
 void CpuWave<Real>::finish() {
   if (pb_.free_surface) std::fill_n(pp_.begin(), pb_.grid.n[0] * pb_.grid.n[1], Real(0));
+  if (half_fields_ == HalfFields::increments) {
+    // The increment d = p^{n+1} - p^n stored (scale s / 4), then p^{n+1} = p^n + d stored (scale
+    // s); the level that becomes the previous one is p^{n+1} - d, as the kernel forms it.
+    const float s = half_scale_, sd = s / 4;
+    const long long n = pb_.grid.cells();
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < n; ++i) {
+      const float d = sd * round_to_half((static_cast<float>(pp_[i]) - static_cast<float>(p_[i])) / sd);
+      const float next = s * round_to_half((static_cast<float>(p_[i]) + d) / s);
+      pp_[i] = static_cast<Real>(next);
+      p_[i] = static_cast<Real>(next - d);
+    }
+  }
   p_.swap(pp_);
 }
 

@@ -7,6 +7,7 @@
 
 #include "solver/problem.hpp"
 #include "validation/cpu_stencil.hpp"
+#include "validation/half.hpp"
 
 namespace seisrtm::validation {
 
@@ -20,7 +21,7 @@ class CpuWave {
   // p^n = p^{n-1} = 0.
   void zero();
   // prev <- [2 cur - (1 - s) prev + m L cur] / (1 + s) over `box` (prev then holds the new level).
-  void update(const Box& box) { acoustic_step<Real>(stencil_, m_.data(), p_.data(), pp_.data(), box); }
+  void update(const Box& box);
   void update() { update(stencil_.whole()); }
   // prev[cells of point] += m w value / (1 + s): the injection of the step being made
   // (call between update and finish). Only cells inside `box` when given.
@@ -30,6 +31,16 @@ class CpuWave {
   void finish();
   // Weighted sum of the current level at a point.
   double sample(const PointSet& ps, long long point) const;
+  // Half-precision storage emulated (validation/half.hpp; float only): the model is rounded to
+  // binary16 now (scaled by the power of two below its largest value) unless `model` is false,
+  // and from now on the levels stored hold what `fields` keeps in 16 bits: field_scale (a power
+  // of two) times binary16 values (increments: field_scale / 4). The arithmetic stays in Real,
+  // as a GPU kernel that loads halves, computes in float and stores halves.
+  void store_as_half(float field_scale, bool model, HalfFields fields);
+  float half_scale() const { return half_scale_; }  // 0: Real storage
+  // The largest value one step's injection of a point set adds to a cell, for a source term of
+  // magnitude `value` (as passed to inject).
+  double injection_peak(const PointSet& ps, double value) const;
   // Swaps the two levels without stepping (the backward pass starts from the last two levels).
   void swap_levels() { p_.swap(pp_); }
 
@@ -46,8 +57,10 @@ class CpuWave {
 
   const Problem& pb_;
   Stencil stencil_;
-  std::vector<Real> m_;       // v^2 dt^2 (m^2)
-  std::vector<Real> p_, pp_;  // current and previous level
+  std::vector<Real> m_;                        // v^2 dt^2 (m^2)
+  std::vector<Real> p_, pp_;                   // current and previous level
+  float half_scale_ = 0;                       // store_as_half's field scale; 0: Real storage
+  HalfFields half_fields_ = HalfFields::none;  // store_as_half's scheme
 };
 
 extern template class CpuWave<float>;

@@ -1,0 +1,50 @@
+#pragma once
+// Half-precision (IEEE binary16) storage emulated in float: the CPU reference for storing the
+// wavefields and the model in 16 bits with the arithmetic in float (issue 14). A stored value is
+// the float the GPU's __float2half_rn and __half2float give back: rounded to 11 significant bits
+// (ties to even), to multiples of 2^-24 below the smallest normal half 2^-14, to +-Inf at and
+// beyond 65520 (the largest half is 65504).
+#include <bit>
+#include <cstdint>
+
+namespace seisrtm::validation {
+
+inline float round_to_half(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  const uint32_t sign = u & 0x80000000u;
+  uint32_t a = u & 0x7fffffffu;
+  if (a >= 0x7f800000u) return x;  // Inf, NaN
+  const int e = static_cast<int>(a >> 23) - 127;
+  if (e < -25) return std::bit_cast<float>(sign);  // below half the smallest subnormal: zero
+  if (e == -25) {  // [2^-25, 2^-24): zero at exactly 2^-25 (the tie goes to the even zero), else 2^-24
+    const uint32_t r = (a & 0x007fffffu) == 0 ? 0u : 0x33800000u;
+    return std::bit_cast<float>(sign | r);
+  }
+  // Bits of the float's 23-bit mantissa below the half's precision at this exponent: 13 for a
+  // normal half, more in the subnormal range (fixed quantum 2^-24).
+  const int k = 13 + (e < -14 ? -14 - e : 0);
+  const uint32_t unit = 1u << k, rem = a & (unit - 1);
+  a -= rem;
+  if (rem > unit / 2 || (rem == unit / 2 && (a & unit) != 0)) a += unit;  // carries into the exponent
+  if (a > 0x477fe000u) a = 0x7f800000u;                                   // above 65504: overflow
+  return std::bit_cast<float>(sign | a);
+}
+
+// What a half-storage scheme keeps in 16 bits of the two time levels of a leapfrog field:
+//   levels:     p^n and p^{n-1} (the fp32 kernels' layout: 8 bytes a cell a step with the model);
+//               a rounding error e of a new level is a velocity kick e / dt, so it grows to an
+//               oscillation of about e / (w dt), w the angular frequency;
+//   increments: p^n and d^n = p^n - p^{n-1} (each with its own scale; p^{n-1} = p^n - d^n is
+//               formed in float): the rounding of p is no kick, that of d is of the small
+//               increment (d ~ w dt p); 10 bytes a cell a step (p read and written to another
+//               buffer, d read and written in place, the model read).
+enum class HalfFields { none, levels, increments };
+
+// The power of two s with value / s in [1, 2): a scale for storing values of magnitude up to
+// `value` as halves.
+inline float power_of_two_below(float value) {
+  const uint32_t u = std::bit_cast<uint32_t>(value) & 0x7f800000u;
+  return std::bit_cast<float>(u == 0 ? 0x00800000u : u);
+}
+
+}  // namespace seisrtm::validation
