@@ -3,7 +3,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "validation/cpu_halo.hpp"
@@ -217,6 +219,11 @@ std::string CpuMigrator::name() const {
          std::to_string(omp_get_max_threads()) + " OpenMP threads)";
 }
 
+void CpuMigrator::store_as_half(int peak_exponent) {
+  if (pb_.anisotropic()) throw Error("half-precision storage is emulated for the acoustic equation only");
+  half_peak_exponent_ = peak_exponent;
+}
+
 bool CpuMigrator::begin_stack() {
   if (!std::getenv("SEISRTM_TEST_OWN_STACK") || slab_) return false;
   stack_image_.assign(static_cast<size_t>(pb_.grid.cells()), 0.0f);
@@ -254,6 +261,21 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
   // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
   progress("forward", 0);
   Wave s(pb_);
+  Wave r(pb_);
+  if constexpr (std::is_same_v<Wave, CpuWave<float>>) {
+    if (half_peak_exponent_) {
+      // The field scale: the power of two 2^-e below one step's largest injection.
+      auto scale_for = [&](double peak) {
+        if (!(peak > 0)) throw Error("half-precision storage: a field injects nothing to scale it by");
+        return std::ldexp(power_of_two_below(static_cast<float>(peak)), -*half_peak_exponent_);
+      };
+      double wmax = 0, dmax = 0;
+      for (float w : pb_.wavelet) wmax = std::max(wmax, std::abs(double(w)));
+      for (long long i = 0; i < pb_.receivers.size() * nt; ++i) dmax = std::max(dmax, std::abs(double(data[i])));
+      s.store_as_half(scale_for(s.injection_peak(src, wmax / pb_.cell_volume())), true, HalfFields::levels);
+      r.store_as_half(scale_for(r.injection_peak(pb_.receivers, dmax)), true, HalfFields::levels);
+    }
+  }
   const std::vector<long long> at = storage_index(s, g, shell_);
   const size_t per_level = fields(s) * shell_.size();
   std::vector<float> store(boundary ? per_level * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
@@ -276,7 +298,6 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
 
   // Backward: the receiver field chi^n from the time-reversed data; the source field p^n
   // rebuilt in reverse (boundary) or taken from the snapshots; image every `every` levels.
-  Wave r(pb_);
   progress("backward", 0);
   for (long long n = nt; n >= 1; --n) {
     receiver_step(r, pb_, n, data);

@@ -56,6 +56,11 @@ class CpuMigrator final : public Migrator {
   bool begin_stack() override;
   void take_stack(float* image, float* illumination) override;
   void drop_stack() override { own_stack_ = false; }
+  // Half-precision storage emulated (acoustic only; the study of issue 14): the source and the
+  // receiver fields keep their levels in binary16 (CpuWave::store_as_half, HalfFields::levels),
+  // each scaled so that one step's largest injection (the source at the wavelet's peak; the
+  // data's largest sample) lies in [2^e, 2^(e+1)), e = peak_exponent; the model as well.
+  void store_as_half(int peak_exponent);
   // For tests: p at time level n of the last backward pass's rebuilt source field is handed
   // to this callback (cells of the interior box valid).
   std::function<void(long long n, const float* source_field)> on_source_level;
@@ -72,6 +77,7 @@ class CpuMigrator final : public Migrator {
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
   bool own_stack_ = false;
   std::vector<float> stack_image_, stack_illumination_;
+  std::optional<int> half_peak_exponent_;
 };
 
 }  // namespace seisrtm::validation
