@@ -37,10 +37,11 @@ struct MarchPolicy {
   static constexpr int kBlockY = 16;
 };
 
-// The tma variant: BX x BY threads, each marching kRows columns stacked in y, so a block
-// covers BX x (BY kRows) columns; `kLookahead` planes are in flight beyond the R the stencil
-// needs. Two rows per thread halve the per-cell cost of the barrier, the waits and the
-// addressing, which bound the one-row version (the SM, not DRAM, was the busy unit).
+// The tma tile: a block covers kBlockX x kTileY columns; `kLookahead` planes are in flight
+// beyond the R the stencil needs. kBlockY x kRows is the rows2 thread shape of the forward kernel
+// (TmaShape below; the fused RTM kernel uses it as well): two rows per thread halve the per-cell
+// cost of the barrier, the waits and the addressing, which bound the one-row version (the SM,
+// not DRAM, was the busy unit).
 struct TmaPolicy {
   static constexpr int kBlockX = 32;
   static constexpr int kBlockY = 16;

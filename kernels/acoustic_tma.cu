@@ -3,8 +3,9 @@
 // ring of S = R + 1 + lookahead shared-memory stages, each completing on its own mbarrier.
 // Plane z's tile gives the x-y terms; planes z+1..z+R are still in the ring and give the z terms
 // in front; the R planes behind come from a register queue. Loads run `lookahead` planes ahead
-// so bytes stay in flight while the current plane is computed. Each thread owns kRows columns
-// stacked in y. p_prev and m come through the copy engine as well, as boxes of the block's own
+// so bytes stay in flight while the current plane is computed. Each thread owns RY x CX columns
+// (RY stacked in y, CX adjacent in x: the shapes of TmaShape, kernels/acoustic.hpp, all over the
+// same kBlockX x kTileY tile). p_prev and m come through the copy engine as well, as boxes of the block's own
 // columns in a second ring (lookahead + 1 planes deep, its own mbarriers): read by the threads
 // one plane ahead, they left too few bytes in flight (an A/B on an H100 at 800^3, z_block 32,
 // 2026-11-22: 143 against 157 GCells/s). p_next is written in place over p_prev; a plane's
@@ -167,7 +168,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
   uint32_t parity = 0, f_parity = 0;
   for (int j = 0; j < R; ++j) wait(&bar[j], 0);
 
-    // Two planes an iteration: the copies rename the rotated queues instead of moving them.
+    // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
+    // the order-8 rows2 loop against 2 x 308 for one).
 #pragma unroll 2
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "io/config.hpp"
+#include "io/plot.hpp"
 #include "solver/problem.hpp"
 #include "tests/catch.hpp"
 #include "validation/analytic.hpp"
@@ -25,9 +27,9 @@ namespace {
 // The field scale puts one step's largest injection in [2^kPeak, 2^(kPeak + 1)). Measured (this
 // file, 2026-11-23): the field's largest |value| over a run is 2^1.1 (the analytic test) to 2^4.4
 // (the quickstart, its source 20 m under a free surface) times that injection. kPeak = 8 keeps
-// the quickstart's largest value at 2^12.4, 8 times below the largest half (65504, about 2^16),
-// and a value 2^-14 / 2^8 = 2.4e-7 of the injection still stores with full precision (2^-24 / 2^8
-// at all).
+// the quickstart's largest value (sampled every 10 steps) at 2^12.4, 8 times below the largest
+// half (65504, about 2^16), and a value 2^-14 / 2^8 = 2.4e-7 of the injection still stores with
+// full precision (2^-24 / 2^8 at all).
 constexpr int kPeak = 8;
 
 struct Run {
@@ -57,6 +59,14 @@ Run simulate(const Problem& p, int half, long long chunk = 20) {
   return r;
 }
 
+// With SEISRTM_STUDY_PICTURES set (a folder), the study's difference pictures are written there
+// (docs/img has them): `picture(name, image)`.
+void picture(const std::string& name, io::Image2D im) {
+  const char* dir = std::getenv("SEISRTM_STUDY_PICTURES");
+  if (dir == nullptr || *dir == 0) return;
+  io::write_image(std::string(dir) + "/" + name + ".png", im);
+}
+
 }  // namespace
 
 TEST_CASE("half storage: the analytic point-source traces as with float storage, within 1%", "[cpu]") {
@@ -83,6 +93,7 @@ TEST_CASE("half storage: the analytic point-source traces as with float storage,
     // The issue's bound on what half storage may add; the float run's own error (the leapfrog's
     // dispersion, test_physics) is not half storage's.
     CHECK(e_between <= 1e-2);
+    CHECK(e_between > 1e-5);  // the emulation is on: float storage alone would give 0
   }
   std::printf("half storage, analytic: largest stored |p| / scale %.1f (2^%.2f)\n", half.largest_stored,
               std::log2(half.largest_stored));
@@ -91,7 +102,7 @@ TEST_CASE("half storage: the analytic point-source traces as with float storage,
 
 TEST_CASE("half storage: the quickstart's traces as with float storage, within 1%", "[cpu]") {
   const Problem p = build_problem(load_config(SEISRTM_SOURCE_DIR "/configs/quickstart.yaml"));
-  const Run single = simulate(p, 0, 50), half = simulate(p, 1, 50);
+  const Run single = simulate(p, 0, 10), half = simulate(p, 1, 10);
   const long long nr = p.receivers.size();
   auto report = [&](const char* what, const Run& run) {
     const double e_traces = relative_l2(run.traces.data(), single.traces.data(), single.traces.size());
@@ -111,18 +122,35 @@ TEST_CASE("half storage: the quickstart's traces as with float storage, within 1
     return std::pair{e_traces, worst};
   };
   const double e_levels = report("model and levels in halves", half).first;
-  report("model only", simulate(p, 2, 50));
-  report("levels only", simulate(p, 3, 50));
-  const Run inc = simulate(p, 4, 50);
-  const auto [e_traces, worst] = report("model and increments in halves", inc);
-  std::printf("half storage, quickstart: largest stored |p| / scale %.1f (2^%.2f)\n", half.largest_stored,
-              std::log2(half.largest_stored));
-  // The issue's bound, on the traces together (each trace against its own energy: printed; the
-  // weakest traces exceed it).
+  {
+    const io::Point3 src = p.shots[0].position[0];
+    std::vector<float> diff(single.traces.size());
+    for (size_t i = 0; i < diff.size(); ++i) diff[i] = half.traces[i] - single.traces[i];
+    io::Image2D a = io::gather_picture(single.traces, nr, p.steps, p.dt, p.receivers.position, src);
+    a.title = "quickstart, float storage: " + a.title;
+    picture("half_storage_quickstart_gather_float", a);
+    io::Image2D b = io::gather_picture(diff, nr, p.steps, p.dt, p.receivers.position, src);
+    b.title = "half (levels) - float storage: " + b.title;
+    picture("half_storage_quickstart_gather_difference", b);
+  }
+  // The error's parts (printed for docs/BENCHMARKS.md): with the study's pictures only.
+  if (std::getenv("SEISRTM_STUDY_PICTURES")) {
+    report("model only", simulate(p, 2, 50));
+    report("levels only", simulate(p, 3, 50));
+  }
+  const Run inc = simulate(p, 4, 10);
+  const double e_increments = report("model and increments in halves", inc).first;
+  std::printf("half storage, quickstart: largest stored |p| / scale %.1f (2^%.2f), increments %.1f\n",
+              half.largest_stored, std::log2(half.largest_stored), inc.largest_stored);
+  // The issue's bound, on the traces together (each trace against its own energy is printed: the
+  // weakest exceed it). Above 1e-5: the emulation is on.
   CHECK(e_levels <= 1e-2);
-  CHECK(e_traces <= 1e-2);
-  (void)worst;
+  CHECK(e_levels > 1e-5);
+  CHECK(e_increments <= 1e-2);
+  CHECK(e_increments > 1e-5);
+  // The headroom kPeak's comment states, the field sampled every 10 steps.
   CHECK(half.largest_stored < 65504.0 / 8);
+  CHECK(inc.largest_stored < 65504.0 / 8);
 }
 
 TEST_CASE("half storage: a migrated image as with float storage, within 1%", "[cpu]") {
@@ -159,4 +187,19 @@ TEST_CASE("half storage: a migrated image as with float storage, within 1%", "[c
               e_image, e_illumination);
   CHECK(e_image <= 1e-2);
   CHECK(e_illumination <= 1e-2);
+  CHECK(e_image > 1e-5);  // the emulation is on
+  CHECK(e_illumination > 1e-5);
+  {
+    const long long iy = pb.grid.n[1] / 2;
+    std::vector<float> diff(image.size());
+    for (size_t i = 0; i < diff.size(); ++i) diff[i] = image_h[i] - image[i];
+    io::Image2D a = io::volume_slice(image.data(), pb.grid.n, pb.grid.h, {0, 0, 0}, 'y', iy);
+    a.title = "flat reflector image, float storage: " + a.title;
+    a.value_label = "image";
+    picture("half_storage_image_float", a);
+    io::Image2D b = io::volume_slice(diff.data(), pb.grid.n, pb.grid.h, {0, 0, 0}, 'y', iy);
+    b.title = "half - float storage: " + b.title;
+    b.value_label = "image difference";
+    picture("half_storage_image_difference", b);
+  }
 }

@@ -31,6 +31,7 @@ std::string CpuPropagator::name() const {
 
 void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields) {
   if (tti_) throw Error("half-precision storage is emulated for the acoustic equation only");
+  if (slab_) throw Error("half-precision storage is emulated for a whole grid only (not a slab)");
   half_peak_exponent_ = peak_exponent;
   half_model_ = model;
   half_fields_ = fields;

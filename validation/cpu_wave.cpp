@@ -35,13 +35,13 @@ void CpuWave<Real>::update(const Box& box) {
   acoustic_step<Real>(stencil_, m_.data(), p_.data(), pp_.data(), box);
   if (half_fields_ != HalfFields::levels) return;
   const auto& n = pb_.grid.n;
-  const float s = half_scale_, inv = 1.0f / s;  // powers of two: exact
+  const float s = half_scale_;
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
     for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
       Real* row = pp_.data() + (iz * n[1] + iy) * n[0];
       for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix)
-        row[ix] = static_cast<Real>(s * round_to_half(static_cast<float>(row[ix]) * inv));
+        row[ix] = static_cast<Real>(store_half(static_cast<float>(row[ix]), s));
     }
 }
 
@@ -53,11 +53,13 @@ void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fiel
     if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
       throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
                   " is not a positive power of two");
-    float largest = 0;
-    for (float v : m_) largest = std::max(largest, std::abs(v));
-    const float sm = power_of_two_below(largest > 0 ? largest : 1.0f), inv = 1.0f / sm;
-    if (model)
-      for (float& v : m_) v = sm * round_to_half(v * inv);
+    if (model && !model_half_) {  // once: the model's scale follows its largest value
+      float largest = 0;
+      for (float v : m_) largest = std::max(largest, std::abs(v));
+      const float sm = power_of_two_below(largest > 0 ? largest : 1.0f);
+      for (float& v : m_) v = store_half(v, sm);
+      model_half_ = true;
+    }
     half_scale_ = field_scale;
     half_fields_ = fields;
   }
@@ -96,7 +98,7 @@ void CpuWave<Real>::inject(const PointSet& ps, long long point, double value, co
     if (!inside) continue;
     pp_[i] += static_cast<Real>(scale(i) * ps.weight[e] * value);
     if (half_fields_ == HalfFields::levels)  // the injection stores the level again
-      pp_[i] = static_cast<Real>(half_scale_ * round_to_half(static_cast<float>(pp_[i]) / half_scale_));
+      pp_[i] = static_cast<Real>(store_half(static_cast<float>(pp_[i]), half_scale_));
   }
 }
 
@@ -110,8 +112,8 @@ void CpuWave<Real>::finish() {
     const long long n = pb_.grid.cells();
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < n; ++i) {
-      const float d = sd * round_to_half((static_cast<float>(pp_[i]) - static_cast<float>(p_[i])) / sd);
-      const float next = s * round_to_half((static_cast<float>(p_[i]) + d) / s);
+      const float d = store_half(static_cast<float>(pp_[i]) - static_cast<float>(p_[i]), sd);
+      const float next = store_half(static_cast<float>(p_[i]) + d, s);
       pp_[i] = static_cast<Real>(next);
       p_[i] = static_cast<Real>(next - d);
     }

@@ -32,7 +32,7 @@ class CpuWave {
   // Weighted sum of the current level at a point.
   double sample(const PointSet& ps, long long point) const;
   // Half-precision storage emulated (validation/half.hpp; float only): the model is rounded to
-  // binary16 now (scaled by the power of two below its largest value) unless `model` is false,
+  // binary16 (scaled by the power of two below its largest value; once) unless `model` is false,
   // and from now on the levels stored hold what `fields` keeps in 16 bits: field_scale (a power
   // of two) times binary16 values (increments: field_scale / 4). The arithmetic stays in Real,
   // as a GPU kernel that loads halves, computes in float and stores halves.
@@ -61,6 +61,7 @@ class CpuWave {
   std::vector<Real> p_, pp_;                   // current and previous level
   float half_scale_ = 0;                       // store_as_half's field scale; 0: Real storage
   HalfFields half_fields_ = HalfFields::none;  // store_as_half's scheme
+  bool model_half_ = false;                    // the model was rounded (once)
 };
 
 extern template class CpuWave<float>;

@@ -30,6 +30,11 @@ inline float round_to_half(float x) {
   return std::bit_cast<float>(sign | a);
 }
 
+// A value stored as `scale` (a power of two) times a binary16 value.
+inline float store_half(float x, float scale) {
+  return scale * round_to_half(x / scale);
+}
+
 // What a half-storage scheme keeps in 16 bits of the two time levels of a leapfrog field:
 //   levels:     p^n and p^{n-1} (the fp32 kernels' layout: 8 bytes a cell a step with the model);
 //               a rounding error e of a new level is a velocity kick e / dt, so it grows to an
