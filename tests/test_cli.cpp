@@ -274,11 +274,12 @@ TEST_CASE("too few points per wavelength warns with the numbers and still runs",
 
 TEST_CASE("bench: --compare judges two runs against their spread; bad bench input is refused", "[integration]") {
   const fs::path d = fresh_dir("bench");
-  auto json = [&](const std::string& name, double median, double lo, double hi) {
+  auto json = [&](const std::string& name, double median, double lo, double hi, const std::string& kernel = "") {
     const std::string f = (d / name).string();
     std::ofstream(f) << "{\"tool\": \"seisrtm bench\", \"cells\": [{\"variant\": \"tma\", \"z_block\": 32, "
-                        "\"memory\": \"plain\", \"steps\": 1000, \"gcells_median\": "
-                     << median << ", \"gcells_min\": " << lo << ", \"gcells_max\": " << hi << "}]}\n";
+                        "\"memory\": \"plain\", \"steps\": 1000, "
+                     << (kernel.empty() ? "" : "\"kernel\": \"" + kernel + "\", ") << "\"gcells_median\": " << median
+                     << ", \"gcells_min\": " << lo << ", \"gcells_max\": " << hi << "}]}\n";
     return f;
   };
   const std::string a = json("a.json", 157.0, 156.5, 157.4), b = json("b.json", 157.6, 157.2, 158.0);
@@ -286,6 +287,16 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   Result r = run_cli("bench --compare " + a + " " + b);
   CHECK(r.code == 0);
   CHECK_THAT(r.output, Contains("all agree"));
+  CHECK_THAT(r.output, !Contains("kernels differ"));
+  // Two launch shapes under one cell name are said (a file without kernels is older: nothing said).
+  const std::string rows2 = json("rows2.json", 157.0, 156.5, 157.4, "cuda tma (rows2), z_block 32");
+  const std::string rows4 = json("rows4.json", 157.1, 156.6, 157.5, "cuda tma (rows4), z_block 32");
+  r = run_cli("bench --compare " + rows2 + " " + rows4);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("kernels differ: run 1 'cuda tma (rows2), z_block 32', run 2 'cuda tma (rows4)"));
+  r = run_cli("bench --compare " + rows2 + " " +
+              json("same.json", 157.0, 156.5, 157.4, "cuda tma (rows2), z_block 32"));
+  CHECK_THAT(r.output, !Contains("kernels differ"));
   r = run_cli("bench --compare " + a + " " + far);
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("OUTSIDE"));

@@ -97,7 +97,8 @@ void write_csv(const Setup& s, const Results& r);
 void write_json(const Setup& s, const Results& r);
 // One measured cell of a bench --json file: what identifies it and its GCells/s.
 struct JsonCell {
-  std::string key;  // "tma z_block 32 plain 1000 steps"
+  std::string key;     // "tma z_block 32 plain 1000 steps"
+  std::string kernel;  // the kernel's description (launch shape included); empty in older files
   double median = 0, min = 0, max = 0;
 };
 // The cells of a file written by bench --json; one Error naming the file (and the key) for what

@@ -27,6 +27,10 @@ int compare(const std::vector<std::string>& files) {
     disagree += !ok;
     std::printf("%-40s %10.1f %10.1f %7.2f%% %9.2f%% %s\n", c.key.c_str(), a, b, 100 * std::abs(a - b) / a,
                 100 * allowed / a, ok ? "ok" : "OUTSIDE");
+    // Two kernels under one cell name (another launch shape, device or build): said, so that a
+    // difference is read as one between kernels.
+    if (!c.kernel.empty() && !it->second.kernel.empty() && c.kernel != it->second.kernel)
+      std::printf("  kernels differ: run 1 '%s', run 2 '%s'\n", c.kernel.c_str(), it->second.kernel.c_str());
   }
   if (matched == 0) throw Error("bench --compare: the two files share no cell (variant, z_block, memory, steps)");
   std::printf(

@@ -167,6 +167,11 @@ std::vector<JsonCell> read_cells(const std::string& file) {
             z_name(field(c, where, "z_block", "an integer", file).get<int>()) + " " +
             field(c, where, "memory", "a string", file).get<std::string>() + " " +
             std::to_string(field(c, where, "steps", "an integer", file).get<long long>()) + " steps";
+    if (const auto k = c.find("kernel"); k != c.end()) {
+      if (!k->is_string())
+        throw Error("bench --compare: '" + file + "': " + where + ".kernel is " + k->dump() + ", not a string");
+      j.kernel = k->get<std::string>();
+    }
     j.median = field(c, where, "gcells_median", "a number", file).get<double>();
     j.min = field(c, where, "gcells_min", "a number", file).get<double>();
     j.max = field(c, where, "gcells_max", "a number", file).get<double>();
