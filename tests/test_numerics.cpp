@@ -112,6 +112,14 @@ TEST_CASE("round_to_half: binary16 rounding (ties to even, subnormals, overflow)
   CHECK(round_to_half(-0x1p-30f) == 0.0f);
   CHECK(std::signbit(round_to_half(-0x1p-30f)));
   CHECK(std::isnan(round_to_half(std::numeric_limits<float>::quiet_NaN())));
+  // bfloat16: 1 + 2^-8 is the tie between 1 and 1 + 2^-7 (to the even 1), 1 + 3 2^-8 between
+  // 1 + 2^-7 and 1 + 2^-6 (to 1 + 2^-6); float's range: 1e-30 keeps its exponent; the largest
+  // float rounds up to Inf.
+  CHECK(validation::round_to_bfloat16(1.0f + 0x1p-8f) == 1.0f);
+  CHECK(validation::round_to_bfloat16(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f);
+  CHECK(validation::round_to_bfloat16(1e-30f) == Approx(1e-30).epsilon(0x1p-8));
+  CHECK(validation::round_to_bfloat16(std::numeric_limits<float>::max()) == std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(validation::round_to_bfloat16(std::numeric_limits<float>::quiet_NaN())));
   CHECK(validation::power_of_two_below(3.0f) == 2.0f);
   CHECK(validation::power_of_two_below(0.75f) == 0.5f);
 #if defined(__FLT16_MAX__)

@@ -29,12 +29,13 @@ std::string CpuPropagator::name() const {
          " OpenMP threads)";
 }
 
-void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields) {
+void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields, HalfFormat format) {
   if (tti_) throw Error("half-precision storage is emulated for the acoustic equation only");
   if (slab_) throw Error("half-precision storage is emulated for a whole grid only (not a slab)");
   half_peak_exponent_ = peak_exponent;
   half_model_ = model;
   half_fields_ = fields;
+  half_format_ = format;
 }
 
 void CpuPropagator::begin_shot(long long shot) {
@@ -49,7 +50,7 @@ void CpuPropagator::begin_shot(long long shot) {
     const double peak = wave_->injection_peak(problem_.shots[shot], wmax / problem_.cell_volume());
     if (!(peak > 0)) throw Error("half-precision storage: the shot injects nothing to scale the fields by");
     wave_->store_as_half(std::ldexp(power_of_two_below(static_cast<float>(peak)), -*half_peak_exponent_), half_model_,
-                         half_fields_);
+                         half_fields_, half_format_);
   }
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }

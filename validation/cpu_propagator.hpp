@@ -29,13 +29,15 @@ class CpuPropagator final : public Propagator {
   // shot (its source term at the wavelet's peak, CpuWave::injection_peak) in [2^e, 2^(e+1)),
   // e = peak_exponent.
   // model false: the model stays in float; fields: the levels' scheme (CpuWave::store_as_half).
-  void store_as_half(int peak_exponent, bool model = true, HalfFields fields = HalfFields::levels);
+  void store_as_half(int peak_exponent, bool model = true, HalfFields fields = HalfFields::levels,
+                     HalfFormat format = HalfFormat::binary16);
   float half_scale() const { return wave_ ? wave_->half_scale() : 0.0f; }
 
  private:
   std::optional<int> half_peak_exponent_;
   bool half_model_ = true;
   HalfFields half_fields_ = HalfFields::levels;
+  HalfFormat half_format_ = HalfFormat::binary16;
   const Problem& problem_;
   // One of the two: the acoustic field, or p and q of vti/tti (physics.equation).
   std::optional<CpuWave<float>> wave_;

@@ -41,12 +41,12 @@ void CpuWave<Real>::update(const Box& box) {
     for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
       Real* row = pp_.data() + (iz * n[1] + iy) * n[0];
       for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix)
-        row[ix] = static_cast<Real>(store_half(static_cast<float>(row[ix]), s));
+        row[ix] = static_cast<Real>(store_half(static_cast<float>(row[ix]), s, half_format_));
     }
 }
 
 template <class Real>
-void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fields) {
+void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fields, HalfFormat format) {
   if constexpr (!std::is_same_v<Real, float>) {
     throw Error("half-precision storage is emulated for the float wavefield only");
   } else {
@@ -57,11 +57,12 @@ void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fiel
       float largest = 0;
       for (float v : m_) largest = std::max(largest, std::abs(v));
       const float sm = power_of_two_below(largest > 0 ? largest : 1.0f);
-      for (float& v : m_) v = store_half(v, sm);
+      for (float& v : m_) v = store_half(v, sm, format);
       model_half_ = true;
     }
     half_scale_ = field_scale;
     half_fields_ = fields;
+    half_format_ = format;
   }
 }
 
@@ -98,7 +99,7 @@ void CpuWave<Real>::inject(const PointSet& ps, long long point, double value, co
     if (!inside) continue;
     pp_[i] += static_cast<Real>(scale(i) * ps.weight[e] * value);
     if (half_fields_ == HalfFields::levels)  // the injection stores the level again
-      pp_[i] = static_cast<Real>(store_half(static_cast<float>(pp_[i]), half_scale_));
+      pp_[i] = static_cast<Real>(store_half(static_cast<float>(pp_[i]), half_scale_, half_format_));
   }
 }
 
@@ -112,8 +113,8 @@ void CpuWave<Real>::finish() {
     const long long n = pb_.grid.cells();
 #pragma omp parallel for schedule(static)
     for (long long i = 0; i < n; ++i) {
-      const float d = store_half(static_cast<float>(pp_[i]) - static_cast<float>(p_[i]), sd);
-      const float next = store_half(static_cast<float>(p_[i]) + d, s);
+      const float d = store_half(static_cast<float>(pp_[i]) - static_cast<float>(p_[i]), sd, half_format_);
+      const float next = store_half(static_cast<float>(p_[i]) + d, s, half_format_);
       pp_[i] = static_cast<Real>(next);
       p_[i] = static_cast<Real>(next - d);
     }

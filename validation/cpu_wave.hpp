@@ -36,7 +36,7 @@ class CpuWave {
   // and from now on the levels stored hold what `fields` keeps in 16 bits: field_scale (a power
   // of two) times binary16 values (increments: field_scale / 4). The arithmetic stays in Real,
   // as a GPU kernel that loads halves, computes in float and stores halves.
-  void store_as_half(float field_scale, bool model, HalfFields fields);
+  void store_as_half(float field_scale, bool model, HalfFields fields, HalfFormat format = HalfFormat::binary16);
   float half_scale() const { return half_scale_; }  // 0: Real storage
   // The largest value one step's injection of a point set adds to a cell, for a source term of
   // magnitude `value` (as passed to inject).
@@ -61,7 +61,8 @@ class CpuWave {
   std::vector<Real> p_, pp_;                   // current and previous level
   float half_scale_ = 0;                       // store_as_half's field scale; 0: Real storage
   HalfFields half_fields_ = HalfFields::none;  // store_as_half's scheme
-  bool model_half_ = false;                    // the model was rounded (once)
+  HalfFormat half_format_ = HalfFormat::binary16;
+  bool model_half_ = false;  // the model was rounded (once)
 };
 
 extern template class CpuWave<float>;

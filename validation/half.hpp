@@ -30,9 +30,22 @@ inline float round_to_half(float x) {
   return std::bit_cast<float>(sign | a);
 }
 
-// A value stored as `scale` (a power of two) times a binary16 value.
-inline float store_half(float x, float scale) {
-  return scale * round_to_half(x / scale);
+// Round a float to the nearest bfloat16 value (8 significant bits, float's exponent range; ties
+// to even), returned as a float; NaN stays NaN, values beyond the largest bfloat16 become +-Inf.
+inline float round_to_bfloat16(float x) {
+  const uint32_t u = std::bit_cast<uint32_t>(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return x;  // NaN
+  const uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  return std::bit_cast<float>(r);
+}
+
+// The 16-bit formats a study can store in: IEEE binary16 (11 significant bits, range 2^-24 ..
+// 65504) or bfloat16 (8 significant bits, float's range).
+enum class HalfFormat { binary16, bfloat16 };
+
+// A value stored as `scale` (a power of two) times a 16-bit value.
+inline float store_half(float x, float scale, HalfFormat format = HalfFormat::binary16) {
+  return scale * (format == HalfFormat::binary16 ? round_to_half(x / scale) : round_to_bfloat16(x / scale));
 }
 
 // What a half-storage scheme keeps in 16 bits of the two time levels of a leapfrog field:
