@@ -3,12 +3,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
 #include <type_traits>
 
 #include "base/error.hpp"
 #include "validation/cpu_halo.hpp"
+#include "validation/norms.hpp"
 
 namespace seisrtm::validation {
 
@@ -264,16 +264,12 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
   Wave r(pb_);
   if constexpr (std::is_same_v<Wave, CpuWave<float>>) {
     if (half_peak_exponent_) {
-      // The field scale: the power of two 2^-e below one step's largest injection.
-      auto scale_for = [&](double peak) {
-        if (!(peak > 0)) throw Error("half-precision storage: a field injects nothing to scale it by");
-        return std::ldexp(power_of_two_below(static_cast<float>(peak)), -*half_peak_exponent_);
-      };
-      double wmax = 0, dmax = 0;
-      for (float w : pb_.wavelet) wmax = std::max(wmax, std::abs(double(w)));
-      for (long long i = 0; i < pb_.receivers.size() * nt; ++i) dmax = std::max(dmax, std::abs(double(data[i])));
-      s.store_as_half(scale_for(s.injection_peak(src, wmax / pb_.cell_volume())), true, HalfFields::levels);
-      r.store_as_half(scale_for(r.injection_peak(pb_.receivers, dmax)), true, HalfFields::levels);
+      const double wmax = max_abs(pb_.wavelet.data(), pb_.wavelet.size());
+      const double dmax = max_abs(data, static_cast<size_t>(pb_.receivers.size() * nt));
+      const int e = *half_peak_exponent_;
+      s.store_as_half(half_field_scale(s.injection_peak(src, wmax / pb_.cell_volume()), e, "the source"), true,
+                      HalfFields::levels);
+      r.store_as_half(half_field_scale(r.injection_peak(pb_.receivers, dmax), e, "the data"), true, HalfFields::levels);
     }
   }
   const std::vector<long long> at = storage_index(s, g, shell_);

@@ -9,6 +9,7 @@
 #include "base/error.hpp"
 #include "validation/cpu_halo.hpp"
 #include "validation/half.hpp"
+#include "validation/norms.hpp"
 
 namespace seisrtm::validation {
 
@@ -45,12 +46,10 @@ void CpuPropagator::begin_shot(long long shot) {
   else
     wave_->zero();
   if (half_peak_exponent_) {
-    double wmax = 0;
-    for (float w : problem_.wavelet) wmax = std::max(wmax, std::abs(double(w)));
+    const double wmax = max_abs(problem_.wavelet.data(), problem_.wavelet.size());
     const double peak = wave_->injection_peak(problem_.shots[shot], wmax / problem_.cell_volume());
-    if (!(peak > 0)) throw Error("half-precision storage: the shot injects nothing to scale the fields by");
-    wave_->store_as_half(std::ldexp(power_of_two_below(static_cast<float>(peak)), -*half_peak_exponent_), half_model_,
-                         half_fields_, half_format_);
+    wave_->store_as_half(half_field_scale(peak, *half_peak_exponent_, "the shot"), half_model_, half_fields_,
+                         half_format_);
   }
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }

@@ -5,7 +5,11 @@
 // (ties to even), to multiples of 2^-24 below the smallest normal half 2^-14, to +-Inf at and
 // beyond 65520 (the largest half is 65504).
 #include <bit>
+#include <cmath>
 #include <cstdint>
+#include <string>
+
+#include "base/error.hpp"
 
 namespace seisrtm::validation {
 
@@ -63,6 +67,14 @@ enum class HalfFields { none, levels, increments };
 inline float power_of_two_below(float value) {
   const uint32_t u = std::bit_cast<uint32_t>(value) & 0x7f800000u;
   return std::bit_cast<float>(u == 0 ? 0x00800000u : u);
+}
+
+// The scale of a field stored in halves: the power of two that puts `peak` (one step's largest
+// injection into the field) in [2^e, 2^(e+1)), e = peak_exponent. `field` names it in the error
+// for a field that injects nothing.
+inline float half_field_scale(double peak, int peak_exponent, const std::string& field) {
+  if (!(peak > 0)) throw Error("half-precision storage: " + field + " injects nothing to scale the field by");
+  return std::ldexp(power_of_two_below(static_cast<float>(peak)), -peak_exponent);
 }
 
 }  // namespace seisrtm::validation
