@@ -34,11 +34,10 @@ const char* fused_shape_name(kernels::FusedShape s) {
 // against 6.56 for `compact`; with compressible memory `compact` 5.00 s against 5.75), or
 // SEISRTM_FUSED_SHAPE (wide, compact, compact1) for an A/B in `seisrtm bench --rtm`.
 kernels::FusedShape fused_shape_for(bool compressible) {
-  const char* e = std::getenv("SEISRTM_FUSED_SHAPE");
-  if (e == nullptr || *e == 0) return compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide;
-  for (auto s : {kernels::FusedShape::wide, kernels::FusedShape::compact, kernels::FusedShape::compact1})
-    if (std::string(e) == fused_shape_name(s)) return s;
-  throw Error(std::string("environment variable SEISRTM_FUSED_SHAPE is '") + e + "'; valid: wide, compact, compact1");
+  constexpr kernels::FusedShape all[] = {kernels::FusedShape::wide, kernels::FusedShape::compact,
+                                         kernels::FusedShape::compact1};
+  return env_choice("SEISRTM_FUSED_SHAPE", all, fused_shape_name,
+                    compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
 }
 
 // The interior and inner boxes of a migration (solver/migration.hpp): the whole grid's, or
@@ -598,7 +597,8 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
     d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
   d.fused_shape = fused_shape_for(d.s[0].compressible());
-  d.shape = tma_shape_for(pb.radius, d.s[0].compressible());
+  if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
+    d.shape = tma_shape_for(pb.radius, d.s[0].compressible());
   d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);

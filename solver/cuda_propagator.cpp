@@ -46,11 +46,8 @@ CudaOptions cuda_options(const Config& c) {
 }
 
 kernels::TmaShape tma_shape_for(int radius, bool compressible) {
-  const char* e = std::getenv("SEISRTM_TMA_SHAPE");
-  if (e == nullptr || *e == 0) return kernels::tma_shape_policy(radius, compressible);
-  for (auto shape : kernels::kTmaShapes)
-    if (std::string(e) == kernels::tma_shape_name(shape)) return shape;
-  throw Error(std::string("environment variable SEISRTM_TMA_SHAPE is '") + e + "'; valid: rows2, rows4, pairs");
+  return env_choice("SEISRTM_TMA_SHAPE", kernels::kTmaShapes, kernels::tma_shape_name,
+                    kernels::tma_shape_policy(radius, compressible));
 }
 
 void select_device(const CudaOptions& o) {
@@ -408,7 +405,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
 
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  d.shape = tma_shape_for(pb.radius, d.buf[0].compressible());
+  if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
+    d.shape = tma_shape_for(pb.radius, d.buf[0].compressible());
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.

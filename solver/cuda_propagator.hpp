@@ -3,11 +3,14 @@
 // section 5). Three volumes live on the device (p, p_prev, m = v^2 dt^2), plus one spare when
 // snapshots are taken; the damping profiles are three 1D arrays. vti and tti keep q and its
 // previous level and the model volumes of kernels/tti.hpp too (7 and 9 volumes).
+#include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "kernels/acoustic.hpp"
 #include "kernels/tti.hpp"
 #include "solver/decomposition.hpp"
@@ -28,8 +31,22 @@ struct CudaOptions {
 // From the config: solver.kernel auto is tma where the device has it (compute capability 9.0),
 // else smem.
 CudaOptions cuda_options(const Config& c);
+// A launch choice from environment variable `var` (an A/B hook of `seisrtm bench` and the GPU
+// tests): the value of `all` whose name(value) it holds, `fallback` when it is unset or empty;
+// any other text is refused, naming the variable and the valid names.
+template <class E, std::size_t N>
+E env_choice(const char* var, const E (&all)[N], const char* (*name)(E), E fallback) {
+  const char* e = std::getenv(var);
+  if (e == nullptr || *e == 0) return fallback;
+  std::string valid;
+  for (E v : all) {
+    if (std::string(e) == name(v)) return v;
+    valid += (valid.empty() ? "" : ", ") + std::string(name(v));
+  }
+  throw Error(std::string("environment variable ") + var + " is '" + e + "'; valid: " + valid);
+}
 // The acoustic tma kernel's shape for a radius and memory kind: kernels::tma_shape_policy, or
-// SEISRTM_TMA_SHAPE=rows2|rows4|pairs (an A/B in `seisrtm bench`; the GPU tests run each).
+// SEISRTM_TMA_SHAPE=rows2|rows4|pairs (the GPU tests run each).
 kernels::TmaShape tma_shape_for(int radius, bool compressible);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
