@@ -73,11 +73,23 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
       throw Error("bench --memory: '" + m + "' is not a memory kind; valid: plain, compressible");
     a.memories.push_back(m);
   }
+  if (!b.storages.empty()) {
+    a.storages.clear();
+    for (const auto& st : split(b.storages)) {
+      if (st != "fp32" && st != "fp16")
+        throw Error("bench --storage: '" + st + "' is not a storage; valid: fp32, fp16");
+      if (st == "fp16" && b.equation != "acoustic")
+        throw Error("bench --storage: fp16 is for --equation acoustic only; " + b.equation + " stores fp32");
+      if (st == "fp16" && std::find(a.variants.begin(), a.variants.end(), "smem") != a.variants.end())
+        throw Error("bench --storage: fp16 has no smem variant; use --variants tma or naive");
+      if (std::find(a.storages.begin(), a.storages.end(), st) == a.storages.end()) a.storages.push_back(st);
+    }
+  }
   for (const auto& s : split(steps)) a.steps.push_back(positive(s, "--steps", "positive step counts, e.g. 100,1000"));
   std::sort(a.steps.begin(), a.steps.end());
   a.steps.erase(std::unique(a.steps.begin(), a.steps.end()), a.steps.end());
-  if (a.variants.empty() || a.z_blocks.empty() || a.memories.empty() || a.steps.empty())
-    throw Error("bench: every axis (--variants, --z-block, --memory, --steps) needs at least one value");
+  if (a.variants.empty() || a.z_blocks.empty() || a.memories.empty() || a.steps.empty() || a.storages.empty())
+    throw Error("bench: every axis (--variants, --z-block, --memory, --storage, --steps) needs at least one value");
   a.repeat = b.repeat > 0 ? b.repeat : 3;
   if (b.repeat < 0) throw Error("bench --repeat must be >= 1");
   a.size = b.size > 0 ? b.size : q ? 512 : 800;
@@ -145,6 +157,8 @@ int cmd_bench(const BenchOptions& b) {
   const Axes a = resolve_axes(bb, g);
   const Config cfg = bench_config(bb, a);
   if (b.rtm) {
+    if (a.storages != std::vector<std::string>{"fp32"})
+      throw Error("bench --rtm measures fp32 storage only (migrate stores fp32); drop --storage");
     if (a.steps.size() != 1) throw Error("bench --rtm takes one step count (--steps 1000)");
     return bench_rtm(bb, cfg);
   }

@@ -11,6 +11,7 @@
 #include "solver/cuda_propagator.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
+#include "solver/storage.hpp"
 #include "solver/survey.hpp"
 #include "validation/cpu_propagator.hpp"
 
@@ -64,7 +65,12 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
           if (b == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
           return std::make_unique<CudaPropagator>(slab_pb, cuda_options(slab_pb.config), s);
         });
-  if (b == "cpu") return std::make_unique<validation::CpuPropagator>(p);
+  if (b == "cpu") {
+    auto cpu = std::make_unique<validation::CpuPropagator>(p);
+    // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
+    if (p.config.solver.storage == "fp16") cpu->store_as_half(kHalfPeakExponent);
+    return cpu;
+  }
   return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
 }
 

@@ -44,6 +44,7 @@ struct BenchOptions {
   int damping_width = -1;              // cells; -1: 20, or the config's
   std::string equation = "acoustic";
   std::string variants, z_blocks, memories, steps;  // comma-separated axes; empty: the defaults
+  std::string storages;                             // comma-separated: fp32,fp16; empty: fp32
   int repeat = 0;                                   // timed runs per cell (0: 3)
   bool quick = false;                               // a smaller study that finishes in about a minute
   std::string csv, json, plot;                      // output files

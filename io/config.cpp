@@ -462,12 +462,32 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto solver = root.child("solver");
-  solver.allow_only({"backend", "threads", "kernel", "z_block", "memory", "graphs", "device", "decomposition"});
+  solver.allow_only(
+      {"backend", "threads", "kernel", "z_block", "memory", "storage", "graphs", "device", "decomposition"});
   c.solver.decomposition = solver.choice("decomposition", c.solver.decomposition, {"none", "z"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
   c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, std::numeric_limits<int>::max(),
                                                         "planes (0 = the whole column)"));
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
+  c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
+  if (c.solver.storage == "fp16") {
+    // What fp16 storage exists for: the acoustic forward step of one device (naive and tma
+    // kernels, or the CPU backend's emulation).
+    const std::string key = "config key 'solver.storage' = fp16 ";
+    if (c.physics.equation != "acoustic")
+      throw Error(key + "applies to physics.equation acoustic only, but it is " + c.physics.equation +
+                  " (vti and tti store fp32); set solver.storage: fp32");
+    if (migration)
+      throw Error(key +
+                  "applies to forward modeling (run, validate, bench); migrate stores fp32: set solver.storage: "
+                  "fp32");
+    if (c.solver.decomposition == "z")
+      throw Error(key +
+                  "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "
+                  "solver.storage: fp32 or solver.decomposition: none");
+    if (c.solver.kernel == "smem")
+      throw Error(key + "runs with solver.kernel tma, naive or auto; smem stores fp32 only");
+  }
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
   c.solver.device = static_cast<int>(
       solver.integer_in("device", c.solver.device, 0, 1023, "a CUDA device index (seisrtm info lists them)"));
@@ -654,6 +674,7 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "kernel" << YAML::Value << c.solver.kernel;
   e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
   e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
+  e << YAML::Key << "storage" << YAML::Value << c.solver.storage;
   e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
   e << YAML::Key << "device" << YAML::Value << c.solver.device;
   e << YAML::Key << "decomposition" << YAML::Value << c.solver.decomposition << YAML::EndMap;

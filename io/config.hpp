@@ -135,8 +135,11 @@ struct SolverConfig {
   std::string kernel = "auto";   // cuda: naive | smem | tma | auto (= tma)
   int z_block = 32;              // cuda: planes per block along z; 0 = the whole column
   std::string memory = "plain";  // cuda: plain | compressible
-  bool graphs = true;            // cuda: time loop as CUDA graphs
-  int device = 0;                // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)
+  // fp32 | fp16: wavefields and model in 16 bits, arithmetic in fp32 (acoustic forward runs;
+  // kernels/acoustic.hpp, Storage; the CPU backend emulates it, validation/half.hpp).
+  std::string storage = "fp32";
+  bool graphs = true;  // cuda: time loop as CUDA graphs
+  int device = 0;      // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)
   // Under mpirun: none = shots across ranks; z = every shot over all ranks, the grid split into
   // z slabs (solver/decomposition.hpp).
   std::string decomposition = "none";

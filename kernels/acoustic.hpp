@@ -3,7 +3,8 @@
 // sees only these declarations; the kernels live in acoustic_*.cu.
 //
 // One step: pn = [2 p - (1 - s) pn + m L p] / (1 + s), with pn holding p^{n-1} on entry.
-// Memory movement: read p, pn, m; write pn: 16 bytes per cell per step in fp32.
+// Memory movement: read p, pn, m; write pn: 16 bytes per cell per step in fp32, 8 in fp16.
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <array>
@@ -12,10 +13,25 @@ namespace seisrtm::kernels {
 
 inline constexpr int kMaxRadius = 8;
 
-struct AcousticArgs {
-  const float* p = nullptr;       // p^n
-  float* pn = nullptr;            // p^{n-1} on entry, p^{n+1} on exit
-  const float* m = nullptr;       // v^2 dt^2
+// How the wavefields and the model are stored (solver.storage): fp32, or fp16 (IEEE binary16)
+// with the arithmetic in fp32. In fp16 the fields hold p / s and the model m / s_m, s and s_m
+// powers of two (the host picks them, solver/cuda_propagator.cpp); the step is linear in p, so
+// it runs on p / s unchanged, and s_m is folded into the weights cx, cy, cz (exact: a power of
+// two), which leaves the products m lap bit for bit those of the unscaled values.
+enum class Storage { fp32, fp16 };
+inline constexpr Storage kStorages[] = {Storage::fp32, Storage::fp16};
+constexpr const char* storage_name(Storage s) {
+  return s == Storage::fp16 ? "fp16" : "fp32";
+}
+constexpr int storage_bytes(Storage s) {
+  return s == Storage::fp16 ? 2 : 4;
+}
+
+template <class T>
+struct AcousticArgsT {
+  const T* p = nullptr;           // p^n
+  T* pn = nullptr;                // p^{n-1} on entry, p^{n+1} on exit
+  const T* m = nullptr;           // v^2 dt^2
   const float* damp_x = nullptr;  // sigma dt / 2 per x index (1D)
   const float* damp_y = nullptr;
   const float* damp_z = nullptr;
@@ -28,6 +44,8 @@ struct AcousticArgs {
   int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
   __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
 };
+using AcousticArgs = AcousticArgsT<float>;
+using AcousticArgsHalf = AcousticArgsT<__half>;
 
 enum class Variant { naive, smem, tma };
 
@@ -78,25 +96,30 @@ struct TmaMaps {
   const void* m = nullptr;
 };
 
-// The TMA box for a radius. Its x start must sit on a 16-byte boundary (a box starting at
-// x0 - 1 or x0 - 2 stopped the copy engine with an illegal-instruction error on an H100), so
-// the left halo is widened to HX = R rounded up to 4 floats; the width BX + HX + R is rounded
-// up to 8 floats. Height: the block's rows plus 2R.
-constexpr int tma_halo_x(int radius) {
-  return (radius + 3) / 4 * 4;
+// The TMA box for a radius and element size (4: fp32, 2: fp16). Its x start must sit on a
+// 16-byte boundary (a box starting at x0 - 1 or x0 - 2 stopped the copy engine with an
+// illegal-instruction error on an H100), so the left halo is widened to HX = R rounded up to 16
+// bytes (4 floats, 8 halves); the width BX + HX + R is rounded up to 8 elements (a row of the
+// box a multiple of 16 bytes in either size). Height: the block's rows plus 2R.
+constexpr int tma_halo_x(int radius, int element_bytes = 4) {
+  const int per16 = 16 / element_bytes;
+  return (radius + per16 - 1) / per16 * per16;
 }
-constexpr int tma_tile_width(int radius) {
-  return (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 7) / 8 * 8;
+constexpr int tma_tile_width(int radius, int element_bytes = 4) {
+  return (TmaPolicy::kBlockX + tma_halo_x(radius, element_bytes) + radius + 7) / 8 * 8;
 }
 constexpr int tma_tile_height(int radius) {
   return TmaPolicy::kTileY + 2 * radius;
 }
-std::array<int, 3> tma_box(int radius);
+std::array<int, 3> tma_box(int radius, int element_bytes = 4);
 std::array<int, 3> tma_center_box();
 
 // Runs one step. `maps` (CUtensorMaps of p, p_prev and m) and `shape` are needed by tma.
 // z_block: planes per block along z (0 = the whole column); ignored by naive.
 void launch_acoustic_step(const AcousticArgs& args, Variant variant, int radius, int z_block, const TmaMaps& maps,
+                          TmaShape shape, cudaStream_t stream);
+// The same in fp16 storage (naive and tma; the maps encoded over halves with tma_box(radius, 2)).
+void launch_acoustic_step(const AcousticArgsHalf& args, Variant variant, int radius, int z_block, const TmaMaps& maps,
                           TmaShape shape, cudaStream_t stream);
 
 // Sources and receivers. The step index n is read from *d_step (device memory), so a captured
@@ -109,11 +132,16 @@ struct PointArgs {
   int receivers = 0;
 };
 void launch_inject(float* pn, const PointArgs& src, const float* d_wavelet, const int* d_step, cudaStream_t stream);
+// fp16 storage: the sum formed in float and rounded once to half (coef already divided by s).
+void launch_inject(__half* pn, const PointArgs& src, const float* d_wavelet, const int* d_step, cudaStream_t stream);
 // traces[(n % block_steps) * receivers + r] = sum_e coef_e pn[cell_e]
 void launch_record(const float* pn, const PointArgs& rec, float* d_traces, int block_steps, const int* d_step,
+                   cudaStream_t stream);
+void launch_record(const __half* pn, const PointArgs& rec, float* d_traces, int block_steps, const int* d_step,
                    cudaStream_t stream);
 void launch_advance_step(int* d_step, cudaStream_t stream);
 // Sets *d_flag to 1 if any of the n values is NaN or Inf.
 void launch_check_finite(const float* v, long long n, int* d_flag, cudaStream_t stream);
+void launch_check_finite(const __half* v, long long n, int* d_flag, cudaStream_t stream);
 
 }  // namespace seisrtm::kernels

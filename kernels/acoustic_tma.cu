@@ -9,7 +9,9 @@
 // columns in a second ring (lookahead + 1 planes deep, its own mbarriers): read by the threads
 // one plane ahead, they left too few bytes in flight (an A/B on an H100 at 800^3, z_block 32,
 // 2026-11-22: 143 against 157 GCells/s). p_next is written in place over p_prev; a plane's
-// p_prev box is always loaded before that plane is written.
+// p_prev box is always loaded before that plane is written. The element type T is the storage
+// (float, or __half with the arithmetic in float: kernels/acoustic.hpp, Storage): the same
+// march over half the bytes, each value widened as it leaves shared memory.
 #include <cuda.h>
 
 #include <cuda/ptx>
@@ -29,26 +31,27 @@ constexpr int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-template <int Radius, int RY, int CX>
+template <int Radius, int RY, int CX, class T = float>
 struct TmaGeometry {
   // Every shape covers the same kBlockX x kTileY columns (the tensor maps' boxes): TX x TY
   // threads, each marching RY x CX columns (RY stacked in y, CX adjacent in x).
   static constexpr int BX = TmaPolicy::kBlockX, TX = BX / CX, TY = TmaPolicy::kTileY / RY;
   static_assert(TX * CX == BX && TY * RY == TmaPolicy::kTileY, "a shape covers the tile");
   static_assert(CX == 1 || CX == 2, "one or two adjacent columns a thread");
-  static constexpr int TW = tma_tile_width(Radius);
+  static constexpr int TW = tma_tile_width(Radius, sizeof(T));
   static constexpr int TH = tma_tile_height(Radius);
-  static constexpr int HX = tma_halo_x(Radius);
-  static_assert(HX % 2 == 0 && TW % 2 == 0, "8-byte loads of column pairs: even tile offsets");
+  static constexpr int HX = tma_halo_x(Radius, sizeof(T));
+  static_assert(HX % 2 == 0 && TW % 2 == 0, "paired loads of column pairs: even tile offsets");
   static constexpr int kStages = Radius + 1 + TmaPolicy::kLookahead;
-  static constexpr int kStageFloats = round_up(TW * TH, 32);  // stages 128-byte aligned
-  static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
+  static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // elements; stages 128-byte aligned
+  static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   // p_prev and m of the block's own columns, one plane per stage, kFieldStages deep.
   static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
-  static constexpr int kFieldFloats = BX * TmaPolicy::kTileY;  // one array's plane (a multiple of 32)
-  static constexpr unsigned kFieldBytes = 2 * kFieldFloats * sizeof(float);
+  static constexpr int kFieldFloats = BX * TmaPolicy::kTileY;  // one array's plane in elements (128-byte multiple)
+  static_assert(kFieldFloats * sizeof(T) % 128 == 0, "field stages 128-byte aligned");
+  static constexpr unsigned kFieldBytes = 2 * kFieldFloats * sizeof(T);
   static constexpr size_t kSharedBytes =
-      size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
+      size_t(kStages) * kStageFloats * sizeof(T) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = TX * TY;
   // Blocks an SM holds: two below order 16, one at order 16 (its stages take 142 KB).
   static constexpr int kMinBlocks = Radius >= 8 ? 1 : 2;
@@ -58,8 +61,8 @@ struct TmaGeometry {
   static_assert(kMinBlocks * (kSharedBytes + 1024) <= 228 * 1024, "the blocks an SM must hold do not fit its 228 KB");
 };
 
-// CX adjacent values from shared memory (an 8-byte load for a pair: the first column's tile
-// index is even).
+// CX adjacent values from shared memory, as floats (one 8-byte load for a pair of floats, one
+// 4-byte load for a pair of halves: the first column's tile index is even).
 template <int CX>
 __device__ __forceinline__ void load_cx(const float* p, float (&v)[CX]) {
   if constexpr (CX == 2) {
@@ -70,17 +73,27 @@ __device__ __forceinline__ void load_cx(const float* p, float (&v)[CX]) {
     v[0] = p[0];
   }
 }
+template <int CX>
+__device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
+  if constexpr (CX == 2) {
+    const float2 w = __half22float2(*reinterpret_cast<const __half2*>(p));
+    v[0] = w.x;
+    v[1] = w.y;
+  } else {
+    v[0] = __half2float(p[0]);
+  }
+}
 
-template <int Radius, int RY, int CX>
-__global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeometry<Radius, RY, CX>::kMinBlocks)
+template <int Radius, int RY, int CX, class T>
+__global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
-               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgs a, int z_block) {
+               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
   __trap();
 #else
-  using Shape = TmaGeometry<Radius, RY, CX>;
+  using Shape = TmaGeometry<Radius, RY, CX, T>;
   constexpr int BX = Shape::BX, TX = Shape::TX, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
@@ -91,8 +104,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
   // itself (not through an integer cast of its address), so the compiler keeps shared-space
   // loads (LDS) instead of generic ones with 64-bit address arithmetic.
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
-  float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);
-  float* fields = ring + S * SF;  // stage f: p_prev at fields + 2 f FF, m right after
+  T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);
+  T* fields = ring + S * SF;  // stage f: p_prev at fields + 2 f FF, m right after
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
   const int x0 = blockIdx.x * BX, y0 = blockIdx.y * TmaPolicy::kTileY;
@@ -139,7 +152,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
   // first column (clamped: idle threads point at valid memory), advanced a plane stride each
   // plane, so the loop does no 64-bit multiplications.
   bool active[RY][CX];
-  float* out[RY];  // p_next at the current plane, written through the p_prev column
+  T* out[RY];  // p_next at the current plane, written through the p_prev column
   float behind[RY][CX][R], damp_xy[RY][CX];
   const int cx_ = min(ix0, a.nx - 1);
 #pragma unroll
@@ -175,14 +188,14 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
     const int iz = z0 + j;
     float prev[RY][CX], mj[RY][CX];
     wait(&field_bar[f_cur], f_parity);
-    const float* fp = fields + 2 * f_cur * FF + field0;
+    const T* fp = fields + 2 * f_cur * FF + field0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       load_cx<CX>(fp + r * BX, prev[r]);
       load_cx<CX>(fp + FF + r * BX, mj[r]);
     }
     wait(&bar[s_wait], parity);
-    const float* tile = ring + stage[0];
+    const T* tile = ring + stage[0];
     // The columns of the tile through this thread's rows, for the y terms and the centres.
     float col[RY + 2 * R][CX];
 #pragma unroll
@@ -194,7 +207,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
       constexpr int W0 = CX == 2 ? (R % 2 == 0 ? -R : -R - 1) : -R;
       constexpr int WN = CX == 2 ? (CX - 1 + R - W0 + 2) / 2 * 2 : 2 * R + 1;
       float win[WN];
-      const float* row = tile + r * TW;
+      const T* row = tile + r * TW;
 #pragma unroll
       for (int i = 0; i < WN / CX; ++i) {
         float v[CX];
@@ -215,7 +228,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
                  a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
         if (active[r][c]) {
           const float v = detail::leapfrog(cur, prev[r][c], mj[r][c], lap, damp_xy[r][c] + dz);
-          out[r][c] = (a.free_surface && iz == 0) ? 0.0f : v;  // p = 0 on a free surface
+          out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);  // p = 0 on a free surface
         }
 #pragma unroll
         for (int k = R - 1; k > 0; --k) behind[r][c][k] = behind[r][c][k - 1];
@@ -247,23 +260,23 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX>::kThreads, TmaGeom
 
 }  // namespace
 
-template <int Radius, int RY, int CX>
-void launch_tma_shape(const AcousticArgs& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
-  using Shape = TmaGeometry<Radius, RY, CX>;
-  const void* kernel = reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX>);
+template <int Radius, int RY, int CX, class T>
+void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
+  using Shape = TmaGeometry<Radius, RY, CX, T>;
+  const void* kernel = reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T>);
   set_shared_limit_once(kernel, static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(Shape::TX, Shape::TY, 1);
   const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
                   (a.z_end() - a.z_lo + zb - 1) / zb);
-  tma_kernel<Radius, RY, CX><<<grid, block, Shape::kSharedBytes, stream>>>(
+  tma_kernel<Radius, RY, CX, T><<<grid, block, Shape::kSharedBytes, stream>>>(
       *static_cast<const CUtensorMap*>(maps.p), *static_cast<const CUtensorMap*>(maps.p_prev),
       *static_cast<const CUtensorMap*>(maps.m), a, zb);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-template <int Radius>
-void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream) {
+template <int Radius, class T>
+void launch_tma(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream) {
   switch (shape) {
     case TmaShape::rows2:
       return launch_tma_shape<Radius, 2, 1>(a, z_block, maps, stream);
@@ -274,16 +287,20 @@ void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, TmaShap
   }
 }
 
-std::array<int, 3> tma_box(int radius) {
-  return {tma_tile_width(radius), tma_tile_height(radius), 1};
+std::array<int, 3> tma_box(int radius, int element_bytes) {
+  return {tma_tile_width(radius, element_bytes), tma_tile_height(radius), 1};
 }
 std::array<int, 3> tma_center_box() {
   return {TmaPolicy::kBlockX, TmaPolicy::kTileY, 1};
 }
 
-template void launch_tma<1>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
-template void launch_tma<2>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
-template void launch_tma<4>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
-template void launch_tma<8>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t);
+#define SEISRTM_TMA(R)                                                                                  \
+  template void launch_tma<R, float>(const AcousticArgs&, int, const TmaMaps&, TmaShape, cudaStream_t); \
+  template void launch_tma<R, __half>(const AcousticArgsHalf&, int, const TmaMaps&, TmaShape, cudaStream_t);
+SEISRTM_TMA(1)
+SEISRTM_TMA(2)
+SEISRTM_TMA(4)
+SEISRTM_TMA(8)
+#undef SEISRTM_TMA
 
 }  // namespace seisrtm::kernels

@@ -3,10 +3,10 @@
 #include "kernels/acoustic.hpp"
 
 namespace seisrtm::kernels {
-template <int Radius>
-void launch_naive(const AcousticArgs& a, cudaStream_t stream);
+template <int Radius, class T>
+void launch_naive(const AcousticArgsT<T>& a, cudaStream_t stream);
 template <int Radius>
 void launch_smem(const AcousticArgs& a, int z_block, cudaStream_t stream);
-template <int Radius>
-void launch_tma(const AcousticArgs& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream);
+template <int Radius, class T>
+void launch_tma(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, TmaShape shape, cudaStream_t stream);
 }  // namespace seisrtm::kernels

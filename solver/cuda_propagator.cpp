@@ -1,6 +1,7 @@
 #include "solver/cuda_propagator.hpp"
 
 #include <cuda.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +15,7 @@
 #include "solver/device_info.hpp"
 #include "solver/nccl_halo.hpp"
 #include "solver/numerics.hpp"
+#include "solver/storage.hpp"
 #include "solver/tensor_map.hpp"
 
 namespace seisrtm {
@@ -36,8 +38,11 @@ CudaOptions cuda_options(const Config& c) {
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
   // auto without TMA: smem for acoustic, naive for vti/tti (no smem variant there).
+  o.storage = c.solver.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
+  // auto without TMA: smem for acoustic in fp32, naive for fp16 and vti/tti (no smem variant).
   if (k == "auto" && !query_gpu(o.device).tma)
-    o.variant = c.physics.equation == "acoustic" ? kernels::Variant::smem : kernels::Variant::naive;
+    o.variant = c.physics.equation == "acoustic" && o.storage == kernels::Storage::fp32 ? kernels::Variant::smem
+                                                                                        : kernels::Variant::naive;
   o.z_block = c.solver.z_block;
   o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
@@ -124,6 +129,42 @@ DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std
   return b;
 }
 
+namespace {
+
+// The model in fp16 storage: each value computed in double, rounded to float, divided by the
+// scale (the power of two at or below the largest: exact) and rounded to the nearest half, as
+// validation::CpuWave::store_as_half does. *scale receives the scale.
+DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                               const std::function<double(long long)>& value, float* scale) {
+  const long long nx = pb.grid.n[0], ny = pb.grid.n[1], nz = pb.grid.n[2];
+  std::vector<float> v(static_cast<size_t>(nx * ny * nz));
+  float largest = 0;
+#pragma omp parallel for reduction(max : largest) schedule(static)
+  for (long long i = 0; i < nx * ny * nz; ++i) {
+    v[i] = static_cast<float>(value(i));
+    largest = std::max(largest, std::abs(v[i]));
+  }
+  *scale = power_of_two_below(largest > 0 ? largest : 1.0f);
+  const std::size_t bytes = static_cast<std::size_t>(nxp * ny * nz) * sizeof(__half);
+  DeviceBuffer b(bytes, kind, warning);
+  std::vector<__half> h(static_cast<size_t>(nxp * ny * nz), __float2half_rn(0.0f));
+  const float s = *scale;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long z = 0; z < nz; ++z)
+    for (long long y = 0; y < ny; ++y)
+      for (long long x = 0; x < nx; ++x) h[(z * ny + y) * nxp + x] = __float2half_rn(v[(z * ny + y) * nx + x] / s);
+  SEISRTM_CUDA(cudaMemcpy(b.as<void>(), h.data(), bytes, cudaMemcpyHostToDevice));
+  return b;
+}
+
+double largest_magnitude(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::abs(x)));
+  return m;
+}
+
+}  // namespace
+
 TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning) {
   TtiVolumes v;
   v.a = model_volume(pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
@@ -157,7 +198,7 @@ int device_volumes(const Problem& p, const CudaOptions& o) {
 DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   DeviceFootprint f;
   const long long nxp = (p.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
-  f.volume = static_cast<std::size_t>(nxp * p.grid.n[1] * p.grid.n[2]) * sizeof(float);
+  f.volume = static_cast<std::size_t>(nxp * p.grid.n[1] * p.grid.n[2]) * kernels::storage_bytes(o.storage);
   std::size_t small = (p.grid.n[0] + p.grid.n[1] + p.grid.n[2] + p.steps) * sizeof(float);
   small += p.receivers.cell.size() * 12 + p.receivers.offset.size() * 4;
   small += static_cast<std::size_t>(p.receivers.size()) * CudaPropagator::kTraceBlock * sizeof(float);
@@ -183,6 +224,11 @@ struct CudaPropagator::Impl {
   CUtensorMap tmap[2]{};         // p in buf[c], the halo box
   CUtensorMap tmap_center[3]{};  // buf[0], buf[1] and m, the block's own box
   int cur = 0;                   // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
+  // fp16 storage: buf holds p / field_scale (chosen per shot) and m holds m / model_scale, each
+  // a power of two (solver/storage.hpp); 1 in fp32.
+  bool half = false;
+  float field_scale = 1, model_scale = 1;
+  std::vector<__half> host_halves;  // a wavefield on its way out
   long long n_done = 0;
   int src_entries = 0;
   int src_edge_entries = 0;          // a slab's: the first entries lie on its edge planes
@@ -221,6 +267,39 @@ struct CudaPropagator::Impl {
 
   kernels::AcousticArgs args(int c) const {
     return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
+  }
+  // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
+  kernels::AcousticArgsHalf half_args(int c) const {
+    const kernels::AcousticArgs f = acoustic_args(pb, nxp, nullptr, nullptr, nullptr, damp);
+    kernels::AcousticArgsHalf a;
+    a.p = buf[c].as<__half>();
+    a.pn = buf[1 - c].as<__half>();
+    a.m = m.as<__half>();
+    a.damp_x = f.damp_x, a.damp_y = f.damp_y, a.damp_z = f.damp_z;
+    a.nx = f.nx, a.ny = f.ny, a.nz = f.nz;
+    a.sy = f.sy, a.sz = f.sz;
+    for (int k = 0; k <= kernels::kMaxRadius; ++k) {
+      a.cx[k] = f.cx[k] * model_scale;
+      a.cy[k] = f.cy[k] * model_scale;
+      a.cz[k] = f.cz[k] * model_scale;
+    }
+    a.free_surface = f.free_surface;
+    a.z_lo = f.z_lo, a.z_hi = f.z_hi;
+    return a;
+  }
+  // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
+  // elements, halves in fp16).
+  void unpack(const void* rows, float* out) {
+    if (!half) {
+      const float* r = static_cast<const float*>(rows);
+      for (long long k = 0; k < ny * nz; ++k) std::memcpy(out + k * nx, r + k * nxp, nx * sizeof(float));
+      return;
+    }
+    const __half* r = static_cast<const __half*>(rows);
+    const float s = field_scale;
+#pragma omp parallel for schedule(static)
+    for (long long k = 0; k < ny * nz; ++k)
+      for (long long x = 0; x < nx; ++x) out[k * nx + x] = __half2float(r[k * nxp + x]) * s;
   }
 
   long long padded(long long cell) const {
@@ -293,6 +372,7 @@ struct CudaPropagator::Impl {
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
     if (halo && halo->connected()) return slab_step(c);
+    if (half) return half_step(c);
     const kernels::AcousticArgs a = args(c);
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
     if (anisotropic) {
@@ -311,6 +391,19 @@ struct CudaPropagator::Impl {
       const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
       kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
     }
+    kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
+                           static_cast<int>(pb.receivers.size())};
+    kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
+    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
+  }
+
+  // One step in fp16 storage (no slab: the config refuses a decomposition with it).
+  void half_step(int c) {
+    const kernels::AcousticArgsHalf a = half_args(c);
+    const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
+    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
+    kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
     kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
     kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
                            static_cast<int>(pb.receivers.size())};
@@ -348,11 +441,12 @@ struct CudaPropagator::Impl {
         encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius));
       return;
     }
+    const int eb = kernels::storage_bytes(opt.storage);
     for (int c = 0; c < 2; ++c) {
-      encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius));
-      encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box());
+      encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius, eb), eb);
+      encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
     }
-    encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box());
+    encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
   }
 
   // Copies trace rows [from, to) of the device block into host_traces ([receiver][step]).
@@ -364,18 +458,31 @@ struct CudaPropagator::Impl {
     SEISRTM_CUDA(cudaMemcpyAsync(block_rows.data(), d_traces.as<float>() + r0 * nrec, rows * nrec * sizeof(float),
                                  cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+    // fp16: the receivers read p / field_scale; times the scale (a power of two: exact).
     for (long long k = 0; k < rows; ++k)
-      for (long long r = 0; r < nrec; ++r) host_traces[r * pb.steps + from + k] = block_rows[k * nrec + r];
+      for (long long r = 0; r < nrec; ++r)
+        host_traces[r * pb.steps + from + k] = block_rows[k * nrec + r] * field_scale;
   }
 
   void check_finite(long long n) {
     SEISRTM_CUDA(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream.get()));
-    kernels::launch_check_finite(buf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    if (half)
+      kernels::launch_check_finite(buf[cur].as<__half>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    else
+      kernels::launch_check_finite(buf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
     if (anisotropic) kernels::launch_check_finite(qbuf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
     int h = 0;
     SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
     if (slab) h = any_rank(h != 0);  // every slab stops at the same step
+    if (h && half)                   // overflow of a half: beyond 65504 field scales
+      throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
+                          " with solver.storage fp16: a value beyond the half's range (65504 x the field scale " +
+                          std::to_string(field_scale) + ", set for the source's largest injection at 2^" +
+                          std::to_string(kHalfPeakExponent) +
+                          "), or an unstable run; rerun with solver.storage: fp32 (and check time.dt, largest "
+                          "stable: " +
+                          std::to_string(pb.dt_max) + " s)");
     if (h)
       throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
                           ": the run is unstable; check time.dt (largest stable: " + std::to_string(pb.dt_max) +
@@ -403,6 +510,9 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
                 " volumes of " + gib(fp.volume) + " plus buffers) but the GPU has " + gib(free_b) + " free of " +
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
+  d.half = opt.storage == kernels::Storage::fp16;
+  if (d.half && (pb.anisotropic() || opt.variant == kernels::Variant::smem))
+    throw Error("solver.storage fp16 runs the acoustic equation with solver.kernel tma or naive only");
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
@@ -411,8 +521,12 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.
   const double dt2 = pb.dt * pb.dt;
-  d.m = model_volume(pb, d.nxp, opt.memory, &warning,
-                     [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
+  auto m_value = [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; };
+  if (d.half) {
+    d.m = half_model_volume(pb, d.nxp, opt.memory, &warning, m_value, &d.model_scale);
+  } else {
+    d.m = model_volume(pb, d.nxp, opt.memory, &warning, m_value);
+  }
   d.anisotropic = pb.anisotropic();
   d.tilted = pb.equation == "tti";
   if (d.anisotropic) {
@@ -440,7 +554,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   d.d_traces =
       DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
   d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
-  if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));
+  if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));  // halves in fp16
   if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
   // A first launch outside any capture sets the kernels' attributes (shared-memory limits).
   begin_shot(0);
@@ -493,7 +607,8 @@ std::string CudaPropagator::name() const {
   const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
                                 ? std::string(" (") + kernels::tma_shape_name(d.shape) + ")"
                                 : "";
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + ", z_block " +
+  const std::string storage = d.half ? ", fp16 storage" : "";
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + storage + ", z_block " +
          std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
          " memory, graphs " + (d.opt.graphs ? "on" : "off") + " on " + g.name;
 }
@@ -537,6 +652,12 @@ void CudaPropagator::begin_shot(long long shot) {
     d.src_edge_entries = static_cast<int>(std::count_if(order.begin(), order.end(), edge));
     cells.swap(c2);
     coef.swap(w2);
+  }
+  if (d.half) {  // the shot's field scale; the source adds to p / s (a power of two: exact)
+    const double wmax = largest_magnitude(d.pb.wavelet);
+    d.field_scale =
+        half_field_scale(injection_peak(d.pb, src, wmax / d.pb.cell_volume()), kHalfPeakExponent, "the shot");
+    for (float& w : coef) w /= d.field_scale;
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
   d.src_cells = upload(cells);
@@ -601,6 +722,14 @@ void CudaPropagator::advance(long long first, long long count) {
 
 void CudaPropagator::wavefield(float* out) {
   Impl& d = *impl_;
+  if (d.half) {
+    d.host_halves.resize(static_cast<size_t>(d.nxp * d.ny * d.nz));
+    SEISRTM_CUDA(cudaMemcpyAsync(d.host_halves.data(), d.buf[d.cur].as<void>(), d.buf[d.cur].bytes(),
+                                 cudaMemcpyDeviceToHost, d.stream.get()));
+    SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
+    d.unpack(d.host_halves.data(), out);
+    return;
+  }
   SEISRTM_CUDA(cudaMemcpy2DAsync(out, d.nx * sizeof(float), d.buf[d.cur].as<float>(), d.nxp * sizeof(float),
                                  d.nx * sizeof(float), d.ny * d.nz, cudaMemcpyDeviceToHost, d.stream.get()));
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
@@ -630,7 +759,7 @@ void CudaPropagator::receive_wavefield(float* out) {
   Impl& d = *impl_;
   if (!d.pinned) return Propagator::receive_wavefield(out);
   SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
-  for (long long r = 0; r < d.ny * d.nz; ++r) std::memcpy(out + r * d.nx, d.pinned + r * d.nxp, d.nx * sizeof(float));
+  d.unpack(d.pinned, out);
   d.snapshot_pending = false;
 }
 

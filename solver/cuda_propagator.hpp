@@ -23,13 +23,15 @@ struct CudaOptions {
   kernels::Variant variant = kernels::Variant::tma;
   int z_block = 0;
   MemoryKind memory = MemoryKind::plain;
+  // fp16: p, p_prev and m in halves (acoustic, naive or tma; solver/storage.hpp for the scales).
+  kernels::Storage storage = kernels::Storage::fp32;
   bool graphs = true;
   bool snapshots = false;  // reserve the spare volume for asynchronous snapshot copies
   int device = 0;          // the CUDA device this propagator runs on (made current by it)
 };
 
 // From the config: solver.kernel auto is tma where the device has it (compute capability 9.0),
-// else smem.
+// else smem (naive for fp16 storage).
 CudaOptions cuda_options(const Config& c);
 // A launch choice from environment variable `var` (an A/B hook of `seisrtm bench` and the GPU
 // tests): the value of `all` whose name(value) it holds, `fallback` when it is unset or empty;

@@ -6,10 +6,10 @@
 
 namespace seisrtm {
 
-// A map over a float volume [nz][ny][nxp] (rows padded to nxp floats) read in boxes of
-// `box` = {x, y, z} elements; out-of-bounds elements read as zero. Throws Error when the
-// driver has no cuTensorMapEncodeTiled or refuses the map.
+// A map over a volume [nz][ny][nxp] of floats (element_bytes 4) or halves (2), rows padded to
+// nxp elements, read in boxes of `box` = {x, y, z} elements; out-of-bounds elements read as
+// zero. Throws Error when the driver has no cuTensorMapEncodeTiled or refuses the map.
 void encode_volume_map(CUtensorMap* map, const void* base, long long nxp, long long ny, long long nz,
-                       const std::array<int, 3>& box);
+                       const std::array<int, 3>& box, int element_bytes = 4);
 
 }  // namespace seisrtm

@@ -52,6 +52,28 @@ TEST_CASE("each bad input names the key and what is valid", "[unit]") {
   CHECK_THROWS_WITH(parse_config("time: {steps: 3}"), Contains("'grid' is required"));
 }
 
+TEST_CASE("solver.storage: fp32 or fp16, fp16 refused where it does not apply, with the key and the way out",
+          "[unit]") {
+  CHECK(parse_config(kBase).solver.storage == "fp32");
+  const Config c = parse_config(kBase, {"solver.storage=fp16"});
+  CHECK(c.solver.storage == "fp16");
+  CHECK_THAT(to_yaml(c), Contains("storage: fp16"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"solver.storage=fp8"}),
+                    Contains("'solver.storage'") && Contains("fp32 | fp16"));
+  CHECK_THROWS_WITH(
+      parse_config(kBase, {"solver.storage=fp16", "physics.equation=tti"}),
+      Contains("'solver.storage' = fp16") && Contains("acoustic only") && Contains("solver.storage: fp32"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"solver.storage=fp16", "solver.kernel=smem"}),
+                    Contains("'solver.storage' = fp16") && Contains("tma, naive or auto"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"solver.storage=fp16", "solver.decomposition=z"}),
+                    Contains("'solver.storage' = fp16") && Contains("solver.decomposition: none"));
+  // The run is told what fp16 storage costs in accuracy, with this config's growth factor.
+  const Problem p = build_problem(parse_config(kBase, {"solver.storage=fp16", "boundary.damping_width=5"}));
+  bool told = false;
+  for (const auto& w : p.warnings) told = told || w.find("solver.storage fp16") != std::string::npos;
+  CHECK(told);
+}
+
 TEST_CASE("problem checks: stability, geometry, sampling", "[unit]") {
   SECTION("an unstable dt gives the largest stable dt") {
     const Config c = parse_config(kBase, {"time.dt=0.01", "boundary.damping_width=5"});

@@ -12,6 +12,7 @@
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
 #include "solver/problem.hpp"
+#include "solver/storage.hpp"
 #include "tests/catch.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
@@ -144,6 +145,93 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
       }
     }
   }
+}
+
+TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory agree with the CPU emulation",
+          "[gpu]") {
+  // The GPU against the CPU's emulation of the same storage (validation/half.hpp) within the
+  // tolerance derived from the emulation's own error against fp32 storage
+  // (validation::half_storage_tolerance); that error bounded below too, so the comparison is
+  // of two half-precision runs, not of two float ones.
+  std::vector<std::pair<std::string, kernels::Variant>> kinds = {{"naive", kernels::Variant::naive}};
+  if (query_gpu().tma)
+    for (auto shape : kernels::kTmaShapes) kinds.emplace_back(kernels::tma_shape_name(shape), kernels::Variant::tma);
+  for (int order : {2, 4, 8, 16}) {
+    for (bool free_surface : {false, true}) {
+      if (free_surface && order != 8) continue;
+      const Problem p = build_problem(
+          parse_config(kGrid, {"physics.space_order=" + std::to_string(order), "solver.storage=fp16",
+                               std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
+      validation::CpuPropagator cpu(p), emu(p);
+      emu.store_as_half(kHalfPeakExponent);
+      const Output ref = run(cpu, p), em = run(emu, p);
+      const double s_field = validation::relative_l2(em.field.data(), ref.field.data(), ref.field.size());
+      const double s_traces = validation::relative_l2(em.traces.data(), ref.traces.data(), ref.traces.size());
+      INFO("order " << order << ": fp16 storage error (emulated) wavefield " << s_field << ", traces " << s_traces);
+      REQUIRE(s_field > 1e-5);
+      REQUIRE(s_traces > 1e-5);
+      const double tol_field = validation::half_storage_tolerance(p, p.steps, s_field);
+      const double tol_traces = validation::half_storage_tolerance(p, p.steps, s_traces);
+      for (const auto& [shape, variant] : kinds) {
+        const ScopedEnv env("SEISRTM_TMA_SHAPE", variant == kernels::Variant::tma ? shape : "");
+        for (int zb : {0, 16, 7}) {
+          if (variant == kernels::Variant::naive && zb != 0) continue;
+          std::map<std::string, Output> results;
+          for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+            CudaOptions o = cuda_options(p.config);
+            o.variant = variant;
+            o.z_block = zb;
+            o.memory = mem;
+            o.graphs = mem == MemoryKind::plain;
+            CudaPropagator gpu(p, o);
+            REQUIRE_THAT(gpu.name(), Contains("fp16 storage"));
+            // Half the bytes of a float volume (rows padded to 32 elements).
+            REQUIRE(gpu.device_memory().volume ==
+                    static_cast<std::size_t>((p.grid.n[0] + 31) / 32 * 32) * p.grid.n[1] * p.grid.n[2] * 2);
+            const Output out = run(gpu, p);
+            const double e_field = validation::relative_l2(out.field.data(), em.field.data(), em.field.size());
+            const double e_traces = validation::relative_l2(out.traces.data(), em.traces.data(), em.traces.size());
+            INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": against the "
+                            << "emulation wavefield " << e_field << " (tolerance " << tol_field << "), traces "
+                            << e_traces << " (tolerance " << tol_traces << ")");
+            CHECK(e_field <= tol_field);
+            CHECK(e_traces <= tol_traces);
+            results[mem == MemoryKind::plain ? "plain+graphs" : "compressible"] = out;
+          }
+          const Output& a = results.at("plain+graphs");
+          const Output& b = results.at("compressible");
+          INFO(shape << " z_block " << zb << " order " << order << ": plain+graphs vs compressible");
+          CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
+          CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("fp16 storage: snapshots and an overflowing field", "[gpu]") {
+  const Problem p = build_problem(parse_config(kGrid, {"output.snapshot_interval=20", "solver.storage=fp16"}));
+  CudaOptions o = cuda_options(p.config);
+  REQUIRE(o.storage == kernels::Storage::fp16);
+  {
+    CudaPropagator gpu(p, o);
+    std::vector<float> direct(p.grid.cells()), async(p.grid.cells());
+    gpu.begin_shot(0);
+    gpu.advance(0, 20);
+    gpu.wavefield(direct.data());
+    gpu.request_wavefield(p.grid.cells());
+    gpu.advance(20, 20);
+    gpu.receive_wavefield(async.data());
+    CHECK(std::memcmp(direct.data(), async.data(), direct.size() * 4) == 0);
+    CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
+  }
+  // An unstable dt overflows the halves: the message names fp16 storage and the way out.
+  Problem q = build_problem(parse_config(kGrid, {"time.steps=1024", "solver.storage=fp16"}));
+  q.dt = 1.6 * q.dt_max;
+  CudaPropagator gpu(q, cuda_options(q.config));
+  gpu.begin_shot(0);
+  CHECK_THROWS_WITH(gpu.advance(0, 1024), Contains("NaN or Inf by step") && Contains("solver.storage fp16") &&
+                                              Contains("solver.storage: fp32"));
 }
 
 TEST_CASE("SEISRTM_TMA_SHAPE outside the shapes is refused, naming the variable and the valid values", "[gpu]") {

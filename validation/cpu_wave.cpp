@@ -68,10 +68,7 @@ void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fiel
 
 template <class Real>
 double CpuWave<Real>::injection_peak(const PointSet& ps, double value) const {
-  double peak = 0;
-  for (long long e = 0; e < ps.offset.back(); ++e)
-    peak = std::max(peak, std::abs(scale(ps.cell[e]) * ps.weight[e] * value));
-  return peak;
+  return seisrtm::injection_peak(pb_, ps, value);  // the CUDA backend's (solver/storage.hpp)
 }
 
 template <class Real>
@@ -85,7 +82,10 @@ double CpuWave<Real>::scale(long long i) const {
   const auto& n = pb_.grid.n;
   const long long ix = i % n[0], iy = (i / n[0]) % n[1], iz = i / (n[0] * n[1]);
   const double s = double(pb_.damping[0][ix]) + pb_.damping[1][iy] + pb_.damping[2][iz];
-  return double(m_[i]) / (1.0 + s);
+  // m as the constructor computes it, before any half rounding of the model: the CUDA backend's
+  // source weights come from the model's values too, whatever the storage.
+  const double m = static_cast<Real>(double(pb_.vp[i]) * pb_.vp[i] * pb_.dt * pb_.dt);
+  return m / (1.0 + s);
 }
 
 template <class Real>

@@ -10,8 +10,12 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "solver/storage.hpp"
 
 namespace seisrtm::validation {
+
+using seisrtm::half_field_scale;
+using seisrtm::power_of_two_below;
 
 inline float round_to_half(float x) {
   const uint32_t u = std::bit_cast<uint32_t>(x);
@@ -61,20 +65,5 @@ inline float store_half(float x, float scale, HalfFormat format = HalfFormat::bi
 //               increment (d ~ w dt p); 10 bytes a cell a step (p read and written to another
 //               buffer, d read and written in place, the model read).
 enum class HalfFields { none, levels, increments };
-
-// The power of two s with value / s in [1, 2): a scale for storing values of magnitude up to
-// `value` as halves.
-inline float power_of_two_below(float value) {
-  const uint32_t u = std::bit_cast<uint32_t>(value) & 0x7f800000u;
-  return std::bit_cast<float>(u == 0 ? 0x00800000u : u);
-}
-
-// The scale of a field stored in halves: the power of two that puts `peak` (one step's largest
-// injection into the field) in [2^e, 2^(e+1)), e = peak_exponent. `field` names it in the error
-// for a field that injects nothing.
-inline float half_field_scale(double peak, int peak_exponent, const std::string& field) {
-  if (!(peak > 0)) throw Error("half-precision storage: " + field + " injects nothing to scale the field by");
-  return std::ldexp(power_of_two_below(static_cast<float>(peak)), -peak_exponent);
-}
 
 }  // namespace seisrtm::validation

@@ -36,6 +36,22 @@ inline double forward_tolerance(const Problem& p, long long steps) {
   return step_rounding_terms(p) * FLT_EPSILON * std::sqrt(double(steps));
 }
 
+// fp16 storage (solver.storage fp16): the relative L2 tolerance of a GPU run against the CPU's
+// emulation of the same storage (validation/half.hpp), given `storage_error`, the emulation's
+// own relative L2 against fp32 storage for the same output. Both store the same halves from
+// float values that differ by the float arithmetic's rounding, at most T eps |x| (the fp32
+// tolerance's per-step bound); a half's relative spacing is at least u = 2^-11, so a stored
+// value rounds to another half with probability at most f = T eps / u, and then differs by one
+// spacing, where a storage rounding differs from the float value by a spacing / sqrt(12) (rms
+// of a uniform error). Both kinds of error enter at the same cells and steps and travel the
+// same way, so their ratio carries over: the GPU's flips give at most sqrt(12 f) times the
+// storage error, beside the float arithmetic's own T eps sqrt(N).
+inline double half_storage_tolerance(const Problem& p, long long steps, double storage_error) {
+  const double u = std::ldexp(1.0, -11);
+  const double f = step_rounding_terms(p) * FLT_EPSILON / u;
+  return forward_tolerance(p, steps) + std::sqrt(12 * f) * storage_error;
+}
+
 // Relative L2 tolerance of a migration of p.steps steps (validate and the GPU tier). Each field
 // carries the forward step's rounding, T eps sqrt(steps); the source field is stepped up to 2 N
 // times (forward, then rebuilt), and an image is a sum of products of two fields, whose relative

@@ -12,11 +12,15 @@
 
 namespace seisrtm::app::bench {
 
-// Bytes a step must move per cell in fp32: acoustic reads p, p_prev, m and writes p_next (16);
-// vti and tti read p, p_prev, q, q_prev and the model volumes (m, a, b; tti also theta, phi) and
-// write p_next and q_next (36; 44): kernels/tti.hpp.
-inline double bytes_per_cell(const Problem& p) {
-  return p.equation == "tti" ? 44 : p.equation == "vti" ? 36 : 16;
+// Bytes a step must move per cell: acoustic reads p, p_prev, m and writes p_next (16 in fp32, 8
+// in fp16 storage); vti and tti (fp32 only) read p, p_prev, q, q_prev and the model volumes (m,
+// a, b; tti also theta, phi) and write p_next and q_next (36; 44): kernels/tti.hpp.
+inline double bytes_per_cell(const Problem& p, const std::string& storage = "fp32") {
+  return p.equation == "tti" ? 44 : p.equation == "vti" ? 36 : storage == "fp16" ? 8 : 16;
+}
+// A variant's name with its storage where that is not fp32 ("tma", "tma fp16").
+inline std::string series_name(const std::string& variant, const std::string& storage) {
+  return storage == "fp32" ? variant : variant + " " + storage;
 }
 
 inline std::string z_name(int z) {
@@ -26,6 +30,7 @@ inline std::string z_name(int z) {
 // The study's axes, resolved from the options and the GPU (defaults filled in, values checked).
 struct Axes {
   std::vector<std::string> variants, memories;
+  std::vector<std::string> storages = {"fp32"};  // solver.storage: fp32, fp16 (acoustic)
   std::vector<int> z_blocks;
   std::vector<long long> steps;  // ascending
   int repeat = 3;
@@ -44,6 +49,7 @@ struct Setup {
 // One measured cell: variant x memory x z_block x steps.
 struct Cell {
   std::string variant, memory;
+  std::string storage = "fp32";
   std::string kernel;  // the propagator's description: variant, launch shape, memory, device
   int z_block = 0;
   long long steps = 0;
@@ -66,8 +72,11 @@ struct Results {
   std::string date;          // UTC, ISO 8601
   std::vector<Copy> copies;  // plain random first
   double copy_plain = 0;     // B/s: the plain memory copy of random data
-  double roof = 0;           // GCells/s at bytes_per_cell and copy_plain
-  long long warm = 0;        // warm-up steps per configuration, not timed
+  double roof = 0;           // GCells/s at bytes_per_cell and copy_plain, fp32 storage
+  double roof_for(const Problem& p, const std::string& storage) const {
+    return copy_plain / bytes_per_cell(p, storage) / 1e9;
+  }
+  long long warm = 0;  // warm-up steps per configuration, not timed
   std::vector<Cell> cells;
 };
 
@@ -90,7 +99,8 @@ void print_header(const Setup& s, const std::string& date);
 // The table per variant (rows memory x steps, columns z_block), the best cell and the command.
 void print_tables(const Setup& s, const Results& r);
 // The cell of variant v, memory m, z_block z (ignored for naive) and s steps; null if not measured.
-const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s);
+const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s,
+                      const std::string& storage = "fp32");
 
 // files.cpp
 void write_csv(const Setup& s, const Results& r);

@@ -79,16 +79,17 @@ void write_csv(const Setup& s, const Results& r) {
          "max,spread,"
          "effective_gb_per_s,bytes_per_cell,fraction_of_copy,fraction_of_same_memory_copy,peak_"
          "device_bytes,"
-         "volume_bytes,seconds\n";
+         "volume_bytes,seconds,storage\n";
   for (const auto& c : r.cells) {
     csv << '"' << s.gpu.name << "\"," << c.variant << "," << c.z_block << "," << c.memory << "," << c.compressible
         << "," << c.steps << "," << c.seconds.size() << "," << c.median << "," << c.lo << "," << c.hi << ","
-        << c.spread() << "," << c.median * bytes_per_cell(s.problem) << "," << bytes_per_cell(s.problem) << ","
-        << c.median * bytes_per_cell(s.problem) * 1e9 / r.copy_plain << ","
-        << c.median * bytes_per_cell(s.problem) * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << ","
+        << c.spread() << "," << c.median * bytes_per_cell(s.problem, c.storage) << ","
+        << bytes_per_cell(s.problem, c.storage) << ","
+        << c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / r.copy_plain << ","
+        << c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << ","
         << c.volume_bytes << ",";
     for (size_t i = 0; i < c.seconds.size(); ++i) csv << (i ? ";" : "") << c.seconds[i];
-    csv << "\n";
+    csv << "," << c.storage << "\n";
   }
   write_text(s.options.csv, csv.str());
 }
@@ -113,6 +114,7 @@ void write_json(const Setup& s, const Results& r) {
   j["configuration"] = {{"variants", a.variants},
                         {"z_blocks", a.z_blocks},
                         {"memories", a.memories},
+                        {"storages", a.storages},
                         {"steps", a.steps},
                         {"repeat", a.repeat},
                         {"warm_up_steps", r.warm},
@@ -129,23 +131,25 @@ void write_json(const Setup& s, const Results& r) {
   j["roofline_gcells_per_s"] = r.roof;
   Json& list = j["cells"] = Json::array();
   for (const auto& c : r.cells)
-    list.push_back(
-        {{"variant", c.variant},
-         {"z_block", c.z_block},
-         {"memory", c.memory},
-         {"kernel", c.kernel},
-         {"compressible", c.compressible},
-         {"steps", c.steps},
-         {"seconds", c.seconds},
-         {"gcells_median", c.median},
-         {"gcells_min", c.lo},
-         {"gcells_max", c.hi},
-         {"spread", c.spread()},
-         {"effective_gb_per_s", c.median * bytes_per_cell(s.problem)},
-         {"fraction_of_copy", c.median * bytes_per_cell(s.problem) * 1e9 / r.copy_plain},
-         {"fraction_of_same_memory_copy", c.median * bytes_per_cell(s.problem) * 1e9 / same_memory_copy(r, c)},
-         {"peak_device_bytes", c.peak_bytes},
-         {"volume_bytes", c.volume_bytes}});
+    list.push_back({{"variant", series_name(c.variant, c.storage)},  // "tma fp16": the key stays apart from fp32's
+                    {"storage", c.storage},
+                    {"bytes_per_cell", bytes_per_cell(s.problem, c.storage)},
+                    {"z_block", c.z_block},
+                    {"memory", c.memory},
+                    {"kernel", c.kernel},
+                    {"compressible", c.compressible},
+                    {"steps", c.steps},
+                    {"seconds", c.seconds},
+                    {"gcells_median", c.median},
+                    {"gcells_min", c.lo},
+                    {"gcells_max", c.hi},
+                    {"spread", c.spread()},
+                    {"effective_gb_per_s", c.median * bytes_per_cell(s.problem, c.storage)},
+                    {"fraction_of_copy", c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / r.copy_plain},
+                    {"fraction_of_same_memory_copy",
+                     c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / same_memory_copy(r, c)},
+                    {"peak_device_bytes", c.peak_bytes},
+                    {"volume_bytes", c.volume_bytes}});
   // Bytes that are not UTF-8 (a device name, the command line) become U+FFFD instead of
   // failing the write; NaN and Inf become null.
   write_text(s.options.json, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

@@ -80,16 +80,18 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
   struct Config3 {
     std::string variant, memory;
     int z_block;
+    std::string storage;
   };
   std::vector<Config3> configs;
-  for (const auto& v : a.variants)
-    for (const auto& m : a.memories) {
-      if (v == "naive") {
-        configs.push_back({v, m, 0});  // naive has no z-blocking
-        continue;
+  for (const auto& sto : a.storages)
+    for (const auto& v : a.variants)
+      for (const auto& m : a.memories) {
+        if (v == "naive") {
+          configs.push_back({v, m, 0, sto});  // naive has no z-blocking
+          continue;
+        }
+        for (int z : a.z_blocks) configs.push_back({v, m, z, sto});
       }
-      for (int z : a.z_blocks) configs.push_back({v, m, z});
-    }
   const long long per_config = warm + a.repeat * a.steps.back();
   Progress progress("bench", per_config * static_cast<long long>(configs.size()), double(p.grid.cells()), false);
   std::vector<Cell> cells;
@@ -102,12 +104,13 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
                                       : kernels::Variant::tma;
     o.z_block = c.z_block;
     o.memory = c.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
+    o.storage = c.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
     o.graphs = true;
     CudaPropagator prop(p, o);
     if (k == 0 || c.memory == "compressible")
       for (const auto& note : prop.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", note.c_str());
     const std::string label = "bench [" + std::to_string(k + 1) + "/" + std::to_string(configs.size()) + "] " +
-                              c.variant + " z_block " + z_name(c.z_block) + " " + c.memory;
+                              series_name(c.variant, c.storage) + " z_block " + z_name(c.z_block) + " " + c.memory;
     progress.set_label(label + " warm-up");
     prop.begin_shot(0);
     prop.advance(0, warm);  // graph capture, caches, clocks
@@ -118,6 +121,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
       Cell cell;
       cell.variant = c.variant;
       cell.memory = c.memory;
+      cell.storage = c.storage;
       cell.z_block = c.z_block;
       cell.steps = st;
       cell.compressible = prop.compressible();

@@ -10,9 +10,11 @@ namespace seisrtm::app::bench {
 
 void print_talk_table();
 
-const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s) {
+const Cell* find_cell(const std::vector<Cell>& cells, const std::string& v, const std::string& m, int z, long long s,
+                      const std::string& storage) {
   for (const auto& c : cells)
-    if (c.variant == v && c.memory == m && c.z_block == (v == "naive" ? 0 : z) && c.steps == s) return &c;
+    if (c.variant == v && c.memory == m && c.z_block == (v == "naive" ? 0 : z) && c.steps == s && c.storage == storage)
+      return &c;
   return nullptr;
 }
 
@@ -49,29 +51,35 @@ void print_tables(const Setup& s, const Results& r) {
   const std::vector<Cell>& cells = r.cells;
   std::printf("\nGCells/s, median of %d runs (+- spread: (max - min) / median); roofline %.1f GCells/s\n", a.repeat,
               r.roof);
-  for (const auto& v : a.variants) {
-    const std::vector<int> zs = v == "naive" ? std::vector<int>{0} : a.z_blocks;
-    std::printf("\n%-6s %-13s %6s", v.c_str(), "memory", "steps");
-    for (int z : zs) std::printf(" %16s", ("z_block " + z_name(z)).c_str());
-    std::printf("\n");
-    for (const auto& m : a.memories)
-      for (long long st : a.steps) {
-        std::printf("%-6s %-13s %6lld", "", m.c_str(), st);
-        for (int z : zs)
-          if (const Cell* c = find_cell(cells, v, m, z, st))
-            std::printf("   %6.1f +-%4.1f%%", c->median, 100 * c->spread());
-        std::printf("\n");
-      }
-    if (a.memories.size() == 2)
-      for (long long st : a.steps) {
-        std::printf("%-6s %-13s %6lld", "", "compr./plain", st);
-        for (int z : zs) {
-          const Cell *pl = find_cell(cells, v, "plain", z, st), *co = find_cell(cells, v, "compressible", z, st);
-          if (pl && co) std::printf(" %15.2fx", co->median / pl->median);
+  if (a.storages.size() > 1 || a.storages[0] != "fp32")
+    for (const auto& st : a.storages)
+      std::printf("roofline in %s storage (%.0f B/cell): %.1f GCells/s\n", st.c_str(), bytes_per_cell(s.problem, st),
+                  r.roof_for(s.problem, st));
+  for (const auto& v : a.variants)
+    for (const auto& sto : a.storages) {
+      const std::vector<int> zs = v == "naive" ? std::vector<int>{0} : a.z_blocks;
+      std::printf("\n%-6s %-13s %6s", series_name(v, sto).c_str(), "memory", "steps");
+      for (int z : zs) std::printf(" %16s", ("z_block " + z_name(z)).c_str());
+      std::printf("\n");
+      for (const auto& m : a.memories)
+        for (long long st : a.steps) {
+          std::printf("%-6s %-13s %6lld", "", m.c_str(), st);
+          for (int z : zs)
+            if (const Cell* c = find_cell(cells, v, m, z, st, sto))
+              std::printf("   %6.1f +-%4.1f%%", c->median, 100 * c->spread());
+          std::printf("\n");
         }
-        std::printf("\n");
-      }
-  }
+      if (a.memories.size() == 2)
+        for (long long st : a.steps) {
+          std::printf("%-6s %-13s %6lld", "", "compr./plain", st);
+          for (int z : zs) {
+            const Cell *pl = find_cell(cells, v, "plain", z, st, sto),
+                       *co = find_cell(cells, v, "compressible", z, st, sto);
+            if (pl && co) std::printf(" %15.2fx", co->median / pl->median);
+          }
+          std::printf("\n");
+        }
+    }
   // The kernels measured, launch shapes included (the policy's or SEISRTM_TMA_SHAPE's).
   std::vector<std::string> kernels;
   for (const auto& c : cells)
@@ -84,8 +92,9 @@ void print_tables(const Setup& s, const Results& r) {
   std::printf(
       "\nbest: %s z_block %s %s memory, %lld steps: %.1f GCells/s, %.0f GB/s effective, %.1f%% of "
       "the roofline\n",
-      best->variant.c_str(), z_name(best->z_block).c_str(), best->memory.c_str(), best->steps, best->median,
-      best->median * bytes_per_cell(s.problem), 100 * best->median / r.roof);
+      series_name(best->variant, best->storage).c_str(), z_name(best->z_block).c_str(), best->memory.c_str(),
+      best->steps, best->median, best->median * bytes_per_cell(s.problem, best->storage),
+      100 * best->median / r.roof_for(s.problem, best->storage));
   if (s.problem.equation == "tti") print_talk_table();
   std::printf("reproduce: %s\n", s.options.command_line.c_str());
 }

@@ -1,0 +1,27 @@
+#include "solver/storage.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace seisrtm {
+
+float half_field_scale(double peak, int peak_exponent, const std::string& field) {
+  if (!(peak > 0)) throw Error("half-precision storage: " + field + " injects nothing to scale the field by");
+  return std::ldexp(power_of_two_below(static_cast<float>(peak)), -peak_exponent);
+}
+
+double injection_peak(const Problem& pb, const PointSet& ps, double value) {
+  const auto& n = pb.grid.n;
+  const double dt2 = pb.dt * pb.dt;
+  double peak = 0;
+  for (long long e = 0; e < ps.offset.back(); ++e) {
+    const long long i = ps.cell[e];
+    const long long ix = i % n[0], iy = (i / n[0]) % n[1], iz = i / (n[0] * n[1]);
+    const double s = double(pb.damping[0][ix]) + pb.damping[1][iy] + pb.damping[2][iz];
+    const double m = static_cast<float>(double(pb.vp[i]) * pb.vp[i] * dt2);
+    peak = std::max(peak, std::abs(m / (1.0 + s) * ps.weight[e] * value));
+  }
+  return peak;
+}
+
+}  // namespace seisrtm
