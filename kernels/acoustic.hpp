@@ -74,18 +74,23 @@ struct TmaPolicy {
 //   rows4: 32 x 8 threads, 4 columns stacked in y (the waits, the barrier and the addressing
 //          shared by more cells, with half the warps);
 //   pairs: 16 x 32 threads, 2 columns adjacent in x (a cell pair's x window, y column, z
-//          neighbours and fields come as 8-byte loads).
-enum class TmaShape { rows2, rows4, pairs };
-inline constexpr TmaShape kTmaShapes[] = {TmaShape::rows2, TmaShape::rows4, TmaShape::pairs};
+//          neighbours and fields come as 8-byte loads; 4-byte loads of half pairs in fp16);
+//   quads: 16 x 16 threads, 2 x 2 columns (2 adjacent in x, 2 stacked in y).
+enum class TmaShape { rows2, rows4, pairs, quads };
+inline constexpr TmaShape kTmaShapes[] = {TmaShape::rows2, TmaShape::rows4, TmaShape::pairs, TmaShape::quads};
 constexpr const char* tma_shape_name(TmaShape s) {
-  return s == TmaShape::rows2 ? "rows2" : s == TmaShape::rows4 ? "rows4" : "pairs";
+  return s == TmaShape::rows2 ? "rows2" : s == TmaShape::rows4 ? "rows4" : s == TmaShape::pairs ? "pairs" : "quads";
 }
-// The policy: the shape for a radius and memory kind. Measured on an H100 at 800^3
-// (docs/BENCHMARKS.md, "Launch shape of the forward tma kernel"): rows2 won every cell.
-constexpr TmaShape tma_shape_policy(int radius, bool compressible) {
-  (void)radius;
+// The policy: the shape for a radius, memory kind and storage, measured on an H100 at 800^3
+// (docs/BENCHMARKS.md, "Launch shape of the forward tma kernel" and "fp16 storage"). fp32:
+// rows2 won every cell. fp16 (z_block 128/64/32, plain; compressible measured at order 8 gave
+// the same figures): order 2 rows2 (313.7 GCells/s at z_block 32), order 4 rows4 (300.1
+// against 276.9), order 8 quads (227.9-238.9, 1-2% above rows4), order 16 rows4 (157.3 against
+// 110.1: at 122 registers and half the shared memory, two of its blocks fit an SM).
+constexpr TmaShape tma_shape_policy(int radius, bool compressible, Storage storage = Storage::fp32) {
   (void)compressible;
-  return TmaShape::rows2;
+  if (storage == Storage::fp32) return TmaShape::rows2;
+  return radius <= 1 ? TmaShape::rows2 : radius == 4 ? TmaShape::quads : TmaShape::rows4;
 }
 
 // The tensor maps the tma variant reads through: p with the halo box (tma_box), p_prev and m

@@ -284,6 +284,8 @@ void launch_tma(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, Tma
       return launch_tma_shape<Radius, 4, 1>(a, z_block, maps, stream);
     case TmaShape::pairs:
       return launch_tma_shape<Radius, 1, 2>(a, z_block, maps, stream);
+    case TmaShape::quads:
+      return launch_tma_shape<Radius, 2, 2>(a, z_block, maps, stream);
   }
 }
 

@@ -50,9 +50,9 @@ CudaOptions cuda_options(const Config& c) {
   return o;
 }
 
-kernels::TmaShape tma_shape_for(int radius, bool compressible) {
+kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage) {
   return env_choice("SEISRTM_TMA_SHAPE", kernels::kTmaShapes, kernels::tma_shape_name,
-                    kernels::tma_shape_policy(radius, compressible));
+                    kernels::tma_shape_policy(radius, compressible, storage));
 }
 
 void select_device(const CudaOptions& o) {
@@ -516,7 +516,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
-    d.shape = tma_shape_for(pb.radius, d.buf[0].compressible());
+    d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.

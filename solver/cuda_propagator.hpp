@@ -47,9 +47,9 @@ E env_choice(const char* var, const E (&all)[N], const char* (*name)(E), E fallb
   }
   throw Error(std::string("environment variable ") + var + " is '" + e + "'; valid: " + valid);
 }
-// The acoustic tma kernel's shape for a radius and memory kind: kernels::tma_shape_policy, or
-// SEISRTM_TMA_SHAPE=rows2|rows4|pairs (the GPU tests run each).
-kernels::TmaShape tma_shape_for(int radius, bool compressible);
+// The acoustic tma kernel's shape for a radius, memory kind and storage:
+// kernels::tma_shape_policy, or SEISRTM_TMA_SHAPE=rows2|rows4|pairs|quads (the GPU tests run each).
+kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage = kernels::Storage::fp32);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
 

@@ -149,10 +149,9 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
 
 TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory agree with the CPU emulation",
           "[gpu]") {
-  // The GPU against the CPU's emulation of the same storage (validation/half.hpp) within the
-  // tolerance derived from the emulation's own error against fp32 storage
-  // (validation::half_storage_tolerance); that error bounded below too, so the comparison is
-  // of two half-precision runs, not of two float ones.
+  // The GPU's storage error (against the fp32 CPU reference) within a factor 2 of the CPU
+  // emulation's (validation/half.hpp, validation::half_storage_band: the same rounding, another
+  // draw of it); the emulation's error bounded below too, so these are half-precision runs.
   std::vector<std::pair<std::string, kernels::Variant>> kinds = {{"naive", kernels::Variant::naive}};
   if (query_gpu().tma)
     for (auto shape : kernels::kTmaShapes) kinds.emplace_back(kernels::tma_shape_name(shape), kernels::Variant::tma);
@@ -170,8 +169,8 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
       INFO("order " << order << ": fp16 storage error (emulated) wavefield " << s_field << ", traces " << s_traces);
       REQUIRE(s_field > 1e-5);
       REQUIRE(s_traces > 1e-5);
-      const double tol_field = validation::half_storage_tolerance(p, p.steps, s_field);
-      const double tol_traces = validation::half_storage_tolerance(p, p.steps, s_traces);
+      const validation::HalfStorageBand band_field = validation::half_storage_band(p, p.steps, s_field);
+      const validation::HalfStorageBand band_traces = validation::half_storage_band(p, p.steps, s_traces);
       for (const auto& [shape, variant] : kinds) {
         const ScopedEnv env("SEISRTM_TMA_SHAPE", variant == kernels::Variant::tma ? shape : "");
         for (int zb : {0, 16, 7}) {
@@ -189,13 +188,15 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
             REQUIRE(gpu.device_memory().volume ==
                     static_cast<std::size_t>((p.grid.n[0] + 31) / 32 * 32) * p.grid.n[1] * p.grid.n[2] * 2);
             const Output out = run(gpu, p);
-            const double e_field = validation::relative_l2(out.field.data(), em.field.data(), em.field.size());
-            const double e_traces = validation::relative_l2(out.traces.data(), em.traces.data(), em.traces.size());
-            INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": against the "
-                            << "emulation wavefield " << e_field << " (tolerance " << tol_field << "), traces "
-                            << e_traces << " (tolerance " << tol_traces << ")");
-            CHECK(e_field <= tol_field);
-            CHECK(e_traces <= tol_traces);
+            const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
+            const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
+            INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "")
+                            << ": storage error wavefield " << e_field << " (band " << band_field.lo << " .. "
+                            << band_field.hi << "), traces " << e_traces << " (band " << band_traces.lo << " .. "
+                            << band_traces.hi << "); against the emulation "
+                            << validation::relative_l2(out.field.data(), em.field.data(), em.field.size()));
+            CHECK(band_field.holds(e_field));
+            CHECK(band_traces.holds(e_traces));
             results[mem == MemoryKind::plain ? "plain+graphs" : "compressible"] = out;
           }
           const Output& a = results.at("plain+graphs");
@@ -239,7 +240,7 @@ TEST_CASE("SEISRTM_TMA_SHAPE outside the shapes is refused, naming the variable 
   const Problem p = build_problem(parse_config(kGrid, {}));
   const ScopedEnv env("SEISRTM_TMA_SHAPE", "rows3");
   CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
-                    Contains("SEISRTM_TMA_SHAPE is 'rows3'") && Contains("valid: rows2, rows4, pairs"));
+                    Contains("SEISRTM_TMA_SHAPE is 'rows3'") && Contains("valid: rows2, rows4, pairs, quads"));
   // The other variants have no shape and ignore it.
   CudaOptions naive;
   naive.variant = kernels::Variant::naive;

@@ -36,20 +36,27 @@ inline double forward_tolerance(const Problem& p, long long steps) {
   return step_rounding_terms(p) * FLT_EPSILON * std::sqrt(double(steps));
 }
 
-// fp16 storage (solver.storage fp16): the relative L2 tolerance of a GPU run against the CPU's
-// emulation of the same storage (validation/half.hpp), given `storage_error`, the emulation's
-// own relative L2 against fp32 storage for the same output. Both store the same halves from
-// float values that differ by the float arithmetic's rounding, at most T eps |x| (the fp32
-// tolerance's per-step bound); a half's relative spacing is at least u = 2^-11, so a stored
-// value rounds to another half with probability at most f = T eps / u, and then differs by one
-// spacing, where a storage rounding differs from the float value by a spacing / sqrt(12) (rms
-// of a uniform error). Both kinds of error enter at the same cells and steps and travel the
-// same way, so their ratio carries over: the GPU's flips give at most sqrt(12 f) times the
-// storage error, beside the float arithmetic's own T eps sqrt(N).
-inline double half_storage_tolerance(const Problem& p, long long steps, double storage_error) {
-  const double u = std::ldexp(1.0, -11);
-  const double f = step_rounding_terms(p) * FLT_EPSILON / u;
-  return forward_tolerance(p, steps) + std::sqrt(12 * f) * storage_error;
+// fp16 storage (solver.storage fp16). The GPU and the CPU's emulation (validation/half.hpp)
+// store the same values in the same way, but from float results that differ in their last
+// bits (the fp32 tolerance above); where such a difference moves a value across a rounding
+// boundary of the halves, the two runs store different halves, and their neighbours then differ
+// by far more than the float rounding, so the divergence spreads: measured on the quickstart
+// (H100, 2026-11-23), GPU and emulation agree to 8e-11 at step 100 and differ by 0.7, 1.0, 1.4
+// times the storage error at steps 200, 300, 1000, tending to sqrt(2): two independent draws
+// of the same rounding process, each as far from fp32 storage as the other. So the GPU is held
+// to the fp32 reference, its own storage error against the emulation's, e16 (the emulation's
+// relative L2 against fp32 storage for the same output), within a factor of 2 either way: the
+// relative spread of the norm of an error made of n independent parts is about 1 / sqrt(2 n),
+// so a factor 2 is reached only by an error of about one part, while a GPU that rounds another
+// way or not at all leaves the band (a round-toward-zero build: 57 e16 on the GPU tier's grid).
+// The fp32 tolerance is added for the arithmetic itself.
+struct HalfStorageBand {
+  double lo = 0, hi = 0;
+  bool holds(double gpu_error) const { return gpu_error >= lo && gpu_error <= hi; }  // NaN fails
+};
+inline HalfStorageBand half_storage_band(const Problem& p, long long steps, double storage_error) {
+  const double tol = forward_tolerance(p, steps);
+  return {storage_error / 2 - tol, 2 * storage_error + tol};
 }
 
 // Relative L2 tolerance of a migration of p.steps steps (validate and the GPU tier). Each field
