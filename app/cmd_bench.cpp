@@ -154,11 +154,15 @@ int cmd_bench(const BenchOptions& b) {
   if (!g.present) throw Error("bench needs a CUDA GPU: " + g.reason);
   BenchOptions bb = b;
   if (b.rtm && b.steps.empty()) bb.steps = "1000";
-  const Axes a = resolve_axes(bb, g);
+  Axes a = resolve_axes(bb, g);
   const Config cfg = bench_config(bb, a);
+  // Without --storage, the config's solver.storage (e.g. --set solver.storage=fp16) is the axis.
+  if (b.storages.empty()) a.storages = {cfg.solver.storage};
   if (b.rtm) {
     if (a.storages != std::vector<std::string>{"fp32"})
-      throw Error("bench --rtm measures fp32 storage only (migrate stores fp32); drop --storage");
+      throw Error(
+          "bench --rtm measures fp32 storage only (migrate stores fp32); drop --storage and set "
+          "solver.storage: fp32");
     if (a.steps.size() != 1) throw Error("bench --rtm takes one step count (--steps 1000)");
     return bench_rtm(bb, cfg);
   }
@@ -166,8 +170,10 @@ int cmd_bench(const BenchOptions& b) {
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
 
   // Refuse what does not fit before anything is allocated.
-  CudaOptions probe;
+  CudaOptions probe;  // the largest storage on the axis
   probe.memory = MemoryKind::compressible;
+  probe.storage = std::find(a.storages.begin(), a.storages.end(), "fp32") != a.storages.end() ? kernels::Storage::fp32
+                                                                                              : kernels::Storage::fp16;
   const DeviceFootprint need = device_footprint(p, probe);
   if (need.total > g.free_memory) {
     const double per_cell = double(need.volume) / p.grid.cells();

@@ -57,7 +57,8 @@ int cmd_info() {
               g.driver_version / 1000, g.driver_version % 1000 / 10, g.tma ? "yes" : "no", g.vmm ? "yes" : "no",
               g.compression ? "yes" : "no");
   std::printf("kernel variants on this GPU: naive, smem%s; solver.kernel auto runs %s\n",
-              g.tma ? ", tma" : " (tma needs compute capability 9.0: it is built for sm_90a)", g.tma ? "tma" : "smem");
+              g.tma ? ", tma" : " (tma needs compute capability 9.0: it is built for sm_90a)",
+              g.tma ? "tma" : "smem (naive with solver.storage fp16 or physics.equation vti/tti)");
   return 0;
 }
 

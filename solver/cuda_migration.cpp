@@ -588,6 +588,8 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed) and the vti/tti volumes, uploaded as the
   // forward backend does (solver/cuda_propagator.hpp), so both step the same model.
+  if (opt.storage != kernels::Storage::fp32)  // the config refuses it first (migrate stores fp32)
+    throw Error("solver.storage fp16 applies to forward modeling; migration stores fp32: set solver.storage: fp32");
   const double dt2 = pb.dt * pb.dt;
   d.m = model_volume(pb, d.nxp, opt.memory, &warning,
                      [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });

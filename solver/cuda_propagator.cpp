@@ -37,7 +37,6 @@ CudaOptions cuda_options(const Config& c) {
   o.device = c.solver.device;
   const std::string& k = c.solver.kernel;
   o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
-  // auto without TMA: smem for acoustic, naive for vti/tti (no smem variant there).
   o.storage = c.solver.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
   // auto without TMA: smem for acoustic in fp32, naive for fp16 and vti/tti (no smem variant).
   if (k == "auto" && !query_gpu(o.device).tma)
@@ -570,6 +569,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const 
         return o;
       }()) {
   Impl& d = *impl_;
+  if (d.half)  // the slabs exchange fp32 halos (the config refuses it first)
+    throw Error("solver.storage fp16 is not available with solver.decomposition z; set solver.storage: fp32");
   d.slab = slab;
   if (slab.ranks > 1) d.halo = std::make_unique<DeviceHalo>(slab);  // one slab: no NCCL needed
   const SlabRanges r = slab_ranges(slab);                           // (planes fit int: the kernels' nz is int)

@@ -58,6 +58,21 @@ Output run(Propagator& prop, const Problem& p) {
   return o;
 }
 
+// A snapshot requested at step 20 and received after 20 more steps (the copy overlaps them)
+// holds the wavefield of step 20, bit for bit.
+void check_async_snapshot(const Problem& p, const CudaOptions& o) {
+  CudaPropagator gpu(p, o);
+  std::vector<float> direct(p.grid.cells()), async(p.grid.cells());
+  gpu.begin_shot(0);
+  gpu.advance(0, 20);
+  gpu.wavefield(direct.data());
+  gpu.request_wavefield(p.grid.cells());
+  gpu.advance(20, 20);
+  gpu.receive_wavefield(async.data());
+  CHECK(std::memcmp(direct.data(), async.data(), direct.size() * 4) == 0);
+  CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
+}
+
 }  // namespace
 
 TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CPU reference", "[gpu]") {
@@ -167,10 +182,13 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
       const double s_field = validation::relative_l2(em.field.data(), ref.field.data(), ref.field.size());
       const double s_traces = validation::relative_l2(em.traces.data(), ref.traces.data(), ref.traces.size());
       INFO("order " << order << ": fp16 storage error (emulated) wavefield " << s_field << ", traces " << s_traces);
-      REQUIRE(s_field > 1e-5);
-      REQUIRE(s_traces > 1e-5);
       const validation::HalfStorageBand band_field = validation::half_storage_band(p, p.steps, s_field);
       const validation::HalfStorageBand band_traces = validation::half_storage_band(p, p.steps, s_traces);
+      // The bands' lower ends well above the float arithmetic's tolerance: a GPU that did not
+      // round to halves would fall below them.
+      const double tol32 = validation::forward_tolerance(p, p.steps);
+      REQUIRE(band_field.lo > 2 * tol32);
+      REQUIRE(band_traces.lo > 2 * tol32);
       for (const auto& [shape, variant] : kinds) {
         const ScopedEnv env("SEISRTM_TMA_SHAPE", variant == kernels::Variant::tma ? shape : "");
         for (int zb : {0, 16, 7}) {
@@ -210,23 +228,12 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
   }
 }
 
-TEST_CASE("fp16 storage: snapshots and an overflowing field", "[gpu]") {
+TEST_CASE("fp16 storage: snapshots, and an unstable run stops with a message naming the storage", "[gpu]") {
   const Problem p = build_problem(parse_config(kGrid, {"output.snapshot_interval=20", "solver.storage=fp16"}));
   CudaOptions o = cuda_options(p.config);
   REQUIRE(o.storage == kernels::Storage::fp16);
-  {
-    CudaPropagator gpu(p, o);
-    std::vector<float> direct(p.grid.cells()), async(p.grid.cells());
-    gpu.begin_shot(0);
-    gpu.advance(0, 20);
-    gpu.wavefield(direct.data());
-    gpu.request_wavefield(p.grid.cells());
-    gpu.advance(20, 20);
-    gpu.receive_wavefield(async.data());
-    CHECK(std::memcmp(direct.data(), async.data(), direct.size() * 4) == 0);
-    CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
-  }
-  // An unstable dt overflows the halves: the message names fp16 storage and the way out.
+  check_async_snapshot(p, o);
+  // An unstable dt: the halves overflow to Inf; the message names fp16 storage and the way out.
   Problem q = build_problem(parse_config(kGrid, {"time.steps=1024", "solver.storage=fp16"}));
   q.dt = 1.6 * q.dt_max;
   CudaPropagator gpu(q, cuda_options(q.config));
@@ -251,16 +258,7 @@ TEST_CASE("asynchronous snapshots deliver the wavefield of the step they were re
   const Problem p = build_problem(parse_config(kGrid, {"output.snapshot_interval=20"}));
   CudaOptions o = cuda_options(p.config);
   REQUIRE(o.snapshots);
-  CudaPropagator gpu(p, o);
-  std::vector<float> direct(p.grid.cells()), async(p.grid.cells());
-  gpu.begin_shot(0);
-  gpu.advance(0, 20);
-  gpu.wavefield(direct.data());
-  gpu.request_wavefield(p.grid.cells());
-  gpu.advance(20, 20);  // the copy overlaps these steps
-  gpu.receive_wavefield(async.data());
-  CHECK(std::memcmp(direct.data(), async.data(), direct.size() * 4) == 0);
-  CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
+  check_async_snapshot(p, o);
 }
 
 TEST_CASE("a problem larger than the GPU is refused before any allocation", "[gpu]") {
