@@ -31,7 +31,8 @@ std::string CpuPropagator::name() const {
 }
 
 void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields, HalfFormat format) {
-  if (tti_) throw Error("half-precision storage is emulated for the acoustic equation only");
+  if (tti_ && (!model || fields != HalfFields::levels || format != HalfFormat::binary16))
+    throw Error("half-precision storage of vti/tti is emulated for the model and the levels in binary16 only");
   if (slab_) throw Error("half-precision storage is emulated for a whole grid only (not a slab)");
   half_peak_exponent_ = peak_exponent;
   half_model_ = model;
@@ -47,7 +48,13 @@ void CpuPropagator::begin_shot(long long shot) {
     wave_->zero();
   if (half_peak_exponent_) {
     const double wmax = max_abs(problem_.wavelet.data(), problem_.wavelet.size());
-    const double peak = wave_->injection_peak(problem_.shots[shot], wmax / problem_.cell_volume());
+    // p and q take the same source (validation/cpu_tti.hpp): one scale for both.
+    const double peak = injection_peak(problem_, problem_.shots[shot], wmax / problem_.cell_volume());
+    if (tti_) {
+      tti_->store_as_half(half_field_scale(peak, *half_peak_exponent_, "the shot"));
+      std::fill(traces_.begin(), traces_.end(), 0.0f);
+      return;
+    }
     wave_->store_as_half(half_field_scale(peak, *half_peak_exponent_, "the shot"), half_model_, half_fields_,
                          half_format_);
   }

@@ -31,7 +31,7 @@ class CpuPropagator final : public Propagator {
   // model false: the model stays in float; fields: the levels' scheme (CpuWave::store_as_half).
   void store_as_half(int peak_exponent, bool model = true, HalfFields fields = HalfFields::levels,
                      HalfFormat format = HalfFormat::binary16);
-  float half_scale() const { return wave_ ? wave_->half_scale() : 0.0f; }
+  float half_scale() const { return wave_ ? wave_->half_scale() : tti_ ? tti_->half_scale() : 0.0f; }
 
  private:
   std::optional<int> half_peak_exponent_;

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "base/error.hpp"
 #include "solver/numerics.hpp"
+#include "validation/half.hpp"
 
 namespace seisrtm::validation {
 
@@ -239,6 +241,62 @@ void CpuTti<Real>::update(const CellBox& box) {
       }
     }
   }
+  if (half_scale_ > 0) round_levels(box);
+}
+
+template <class Real>
+void CpuTti<Real>::round_levels(const CellBox& box) {
+  if constexpr (std::is_same_v<Real, float>) {
+    const float s = half_scale_;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
+      for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy)
+        for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
+          const long long i = padded(ix, iy, iz);
+          pp_[i] = store_half(pp_[i], s);
+          qp_[i] = store_half(qp_[i], s);
+        }
+  }
+}
+
+template <class Real>
+void CpuTti<Real>::store_as_half(float field_scale) {
+  if constexpr (!std::is_same_v<Real, float>) {
+    throw Error("half-precision storage is emulated for the float TTI fields only");
+  } else {
+    if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
+      throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
+                  " is not a positive power of two");
+    half_scale_ = field_scale;
+    if (!m_source_.empty()) return;  // the model is rounded once
+    m_source_ = m_;
+    // Each model volume as its own power-of-two scale times halves, as a kernel reading m,
+    // 1 + 2 eps, sqrt(1 + 2 delta), theta and phi in 16 bits would see them; the axis is formed
+    // in double from the rounded angles (recovered from n: theta in [0, pi], phi = atan2(ny, nx);
+    // n and -n give the same operator).
+    const long long cells = static_cast<long long>(m_.size());
+    auto round_volume = [&](std::vector<float>& v) {
+      float largest = 0;
+      for (float x : v) largest = std::max(largest, std::abs(x));
+      const float sc = power_of_two_below(largest > 0 ? largest : 1.0f);
+      for (float& x : v) x = store_half(x, sc);
+    };
+    round_volume(m_);
+    round_volume(a_);
+    round_volume(s2_);
+    std::vector<float> th(static_cast<size_t>(cells)), ph(static_cast<size_t>(cells));
+    for (long long i = 0; i < cells; ++i) {
+      th[i] = static_cast<float>(std::acos(std::clamp(double(nz_[i]), -1.0, 1.0)));
+      ph[i] = (nx_[i] == 0 && ny_[i] == 0) ? 0.0f : static_cast<float>(std::atan2(double(ny_[i]), double(nx_[i])));
+    }
+    round_volume(th);
+    round_volume(ph);
+    for (long long i = 0; i < cells; ++i) {
+      nx_[i] = static_cast<float>(std::sin(double(th[i])) * std::cos(double(ph[i])));
+      ny_[i] = static_cast<float>(std::sin(double(th[i])) * std::sin(double(ph[i])));
+      nz_[i] = static_cast<float>(std::cos(double(th[i])));
+    }
+  }
 }
 
 template <class Real>
@@ -246,9 +304,17 @@ void CpuTti<Real>::inject(long long ix, long long iy, long long iz, double value
   const long long g = grid_.index(ix, iy, iz);
   const long long i = padded(ix, iy, iz);
   const double s = double(damp_[0][ix]) + damp_[1][iy] + damp_[2][iz];
-  const double v = double(m_[g]) * value / (grid_.h[0] * grid_.h[1] * grid_.h[2] * (1 + s));
+  // The model's value before any half rounding (the source weights come from the model itself).
+  const double m = double(m_source_.empty() ? m_[g] : m_source_[g]);
+  const double v = m * value / (grid_.h[0] * grid_.h[1] * grid_.h[2] * (1 + s));
   pp_[i] += static_cast<Real>(v);
   qp_[i] += static_cast<Real>(v);
+  if (half_scale_ > 0) {  // the injection stores the levels again
+    if constexpr (std::is_same_v<Real, float>) {
+      pp_[i] = store_half(pp_[i], half_scale_);
+      qp_[i] = store_half(qp_[i], half_scale_);
+    }
+  }
 }
 
 template <class Real>

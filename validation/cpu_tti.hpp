@@ -100,6 +100,12 @@ class CpuTti {
   void p_field(float* out) const;
   // Whether every value of p and q is finite.
   bool finite() const;
+  // Half-precision storage emulated (validation/half.hpp; float only, binary16, the levels
+  // scheme): the model volumes (m, 1 + 2 eps, sqrt(1 + 2 delta), theta, phi) rounded once, each
+  // as its own power-of-two scale times halves; p and q stored as field_scale times halves after
+  // every update and injection. The source keeps the unrounded m.
+  void store_as_half(float field_scale);
+  float half_scale() const { return half_scale_; }  // 0: Real storage
 
   // For migration (validation/cpu_migration.cpp), which runs the source field backwards over a
   // box and restores the shell around it from a store.
@@ -133,6 +139,8 @@ class CpuTti {
   void setup(const Grid& grid, double dt, Get get);
   // The odd image above a free surface: halo plane -k of p and q = -(plane k).
   void mirror_top();
+  // Half storage: the new levels of `box` rounded.
+  void round_levels(const CellBox& box);
 
   long long padded(long long ix, long long iy, long long iz) const {
     return ((iz + r_) * s_[1] + iy + r_) * s_[0] + ix + r_;
@@ -150,6 +158,8 @@ class CpuTti {
   bool free_surface_ = false;
   std::vector<Real> p_, pp_, q_, qp_;        // padded: current and previous levels
   std::vector<Real> gxp_, gyp_, gxq_, gyq_;  // padded: Dx p, Dy p, Dx q, Dy q (zero halo)
+  float half_scale_ = 0;                     // store_as_half's field scale; 0: Real storage
+  std::vector<Real> m_source_;               // store_as_half: m before rounding (the source's)
 };
 
 extern template class CpuTti<float>;
