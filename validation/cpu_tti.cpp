@@ -264,9 +264,7 @@ void CpuTti<Real>::store_as_half(float field_scale) {
   if constexpr (!std::is_same_v<Real, float>) {
     throw Error("half-precision storage is emulated for the float TTI fields only");
   } else {
-    if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
-      throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
-                  " is not a positive power of two");
+    check_field_scale(field_scale);
     half_scale_ = field_scale;
     if (!m_source_.empty()) return;  // the model is rounded once
     m_source_ = m_;
@@ -275,22 +273,16 @@ void CpuTti<Real>::store_as_half(float field_scale) {
     // in double from the rounded angles (recovered from n: theta in [0, pi], phi = atan2(ny, nx);
     // n and -n give the same operator).
     const long long cells = static_cast<long long>(m_.size());
-    auto round_volume = [&](std::vector<float>& v) {
-      float largest = 0;
-      for (float x : v) largest = std::max(largest, std::abs(x));
-      const float sc = power_of_two_below(largest > 0 ? largest : 1.0f);
-      for (float& x : v) x = store_half(x, sc);
-    };
-    round_volume(m_);
-    round_volume(a_);
-    round_volume(s2_);
+    store_volume_half(m_);
+    store_volume_half(a_);
+    store_volume_half(s2_);
     std::vector<float> th(static_cast<size_t>(cells)), ph(static_cast<size_t>(cells));
     for (long long i = 0; i < cells; ++i) {
       th[i] = static_cast<float>(std::acos(std::clamp(double(nz_[i]), -1.0, 1.0)));
       ph[i] = (nx_[i] == 0 && ny_[i] == 0) ? 0.0f : static_cast<float>(std::atan2(double(ny_[i]), double(nx_[i])));
     }
-    round_volume(th);
-    round_volume(ph);
+    store_volume_half(th);
+    store_volume_half(ph);
     for (long long i = 0; i < cells; ++i) {
       nx_[i] = static_cast<float>(std::sin(double(th[i])) * std::cos(double(ph[i])));
       ny_[i] = static_cast<float>(std::sin(double(th[i])) * std::sin(double(ph[i])));

@@ -50,14 +50,9 @@ void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fiel
   if constexpr (!std::is_same_v<Real, float>) {
     throw Error("half-precision storage is emulated for the float wavefield only");
   } else {
-    if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
-      throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
-                  " is not a positive power of two");
+    check_field_scale(field_scale);
     if (model && !model_half_) {  // once: the model's scale follows its largest value
-      float largest = 0;
-      for (float v : m_) largest = std::max(largest, std::abs(v));
-      const float sm = power_of_two_below(largest > 0 ? largest : 1.0f);
-      for (float& v : m_) v = store_half(v, sm, format);
+      store_volume_half(m_, format);
       model_half_ = true;
     }
     half_scale_ = field_scale;

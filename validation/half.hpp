@@ -4,6 +4,7 @@
 // the float the GPU's __float2half_rn and __half2float give back: rounded to 11 significant bits
 // (ties to even), to multiples of 2^-24 below the smallest normal half 2^-14, to +-Inf at and
 // beyond 65520 (the largest half is 65504).
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -54,6 +55,24 @@ enum class HalfFormat { binary16, bfloat16 };
 // A value stored as `scale` (a power of two) times a 16-bit value.
 inline float store_half(float x, float scale, HalfFormat format = HalfFormat::binary16) {
   return scale * (format == HalfFormat::binary16 ? round_to_half(x / scale) : round_to_bfloat16(x / scale));
+}
+
+// Refuses a field scale that is not a positive power of two (the stored values would not be
+// the scaled halves a kernel keeps).
+inline void check_field_scale(float field_scale) {
+  if (!(field_scale > 0) || power_of_two_below(field_scale) != field_scale)
+    throw Error("half-precision storage: the field scale " + std::to_string(field_scale) +
+                " is not a positive power of two");
+}
+
+// A model volume stored in 16 bits: its values as the power of two at or below its largest
+// magnitude times 16-bit values.
+template <class Vec>
+void store_volume_half(Vec& v, HalfFormat format = HalfFormat::binary16) {
+  float largest = 0;
+  for (float x : v) largest = std::max(largest, std::abs(x));
+  const float sc = power_of_two_below(largest > 0 ? largest : 1.0f);
+  for (auto& x : v) x = store_half(x, sc, format);
 }
 
 // What a half-storage scheme keeps in 16 bits of the two time levels of a leapfrog field:
