@@ -267,9 +267,10 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
       const double wmax = max_abs(pb_.wavelet.data(), pb_.wavelet.size());
       const double dmax = max_abs(data, static_cast<size_t>(pb_.receivers.size() * nt));
       const int e = *half_peak_exponent_;
-      s.store_as_half(half_field_scale(s.injection_peak(src, wmax / pb_.cell_volume()), e, "the source"), true,
+      s.store_as_half(half_field_scale(injection_peak(pb_, src, wmax / pb_.cell_volume()), e, "the source"), true,
                       HalfFields::levels);
-      r.store_as_half(half_field_scale(r.injection_peak(pb_.receivers, dmax), e, "the data"), true, HalfFields::levels);
+      r.store_as_half(half_field_scale(injection_peak(pb_, pb_.receivers, dmax), e, "the data"), true,
+                      HalfFields::levels);
     }
   }
   const std::vector<long long> at = storage_index(s, g, shell_);

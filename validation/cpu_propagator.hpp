@@ -23,10 +23,11 @@ class CpuPropagator final : public Propagator {
   void advance(long long first, long long count) override;
   void wavefield(float* out) override;
   void traces(float* out) override;
-  // Half-precision storage emulated from the next begin_shot on (acoustic only; the study of
-  // issue 14): the model rounded to binary16, and every stored level to field_scale times a
-  // binary16 value, field_scale the power of two that puts one step's largest injection of the
-  // shot (its source term at the wavelet's peak, CpuWave::injection_peak) in [2^e, 2^(e+1)),
+  // Half-precision storage emulated from the next begin_shot on (the study of issue 14; vti/tti:
+  // levels in binary16 only): the model rounded to binary16, and every stored level to
+  // field_scale times a binary16 value, field_scale the power of two that puts one step's largest
+  // injection of the shot (its source term at the wavelet's peak, injection_peak of
+  // solver/storage.hpp, which the CUDA backend uses too) in [2^e, 2^(e+1)),
   // e = peak_exponent.
   // model false: the model stays in float; fields: the levels' scheme (CpuWave::store_as_half).
   void store_as_half(int peak_exponent, bool model = true, HalfFields fields = HalfFields::levels,

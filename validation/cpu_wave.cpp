@@ -62,11 +62,6 @@ void CpuWave<Real>::store_as_half(float field_scale, bool model, HalfFields fiel
 }
 
 template <class Real>
-double CpuWave<Real>::injection_peak(const PointSet& ps, double value) const {
-  return seisrtm::injection_peak(pb_, ps, value);  // the CUDA backend's (solver/storage.hpp)
-}
-
-template <class Real>
 void CpuWave<Real>::zero() {
   std::fill(p_.begin(), p_.end(), Real(0));
   std::fill(pp_.begin(), pp_.end(), Real(0));

@@ -38,9 +38,6 @@ class CpuWave {
   // as a GPU kernel that loads halves, computes in float and stores halves.
   void store_as_half(float field_scale, bool model, HalfFields fields, HalfFormat format = HalfFormat::binary16);
   float half_scale() const { return half_scale_; }  // 0: Real storage
-  // The largest value one step's injection of a point set adds to a cell, for a source term of
-  // magnitude `value` (as passed to inject).
-  double injection_peak(const PointSet& ps, double value) const;
   // Swaps the two levels without stepping (the backward pass starts from the last two levels).
   void swap_levels() { p_.swap(pp_); }
 
