@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <type_traits>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
@@ -63,9 +64,10 @@ void select_device(const CudaOptions& o) {
   SEISRTM_CUDA(cudaSetDevice(o.device));
 }
 
-kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
-                                    const DeviceBuffer (&damp)[3]) {
-  kernels::AcousticArgs a;
+template <class T>
+kernels::AcousticArgsT<T> acoustic_args(const Problem& pb, long long nxp, const T* p, T* pn, const T* m,
+                                        const DeviceBuffer (&damp)[3], float model_scale) {
+  kernels::AcousticArgsT<T> a;
   a.p = p;
   a.pn = pn;
   a.m = m;
@@ -78,13 +80,17 @@ kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const floa
   a.sy = nxp;
   a.sz = nxp * pb.grid.n[1];
   for (int k = 0; k <= pb.radius; ++k) {
-    a.cx[k] = static_cast<float>(pb.d2[0][k]);
-    a.cy[k] = static_cast<float>(pb.d2[1][k]);
-    a.cz[k] = static_cast<float>(pb.d2[2][k]);
+    a.cx[k] = static_cast<float>(pb.d2[0][k]) * model_scale;
+    a.cy[k] = static_cast<float>(pb.d2[1][k]) * model_scale;
+    a.cz[k] = static_cast<float>(pb.d2[2][k]) * model_scale;
   }
   a.free_surface = pb.free_surface;
   return a;
 }
+template kernels::AcousticArgs acoustic_args(const Problem&, long long, const float*, float*, const float*,
+                                             const DeviceBuffer (&)[3], float);
+template kernels::AcousticArgsHalf acoustic_args(const Problem&, long long, const __half*, __half*, const __half*,
+                                                 const DeviceBuffer (&)[3], float);
 
 kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (&damp)[3]) {
   kernels::TtiArgs a;
@@ -111,11 +117,12 @@ kernels::TtiArgs tti_args(const Problem& pb, long long nxp, const DeviceBuffer (
   return a;
 }
 
-DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
-                          const std::function<double(long long)>& value) {
+namespace {
+
+// value(cell) of every grid cell, computed in double and rounded to float, in the padded layout
+// (rows of nxp floats, pad columns zero).
+std::vector<float> padded_values(const Problem& pb, long long nxp, const std::function<double(long long)>& value) {
   const long long nx = pb.grid.n[0], ny = pb.grid.n[1], nz = pb.grid.n[2];
-  const std::size_t bytes = static_cast<std::size_t>(nxp * ny * nz) * sizeof(float);
-  DeviceBuffer b(bytes, kind, warning);
   std::vector<float> h(static_cast<size_t>(nxp * ny * nz), 0.0f);
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long z = 0; z < nz; ++z)
@@ -124,7 +131,16 @@ DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std
         const long long cell = (z * ny + y) * nx + x;
         h[(z * ny + y) * nxp + x] = static_cast<float>(value(cell));
       }
-  SEISRTM_CUDA(cudaMemcpy(b.as<float>(), h.data(), bytes, cudaMemcpyHostToDevice));
+  return h;
+}
+
+}  // namespace
+
+DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                          const std::function<double(long long)>& value) {
+  const std::vector<float> h = padded_values(pb, nxp, value);
+  DeviceBuffer b(h.size() * sizeof(float), kind, warning);
+  SEISRTM_CUDA(cudaMemcpy(b.as<float>(), h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
   return b;
 }
 
@@ -135,24 +151,17 @@ namespace {
 // validation::CpuWave::store_as_half does. *scale receives the scale.
 DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
                                const std::function<double(long long)>& value, float* scale) {
-  const long long nx = pb.grid.n[0], ny = pb.grid.n[1], nz = pb.grid.n[2];
-  std::vector<float> v(static_cast<size_t>(nx * ny * nz));
+  const std::vector<float> v = padded_values(pb, nxp, value);  // pad columns 0: no effect on the largest
   float largest = 0;
 #pragma omp parallel for reduction(max : largest) schedule(static)
-  for (long long i = 0; i < nx * ny * nz; ++i) {
-    v[i] = static_cast<float>(value(i));
-    largest = std::max(largest, std::abs(v[i]));
-  }
+  for (size_t i = 0; i < v.size(); ++i) largest = std::max(largest, std::abs(v[i]));
   *scale = power_of_two_below(largest > 0 ? largest : 1.0f);
-  const std::size_t bytes = static_cast<std::size_t>(nxp * ny * nz) * sizeof(__half);
-  DeviceBuffer b(bytes, kind, warning);
-  std::vector<__half> h(static_cast<size_t>(nxp * ny * nz), __float2half_rn(0.0f));
   const float s = *scale;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (long long z = 0; z < nz; ++z)
-    for (long long y = 0; y < ny; ++y)
-      for (long long x = 0; x < nx; ++x) h[(z * ny + y) * nxp + x] = __float2half_rn(v[(z * ny + y) * nx + x] / s);
-  SEISRTM_CUDA(cudaMemcpy(b.as<void>(), h.data(), bytes, cudaMemcpyHostToDevice));
+  std::vector<__half> h(v.size());
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < v.size(); ++i) h[i] = __float2half_rn(v[i] / s);
+  DeviceBuffer b(h.size() * sizeof(__half), kind, warning);
+  SEISRTM_CUDA(cudaMemcpy(b.as<void>(), h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice));
   return b;
 }
 
@@ -269,22 +278,7 @@ struct CudaPropagator::Impl {
   }
   // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
   kernels::AcousticArgsHalf half_args(int c) const {
-    const kernels::AcousticArgs f = acoustic_args(pb, nxp, nullptr, nullptr, nullptr, damp);
-    kernels::AcousticArgsHalf a;
-    a.p = buf[c].as<__half>();
-    a.pn = buf[1 - c].as<__half>();
-    a.m = m.as<__half>();
-    a.damp_x = f.damp_x, a.damp_y = f.damp_y, a.damp_z = f.damp_z;
-    a.nx = f.nx, a.ny = f.ny, a.nz = f.nz;
-    a.sy = f.sy, a.sz = f.sz;
-    for (int k = 0; k <= kernels::kMaxRadius; ++k) {
-      a.cx[k] = f.cx[k] * model_scale;
-      a.cy[k] = f.cy[k] * model_scale;
-      a.cz[k] = f.cz[k] * model_scale;
-    }
-    a.free_surface = f.free_surface;
-    a.z_lo = f.z_lo, a.z_hi = f.z_hi;
-    return a;
+    return acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
   }
   // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
   // elements, halves in fp16).
@@ -371,22 +365,17 @@ struct CudaPropagator::Impl {
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
     if (halo && halo->connected()) return slab_step(c);
-    if (half) return half_step(c);
-    const kernels::AcousticArgs a = args(c);
+    if (half) return step_with(half_args(c), c);
+    step_with(args(c), c);
+  }
+  // The step with a's fields (float, or halves in fp16: acoustic only).
+  template <class T>
+  void step_with(const kernels::AcousticArgsT<T>& a, int c) {
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
-    if (anisotropic) {
-      kernels::TtiArgs t = tti_base;
-      t.p = buf[c].as<float>();
-      t.pn = buf[1 - c].as<float>();
-      t.q = qbuf[c].as<float>();
-      t.qn = qbuf[1 - c].as<float>();
-      const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
-                                  &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
-                                  &tti_model[2],         &tti_model[3],   &tti_model[4]};
-      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
-      // The source enters p and q alike (validation/cpu_tti.hpp).
-      kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
-    } else {
+    if constexpr (std::is_same_v<T, float>) {
+      if (anisotropic) tti_step(c, src);
+    }
+    if (!anisotropic) {
       const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
       kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
     }
@@ -396,18 +385,19 @@ struct CudaPropagator::Impl {
     kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
     kernels::launch_advance_step(step_counter.as<int>(), stream.get());
   }
-
-  // One step in fp16 storage (no slab: the config refuses a decomposition with it).
-  void half_step(int c) {
-    const kernels::AcousticArgsHalf a = half_args(c);
-    const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-    kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
-    kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
-    kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
-    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
-                           static_cast<int>(pb.receivers.size())};
-    kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
-    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
+  // The vti/tti stencil of p and q from buffer c and the source into q (into p: step_with).
+  void tti_step(int c, const kernels::PointArgs& src) {
+    kernels::TtiArgs t = tti_base;
+    t.p = buf[c].as<float>();
+    t.pn = buf[1 - c].as<float>();
+    t.q = qbuf[c].as<float>();
+    t.qn = qbuf[1 - c].as<float>();
+    const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
+                                &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
+                                &tti_model[2],         &tti_model[3],   &tti_model[4]};
+    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    // The source enters p and q alike (validation/cpu_tti.hpp).
+    kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
   }
 
   // The buffers have period 2, so two steps (A->B, B->A) form one graph; a graph per starting

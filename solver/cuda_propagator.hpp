@@ -55,8 +55,11 @@ void select_device(const CudaOptions& o);
 
 // The step arguments of a padded volume pair (rows of nxp floats): p = level n, pn = level
 // n - 1 on entry, n + 1 on exit; the problem's weights, damping (device arrays) and surface.
-kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
-                                    const DeviceBuffer (&damp)[3]);
+// T = __half (fp16 storage): model_scale, the power of two the model is stored divided by, is
+// folded into the weights (exact), so the kernels multiply the stored m as they would m.
+template <class T>
+kernels::AcousticArgsT<T> acoustic_args(const Problem& pb, long long nxp, const T* p, T* pn, const T* m,
+                                        const DeviceBuffer (&damp)[3], float model_scale = 1);
 
 // The vti/tti step arguments of a problem (weights, first-derivative weights, damping, sizes);
 // the caller sets the field and model pointers.
