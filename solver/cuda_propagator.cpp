@@ -128,11 +128,26 @@ DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std
   return b;
 }
 
-namespace {
+kernels::AcousticArgsHalf half_acoustic_args(const Problem& pb, long long nxp, const __half* p, __half* pn,
+                                             const __half* m, const DeviceBuffer (&damp)[3], float model_scale) {
+  const kernels::AcousticArgs f = acoustic_args(pb, nxp, nullptr, nullptr, nullptr, damp);
+  kernels::AcousticArgsHalf a;
+  a.p = p;
+  a.pn = pn;
+  a.m = m;
+  a.damp_x = f.damp_x, a.damp_y = f.damp_y, a.damp_z = f.damp_z;
+  a.nx = f.nx, a.ny = f.ny, a.nz = f.nz;
+  a.sy = f.sy, a.sz = f.sz;
+  for (int k = 0; k <= kernels::kMaxRadius; ++k) {
+    a.cx[k] = f.cx[k] * model_scale;
+    a.cy[k] = f.cy[k] * model_scale;
+    a.cz[k] = f.cz[k] * model_scale;
+  }
+  a.free_surface = f.free_surface;
+  a.z_lo = f.z_lo, a.z_hi = f.z_hi;
+  return a;
+}
 
-// The model in fp16 storage: each value computed in double, rounded to float, divided by the
-// scale (the power of two at or below the largest: exact) and rounded to the nearest half, as
-// validation::CpuWave::store_as_half does. *scale receives the scale.
 DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
                                const std::function<double(long long)>& value, float* scale) {
   const long long nx = pb.grid.n[0], ny = pb.grid.n[1], nz = pb.grid.n[2];
@@ -155,6 +170,8 @@ DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind
   SEISRTM_CUDA(cudaMemcpy(b.as<void>(), h.data(), bytes, cudaMemcpyHostToDevice));
   return b;
 }
+
+namespace {
 
 double largest_magnitude(const std::vector<float>& v) {
   double m = 0;
@@ -269,22 +286,7 @@ struct CudaPropagator::Impl {
   }
   // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
   kernels::AcousticArgsHalf half_args(int c) const {
-    const kernels::AcousticArgs f = acoustic_args(pb, nxp, nullptr, nullptr, nullptr, damp);
-    kernels::AcousticArgsHalf a;
-    a.p = buf[c].as<__half>();
-    a.pn = buf[1 - c].as<__half>();
-    a.m = m.as<__half>();
-    a.damp_x = f.damp_x, a.damp_y = f.damp_y, a.damp_z = f.damp_z;
-    a.nx = f.nx, a.ny = f.ny, a.nz = f.nz;
-    a.sy = f.sy, a.sz = f.sz;
-    for (int k = 0; k <= kernels::kMaxRadius; ++k) {
-      a.cx[k] = f.cx[k] * model_scale;
-      a.cy[k] = f.cy[k] * model_scale;
-      a.cz[k] = f.cz[k] * model_scale;
-    }
-    a.free_surface = f.free_surface;
-    a.z_lo = f.z_lo, a.z_hi = f.z_hi;
-    return a;
+    return half_acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
   }
   // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
   // elements, halves in fp16).

@@ -57,6 +57,14 @@ void select_device(const CudaOptions& o);
 // n - 1 on entry, n + 1 on exit; the problem's weights, damping (device arrays) and surface.
 kernels::AcousticArgs acoustic_args(const Problem& pb, long long nxp, const float* p, float* pn, const float* m,
                                     const DeviceBuffer (&damp)[3]);
+// The same in fp16 storage: halves, the model's scale folded into the weights (exact).
+kernels::AcousticArgsHalf half_acoustic_args(const Problem& pb, long long nxp, const __half* p, __half* pn,
+                                             const __half* m, const DeviceBuffer (&damp)[3], float model_scale);
+// The model m = v^2 dt^2 in fp16 storage: value(cell) rounded to float, divided by the power of
+// two at or below the largest (*scale receives it) and rounded to the nearest half, as
+// validation::CpuWave::store_as_half does.
+DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                               const std::function<double(long long)>& value, float* scale);
 
 // The vti/tti step arguments of a problem (weights, first-derivative weights, damping, sizes);
 // the caller sets the field and model pointers.

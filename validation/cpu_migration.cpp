@@ -216,7 +216,8 @@ void CpuMigrator::find_shell() {
 
 std::string CpuMigrator::name() const {
   return std::string("cpu") + (pb_.anisotropic() ? " " + pb_.equation : "") + " (" +
-         std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+         std::to_string(omp_get_max_threads()) + " OpenMP threads" +
+         (half_peak_exponent_ ? ", fp16 storage emulated" : "") + ")";
 }
 
 void CpuMigrator::store_as_half(int peak_exponent) {
