@@ -109,7 +109,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const auto [interior, inner] = migration_boxes(pb, slab);
   const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
-  f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * f.image_volume;
+  f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * (f.image_volume + round);
   const bool boundary = pb.config.migration->mode == "boundary";
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
@@ -135,21 +135,21 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   // The host store needs the store pinned beside the host's own volumes (image, illumination,
   // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
   const double own = 6.0 + (pb.equation == "tti" ? 4 : pb.equation == "vti" ? 2 : 0);
-  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.volume < 0.8 * host_free;
+  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.image_volume < 0.8 * host_free;
   const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
   const std::size_t need = host ? fp.total_host_store : fp.total;
   if (need > free_b || (host && !host_fits)) {
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
-    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) +
-                " volumes " + gib(fp.volumes) + ", boundary store " + gib(fp.store) +
-                (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
-                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
-                "; the store would fit the device for about " +
-                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
-                " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
-                gib(static_cast<std::size_t>(own * fp.volume)) + " for the host's own volumes, within 80% of the " +
-                gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
+    throw Error(
+        "the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) + " volumes " +
+        gib(fp.volumes) + ", boundary store " + gib(fp.store) + (pb.anisotropic() ? " of p and q" : "") + " for " +
+        std::to_string(pb.steps) + " steps, data " + gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " +
+        gib(total_b) + "; the store would fit the device for about " +
+        std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
+        " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
+        gib(static_cast<std::size_t>(own * fp.image_volume)) + " for the host's own volumes, within 80% of the " +
+        gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
   }
   return host;
 }
@@ -906,7 +906,9 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     for (long long i = 0; i < pb.receivers.size() * nt; ++i) dmax = std::max(dmax, double(std::abs(data[i])));
     d.s_scale =
         half_field_scale(injection_peak(pb, pb.shots[shot], wmax / pb.cell_volume()), kHalfPeakExponent, "the source");
-    d.r_scale = half_field_scale(injection_peak(pb, pb.receivers, dmax), kHalfPeakExponent, "the data");
+    // A shot without data (dead or muted) images nothing: any scale serves.
+    d.r_scale =
+        dmax > 0 ? half_field_scale(injection_peak(pb, pb.receivers, dmax), kHalfPeakExponent, "the data") : 1.0f;
     d.make_injection(pb.receivers, 1.0 / d.r_scale, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj,
                      d.rec_split);
   }

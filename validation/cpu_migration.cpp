@@ -270,7 +270,9 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
       const int e = *half_peak_exponent_;
       s.store_as_half(half_field_scale(s.injection_peak(src, wmax / pb_.cell_volume()), e, "the source"), true,
                       HalfFields::levels);
-      r.store_as_half(half_field_scale(r.injection_peak(pb_.receivers, dmax), e, "the data"), true, HalfFields::levels);
+      // A shot without data (dead or muted) images nothing: any scale serves.
+      r.store_as_half(dmax > 0 ? half_field_scale(r.injection_peak(pb_.receivers, dmax), e, "the data") : 1.0f, true,
+                      HalfFields::levels);
     }
   }
   const std::vector<long long> at = storage_index(s, g, shell_);
