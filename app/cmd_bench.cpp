@@ -161,7 +161,7 @@ int cmd_bench(const BenchOptions& b) {
   if (b.rtm) {
     if (a.storages != std::vector<std::string>{"fp32"})
       throw Error(
-          "bench --rtm measures fp32 storage only (migrate stores fp32); drop --storage and set "
+          "bench --rtm measures fp32 storage only; drop --storage and set "
           "solver.storage: fp32");
     if (a.steps.size() != 1) throw Error("bench --rtm takes one step count (--steps 1000)");
     return bench_rtm(bb, cfg);

@@ -10,6 +10,7 @@
 #include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
+#include "solver/storage.hpp"
 #include "validation/cpu_migration.hpp"
 
 namespace seisrtm::app {
@@ -87,7 +88,10 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     say_notes(*m);
     migrator = std::move(m);
   } else {
-    migrator = std::make_unique<validation::CpuMigrator>(p);
+    auto m = std::make_unique<validation::CpuMigrator>(p);
+    // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
+    if (c.solver.storage == "fp16") m->store_as_half(kHalfPeakExponent);
+    migrator = std::move(m);
   }
 }
 

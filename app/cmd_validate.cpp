@@ -48,9 +48,17 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   const GpuInfo g = query_gpu(c.solver.device);
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
-  // Three propagations per shot: forward, the receiver field and the rebuilt source field.
-  check_cpu_time(p, 3, cpu_limit_s, "migration");
+  // Three propagations per shot: forward, the receiver field and the rebuilt source field; fp16
+  // storage runs the CPU twice, the second time emulating it (validation/half.hpp): the GPU's
+  // error against the fp32 reference is held to the emulation's (validation::half_storage_band).
+  const bool half = c.solver.storage == "fp16";
+  check_cpu_time(p, half ? 6 : 3, cpu_limit_s, "migration");
   validation::CpuMigrator cpu(p);
+  std::optional<validation::CpuMigrator> emu;
+  if (half) {
+    emu.emplace(p);
+    emu->store_as_half(kHalfPeakExponent);
+  }
   CudaMigrator gpu(p, cuda_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   // tol = 2 T eps sqrt(2 steps), derived in validation/tolerance.hpp.
@@ -61,10 +69,27 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
   std::printf("  tolerance on relative L2: 2 T eps_f32 sqrt(2 steps), T = %.0f terms per cell update (%s) = %.3e\n",
               terms, p.equation.c_str(), tol);
-  std::printf("  %-34s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
+  if (half)
+    std::printf(
+        "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage; the GPU's own, gpu-fp32,\n"
+        "  must lie in [e16 / 2 - tol, 2 e16 + tol] (validation/tolerance.hpp)\n  %-34s %11s %11s %11s %11s\n",
+        "output", "e16", "gpu-fp32", "band from", "to");
+  else
+    std::printf("  %-34s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
   bool ok = true;
-  auto report = [&](const std::string& what, const float* x, const float* ref, std::size_t n) {
+  // em: the emulation's (fp16 storage), else null.
+  auto report = [&](const std::string& what, const float* x, const float* ref, std::size_t n,
+                    const float* em = nullptr) {
     const double l2 = validation::relative_l2(x, ref, n);
+    if (half && em) {
+      const double e16 = validation::relative_l2(em, ref, n);
+      const validation::HalfStorageBand band = validation::half_storage_band(e16, tol);
+      const bool pass = band.holds(l2);
+      ok = ok && pass;
+      std::printf("  %-34s %11.3e %11.3e %11.3e %11.3e %s\n", what.c_str(), e16, l2, band.lo, band.hi,
+                  pass ? "ok" : "FAIL");
+      return;
+    }
     const bool pass = l2 <= tol;  // NaN fails
     ok = ok && pass;
     std::printf("  %-34s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, validation::max_abs_difference(x, ref, n),
@@ -74,7 +99,7 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   // The interior is what the rebuilt source field is valid in.
   const CellBox box = interior_box(p);
   const long long levels[3] = {p.steps - 2, p.steps / 2, std::max(1LL, p.steps / 8)};
-  std::map<long long, std::vector<float>> cpu_levels, gpu_levels;
+  std::map<long long, std::vector<float>> cpu_levels, gpu_levels, emu_levels;
   auto keep = [&](std::map<long long, std::vector<float>>& to) {
     return [&](long long n, const float* f) {
       if (n == levels[0] || n == levels[1] || n == levels[2]) to[n] = extract_box(p.grid, box, f);
@@ -82,27 +107,32 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   };
   cpu.on_source_level = keep(cpu_levels);
   gpu.on_source_level = keep(gpu_levels);
+  if (half) emu->on_source_level = keep(emu_levels);
   std::vector<float> ci(cells, 0.0f), cl(cells, 0.0f), gi(cells, 0.0f), gl(cells, 0.0f);
+  std::vector<float> ei(half ? cells : 0, 0.0f), el(ei.size(), 0.0f);
   const long long nrec = p.receivers.size();
   for (long long s = 0; s < p.shot_count(); ++s) {
     const float* data = in.traces.data() + s * nrec * p.steps;
     cpu.migrate_shot(s, data, ci.data(), cl.data(), [](const std::string&, long long) {});
     gpu.migrate_shot(s, data, gi.data(), gl.data(), [](const std::string&, long long) {});
+    if (half) emu->migrate_shot(s, data, ei.data(), el.data(), [](const std::string&, long long) {});
     if (s == 0) {
       cpu.on_source_level = nullptr;
       gpu.on_source_level = nullptr;
+      if (half) emu->on_source_level = nullptr;
       for (long long n : levels)
         if (cpu_levels.count(n) && gpu_levels.count(n))
           report("shot 0 source field level " + std::to_string(n), gpu_levels[n].data(), cpu_levels[n].data(),
-                 cpu_levels[n].size());
+                 cpu_levels[n].size(), half && emu_levels.count(n) ? emu_levels[n].data() : nullptr);
     }
   }
-  report("image (correlation)", gi.data(), ci.data(), cells);
-  report("illumination", gl.data(), cl.data(), cells);
+  report("image (correlation)", gi.data(), ci.data(), cells, half ? ei.data() : nullptr);
+  report("illumination", gl.data(), cl.data(), cells, half ? el.data() : nullptr);
   const double eps = c.migration->illumination_epsilon;
   const Images a = finish_images(p, gi, gl, eps), b = finish_images(p, ci, cl, eps);
-  report("image (normalized)", a.normalized.data(), b.normalized.data(), cells);
-  report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells);
+  const Images e = half ? finish_images(p, ei, el, eps) : Images{};
+  report("image (normalized)", a.normalized.data(), b.normalized.data(), cells, half ? e.normalized.data() : nullptr);
+  report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells, half ? e.laplacian.data() : nullptr);
   const auto mem = gpu.device_memory();
   std::printf("  device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n", mem.peak / 1073741824.0,
               double(mem.peak) / mem.volume, mem.volume / 1073741824.0);

@@ -471,16 +471,12 @@ Config from_tree(const YAML::Node& root_node) {
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
   if (c.solver.storage == "fp16") {
-    // What fp16 storage exists for: the acoustic forward step of one device (naive and tma
-    // kernels, or the CPU backend's emulation).
+    // What fp16 storage exists for: the acoustic equation on one device (naive and tma kernels,
+    // or the CPU backend's emulation), forward runs and boundary-store migrations.
     const std::string key = "config key 'solver.storage' = fp16 ";
     if (c.physics.equation != "acoustic")
       throw Error(key + "applies to physics.equation acoustic only, but it is " + c.physics.equation +
                   " (vti and tti store fp32); set solver.storage: fp32");
-    if (migration)
-      throw Error(key +
-                  "applies to forward modeling (run, validate, bench); migrate stores fp32: set solver.storage: "
-                  "fp32");
     if (c.solver.decomposition == "z")
       throw Error(key +
                   "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "
@@ -496,6 +492,10 @@ Config from_tree(const YAML::Node& root_node) {
       solver.integer_in("threads", c.solver.threads, 0, max_threads(),
                         "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   if (migration) c.migration = parse_migration(root.child("migration"));
+  if (c.migration && c.solver.storage == "fp16" && c.migration->mode != "boundary")
+    throw Error(
+        "config key 'solver.storage' = fp16 migrates with migration.mode boundary only (snapshots keep "
+        "fp32 levels); set migration.mode: boundary or solver.storage: fp32");
   return c;
 }
 

@@ -2,6 +2,7 @@
 // Memory movement of imaging: read s, r, image, illumination; write image, illumination: 24 B/cell.
 #include <algorithm>
 
+#include "kernels/acoustic_common.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
 
@@ -9,40 +10,43 @@ namespace seisrtm::kernels {
 
 namespace {
 
-__global__ void inject_series_kernel(float* pn, SeriesInjection inj, const float* series, long long stride,
+template <class T>
+__global__ void inject_series_kernel(T* pn, SeriesInjection inj, const float* series, long long stride,
                                      long long sample) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= inj.count) return;
   float v = 0.0f;
   for (int e = inj.offset[c]; e < inj.offset[c + 1]; ++e) v += inj.coef[e] * series[inj.row[e] * stride + sample];
-  pn[inj.cells[c]] += v;
+  pn[inj.cells[c]] = detail::from_float<T>(detail::to_float(pn[inj.cells[c]]) + v);
 }
 
 // The same with the sample taken from the device's level counter: sample = *level + offset.
-__global__ void inject_series_at_kernel(float* pn, SeriesInjection inj, const float* series, long long stride,
+template <class T>
+__global__ void inject_series_at_kernel(T* pn, SeriesInjection inj, const float* series, long long stride,
                                         const long long* level, long long offset) {
   const int c = blockIdx.x * blockDim.x + threadIdx.x;
   if (c >= inj.count) return;
   const long long sample = *level + offset;
   float v = 0.0f;
   for (int e = inj.offset[c]; e < inj.offset[c + 1]; ++e) v += inj.coef[e] * series[inj.row[e] * stride + sample];
-  pn[inj.cells[c]] += v;
+  pn[inj.cells[c]] = detail::from_float<T>(detail::to_float(pn[inj.cells[c]]) + v);
 }
 
 // Boundary store slots chosen by the level counter: slot = store + (*level + slot_offset) * count.
-template <class Index>
-__global__ void gather_at_kernel(const float* p, const Index* cells, long long count, float* store,
-                                 const long long* level, long long slot_offset) {
-  float* slot = store + (*level + slot_offset) * count;
+// The store holds the field's elements (floats, or halves in fp16 storage).
+template <class T, class Index>
+__global__ void gather_at_kernel(const T* p, const Index* cells, long long count, T* store, const long long* level,
+                                 long long slot_offset) {
+  T* slot = store + (*level + slot_offset) * count;
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x)
     slot[k] = p[cells[k]];
 }
 
-template <class Index>
-__global__ void scatter_at_kernel(float* p, const Index* cells, long long count, const float* store,
-                                  const long long* level, long long slot_offset) {
-  const float* slot = store + (*level + slot_offset) * count;
+template <class T, class Index>
+__global__ void scatter_at_kernel(T* p, const Index* cells, long long count, const T* store, const long long* level,
+                                  long long slot_offset) {
+  const T* slot = store + (*level + slot_offset) * count;
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x)
     p[cells[k]] = slot[k];
@@ -52,30 +56,32 @@ __global__ void add_level_kernel(long long* level, long long delta) {
   *level += delta;
 }
 
-template <class Index>
-__global__ void gather_kernel(const float* p, const Index* cells, long long count, float* store) {
+template <class T, class Index>
+__global__ void gather_kernel(const T* p, const Index* cells, long long count, T* store) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x)
     store[k] = p[cells[k]];
 }
 
-template <class Index>
-__global__ void scatter_kernel(float* p, const Index* cells, long long count, const float* store) {
+template <class T, class Index>
+__global__ void scatter_kernel(T* p, const Index* cells, long long count, const T* store) {
   for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
        k += (long long)gridDim.x * blockDim.x)
     p[cells[k]] = store[k];
 }
 
 // One thread per cell of the box (x fastest across a warp, one plane per blockIdx.z): all
-// loads of a warp are independent and coalesced.
-__global__ void image_kernel(const float* s, const float* r, float* image, float* illum, ImageBox b) {
+// loads of a warp are independent and coalesced. The stored values times their scales (1 in
+// fp32; powers of two: exact) are the fields' values.
+template <class T>
+__global__ void image_kernel(const T* s, const T* r, float* image, float* illum, ImageBox b) {
   const int ix = b.lo[0] + blockIdx.x * blockDim.x + threadIdx.x;
   const int iy = b.lo[1] + blockIdx.y * blockDim.y + threadIdx.y;
   const int iz = b.lo[2] + blockIdx.z;
   if (ix >= b.hi[0] || iy >= b.hi[1]) return;
   const long long i = iz * b.sz + iy * b.sy + ix;
-  const float sv = s[i];
-  image[i] += sv * r[i];
+  const float sv = detail::to_float(s[i]) * b.s_scale;
+  image[i] += sv * (detail::to_float(r[i]) * b.r_scale);
   illum[i] += sv * sv;
 }
 
@@ -83,88 +89,106 @@ int blocks_for(long long n) {
   return static_cast<int>(std::min<long long>((n + 255) / 256, 65535));
 }
 
-}  // namespace
-
-void launch_inject_series(float* pn, const SeriesInjection& inj, const float* series, long long stride,
-                          long long sample, cudaStream_t stream) {
+template <class T>
+void inject_series(T* pn, const SeriesInjection& inj, const float* series, long long stride, long long sample,
+                   cudaStream_t stream) {
   if (inj.count == 0) return;
   inject_series_kernel<<<(inj.count + 127) / 128, 128, 0, stream>>>(pn, inj, series, stride, sample);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-template <class Index>
-void gather(const float* p, const Index* cells, long long count, float* store, cudaStream_t stream) {
-  if (count == 0) return;
-  gather_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
-  SEISRTM_CUDA_LAUNCHED();
-}
-
-template <class Index>
-void scatter(float* p, const Index* cells, long long count, const float* store, cudaStream_t stream) {
-  if (count == 0) return;
-  scatter_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
-  SEISRTM_CUDA_LAUNCHED();
-}
-
-void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream) {
-  gather(p, cells, count, store, stream);
-}
-void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream) {
-  scatter(p, cells, count, store, stream);
-}
-void launch_gather(const float* p, const unsigned* cells, long long count, float* store, cudaStream_t stream) {
-  gather(p, cells, count, store, stream);
-}
-void launch_scatter(float* p, const unsigned* cells, long long count, const float* store, cudaStream_t stream) {
-  scatter(p, cells, count, store, stream);
-}
-
-void launch_inject_series_at(float* pn, const SeriesInjection& inj, const float* series, long long stride,
-                             const long long* level, long long offset, cudaStream_t stream) {
+template <class T>
+void inject_series_at(T* pn, const SeriesInjection& inj, const float* series, long long stride, const long long* level,
+                      long long offset, cudaStream_t stream) {
   if (inj.count == 0) return;
   inject_series_at_kernel<<<(inj.count + 127) / 128, 128, 0, stream>>>(pn, inj, series, stride, level, offset);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-template <class Index>
-void store_at(bool to_store, float* p, const Index* cells, long long count, float* store, const long long* level,
+template <class T, class Index>
+void gather(const T* p, const Index* cells, long long count, T* store, cudaStream_t stream) {
+  if (count == 0) return;
+  gather_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
+  SEISRTM_CUDA_LAUNCHED();
+}
+
+template <class T, class Index>
+void scatter(T* p, const Index* cells, long long count, const T* store, cudaStream_t stream) {
+  if (count == 0) return;
+  scatter_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
+  SEISRTM_CUDA_LAUNCHED();
+}
+
+template <class T, class Index>
+void store_at(bool to_store, T* p, const Index* cells, long long count, T* store, const long long* level,
               long long slot_offset, cudaStream_t stream) {
   if (count == 0) return;
   if (to_store)
-    gather_at_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
+    gather_at_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
   else
-    scatter_at_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
+    scatter_at_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-void launch_gather_at(const float* p, const unsigned* cells, long long count, float* store, const long long* level,
-                      long long slot_offset, cudaStream_t stream) {
-  store_at(true, const_cast<float*>(p), cells, count, store, level, slot_offset, stream);
-}
-void launch_gather_at(const float* p, const long long* cells, long long count, float* store, const long long* level,
-                      long long slot_offset, cudaStream_t stream) {
-  store_at(true, const_cast<float*>(p), cells, count, store, level, slot_offset, stream);
-}
-void launch_scatter_at(float* p, const unsigned* cells, long long count, const float* store, const long long* level,
-                       long long slot_offset, cudaStream_t stream) {
-  store_at(false, p, cells, count, const_cast<float*>(store), level, slot_offset, stream);
-}
-void launch_scatter_at(float* p, const long long* cells, long long count, const float* store, const long long* level,
-                       long long slot_offset, cudaStream_t stream) {
-  store_at(false, p, cells, count, const_cast<float*>(store), level, slot_offset, stream);
-}
-
-void launch_add_level(long long* level, long long delta, cudaStream_t stream) {
-  add_level_kernel<<<1, 1, 0, stream>>>(level, delta);
-  SEISRTM_CUDA_LAUNCHED();
-}
-
-void launch_image(const float* s, const float* r, float* image, float* illumination, const ImageBox& b,
-                  cudaStream_t stream) {
+template <class T>
+void image(const T* s, const T* r, float* image, float* illumination, const ImageBox& b, cudaStream_t stream) {
   const int nx = b.hi[0] - b.lo[0], ny = b.hi[1] - b.lo[1];
   if (nx <= 0 || ny <= 0 || b.hi[2] <= b.lo[2]) return;
   const dim3 block(32, 8, 1), grid((nx + 31) / 32, (ny + 7) / 8, b.hi[2] - b.lo[2]);
   image_kernel<<<grid, block, 0, stream>>>(s, r, image, illumination, b);
+  SEISRTM_CUDA_LAUNCHED();
+}
+
+}  // namespace
+
+// The launchers of both element types (kernels/rtm.hpp).
+#define SEISRTM_RTM_LAUNCHERS(T)                                                                                \
+  void launch_inject_series(T* pn, const SeriesInjection& inj, const float* series, long long stride,           \
+                            long long sample, cudaStream_t stream) {                                            \
+    inject_series(pn, inj, series, stride, sample, stream);                                                     \
+  }                                                                                                             \
+  void launch_inject_series_at(T* pn, const SeriesInjection& inj, const float* series, long long stride,        \
+                               const long long* level, long long offset, cudaStream_t stream) {                 \
+    inject_series_at(pn, inj, series, stride, level, offset, stream);                                           \
+  }                                                                                                             \
+  void launch_gather(const T* p, const long long* cells, long long count, T* store, cudaStream_t stream) {      \
+    gather(p, cells, count, store, stream);                                                                     \
+  }                                                                                                             \
+  void launch_scatter(T* p, const long long* cells, long long count, const T* store, cudaStream_t stream) {     \
+    scatter(p, cells, count, store, stream);                                                                    \
+  }                                                                                                             \
+  void launch_gather(const T* p, const unsigned* cells, long long count, T* store, cudaStream_t stream) {       \
+    gather(p, cells, count, store, stream);                                                                     \
+  }                                                                                                             \
+  void launch_scatter(T* p, const unsigned* cells, long long count, const T* store, cudaStream_t stream) {      \
+    scatter(p, cells, count, store, stream);                                                                    \
+  }                                                                                                             \
+  void launch_gather_at(const T* p, const unsigned* cells, long long count, T* store, const long long* level,   \
+                        long long slot_offset, cudaStream_t stream) {                                           \
+    store_at(true, const_cast<T*>(p), cells, count, store, level, slot_offset, stream);                         \
+  }                                                                                                             \
+  void launch_gather_at(const T* p, const long long* cells, long long count, T* store, const long long* level,  \
+                        long long slot_offset, cudaStream_t stream) {                                           \
+    store_at(true, const_cast<T*>(p), cells, count, store, level, slot_offset, stream);                         \
+  }                                                                                                             \
+  void launch_scatter_at(T* p, const unsigned* cells, long long count, const T* store, const long long* level,  \
+                         long long slot_offset, cudaStream_t stream) {                                          \
+    store_at(false, p, cells, count, const_cast<T*>(store), level, slot_offset, stream);                        \
+  }                                                                                                             \
+  void launch_scatter_at(T* p, const long long* cells, long long count, const T* store, const long long* level, \
+                         long long slot_offset, cudaStream_t stream) {                                          \
+    store_at(false, p, cells, count, const_cast<T*>(store), level, slot_offset, stream);                        \
+  }                                                                                                             \
+  void launch_image(const T* s, const T* r, float* image_, float* illumination, const ImageBox& b,              \
+                    cudaStream_t stream) {                                                                      \
+    image(s, r, image_, illumination, b, stream);                                                               \
+  }
+SEISRTM_RTM_LAUNCHERS(float)
+SEISRTM_RTM_LAUNCHERS(__half)
+#undef SEISRTM_RTM_LAUNCHERS
+
+void launch_add_level(long long* level, long long delta, cudaStream_t stream) {
+  add_level_kernel<<<1, 1, 0, stream>>>(level, delta);
   SEISRTM_CUDA_LAUNCHED();
 }
 

@@ -20,38 +20,46 @@ struct SeriesInjection {
   const float* coef = nullptr;  // m w / (1 + s), with 1 / (hx hy hz) for a source
   int count = 0;                // distinct cells
 };
-void launch_inject_series(float* pn, const SeriesInjection& inj, const float* series, long long stride,
-                          long long sample, cudaStream_t stream);
-
-// store[k] = p[cells[k]] and p[cells[k]] = store[k], k < count. 32-bit indices (volumes under
-// 2^32 cells) move 12 bytes a shell cell instead of 16.
-void launch_gather(const float* p, const long long* cells, long long count, float* store, cudaStream_t stream);
-void launch_scatter(float* p, const long long* cells, long long count, const float* store, cudaStream_t stream);
-void launch_gather(const float* p, const unsigned* cells, long long count, float* store, cudaStream_t stream);
-void launch_scatter(float* p, const unsigned* cells, long long count, const float* store, cudaStream_t stream);
-
-// Variants whose time index comes from a level counter in device memory, so that a CUDA graph
-// captured once replays for every later step: the sample is *level + offset, the store slot
-// store + (*level + slot_offset) * count; launch_add_level moves the counter.
-void launch_inject_series_at(float* pn, const SeriesInjection& inj, const float* series, long long stride,
-                             const long long* level, long long offset, cudaStream_t stream);
-void launch_gather_at(const float* p, const unsigned* cells, long long count, float* store, const long long* level,
-                      long long slot_offset, cudaStream_t stream);
-void launch_gather_at(const float* p, const long long* cells, long long count, float* store, const long long* level,
-                      long long slot_offset, cudaStream_t stream);
-void launch_scatter_at(float* p, const unsigned* cells, long long count, const float* store, const long long* level,
-                       long long slot_offset, cudaStream_t stream);
-void launch_scatter_at(float* p, const long long* cells, long long count, const float* store, const long long* level,
-                       long long slot_offset, cudaStream_t stream);
+// One declaration per element type of the fields: float, and __half (fp16 storage: the
+// injection formed in float and rounded once; the store keeps the field's halves).
+#define SEISRTM_RTM_DECLARE(T)                                                                                  \
+  void launch_inject_series(T* pn, const SeriesInjection& inj, const float* series, long long stride,           \
+                            long long sample, cudaStream_t stream);                                             \
+  /* store[k] = p[cells[k]] and p[cells[k]] = store[k], k < count. 32-bit indices (volumes under                \
+     2^32 cells) move 12 bytes a shell cell instead of 16. */                                                   \
+  void launch_gather(const T* p, const long long* cells, long long count, T* store, cudaStream_t stream);       \
+  void launch_scatter(T* p, const long long* cells, long long count, const T* store, cudaStream_t stream);      \
+  void launch_gather(const T* p, const unsigned* cells, long long count, T* store, cudaStream_t stream);        \
+  void launch_scatter(T* p, const unsigned* cells, long long count, const T* store, cudaStream_t stream);       \
+  /* Variants whose time index comes from a level counter in device memory, so that a CUDA graph                \
+     captured once replays for every later step: the sample is *level + offset, the store slot                  \
+     store + (*level + slot_offset) * count; launch_add_level moves the counter. */                             \
+  void launch_inject_series_at(T* pn, const SeriesInjection& inj, const float* series, long long stride,        \
+                               const long long* level, long long offset, cudaStream_t stream);                  \
+  void launch_gather_at(const T* p, const unsigned* cells, long long count, T* store, const long long* level,   \
+                        long long slot_offset, cudaStream_t stream);                                            \
+  void launch_gather_at(const T* p, const long long* cells, long long count, T* store, const long long* level,  \
+                        long long slot_offset, cudaStream_t stream);                                            \
+  void launch_scatter_at(T* p, const unsigned* cells, long long count, const T* store, const long long* level,  \
+                         long long slot_offset, cudaStream_t stream);                                           \
+  void launch_scatter_at(T* p, const long long* cells, long long count, const T* store, const long long* level, \
+                         long long slot_offset, cudaStream_t stream);
+SEISRTM_RTM_DECLARE(float)
+SEISRTM_RTM_DECLARE(__half)
+#undef SEISRTM_RTM_DECLARE
 void launch_add_level(long long* level, long long delta, cudaStream_t stream);
 
 // image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
-// plane stride sz in floats).
+// plane stride sz in elements); the stored values times s_scale and r_scale (fp16 storage's
+// field scales, powers of two; 1 in fp32).
 struct ImageBox {
   int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
   long long sy = 0, sz = 0;
+  float s_scale = 1, r_scale = 1;
 };
 void launch_image(const float* s, const float* r, float* image, float* illumination, const ImageBox& box,
+                  cudaStream_t stream);
+void launch_image(const __half* s, const __half* r, float* image, float* illumination, const ImageBox& box,
                   cudaStream_t stream);
 
 // The fused backward step (kernels/rtm_fused.cu, the tma march, radius <= 4): s and r are

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <type_traits>
 
 #include "base/format.hpp"
 #include "kernels/acoustic.hpp"
@@ -16,6 +17,7 @@
 #include "solver/cluster.hpp"
 #include "solver/device_info.hpp"
 #include "solver/nccl_halo.hpp"
+#include "solver/storage.hpp"
 #include "solver/tensor_map.hpp"
 
 namespace seisrtm {
@@ -100,15 +102,18 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   MigrationFootprint f;
   f.volume_count = migration_volumes(pb);
   const long long nxp = (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
-  f.volume = static_cast<std::size_t>(nxp * pb.grid.n[1] * (slab ? slab->planes() : pb.grid.n[2])) * sizeof(float);
+  const std::size_t cells = static_cast<std::size_t>(nxp * pb.grid.n[1] * (slab ? slab->planes() : pb.grid.n[2]));
+  const std::size_t eb = kernels::storage_bytes(o.storage);
+  f.volume = cells * eb;
+  f.image_volume = cells * sizeof(float);
   const auto [interior, inner] = migration_boxes(pb, slab);
   const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
-  f.volumes = f.volume_count * (f.volume + round);
+  f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * (f.image_volume + round);
   const bool boundary = pb.config.migration->mode == "boundary";
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
-  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * sizeof(float) : 0;
+  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * eb : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
@@ -130,21 +135,21 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   // The host store needs the store pinned beside the host's own volumes (image, illumination,
   // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
   const double own = 6.0 + (pb.equation == "tti" ? 4 : pb.equation == "vti" ? 2 : 0);
-  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.volume < 0.8 * host_free;
+  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.image_volume < 0.8 * host_free;
   const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
   const std::size_t need = host ? fp.total_host_store : fp.total;
   if (need > free_b || (host && !host_fits)) {
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
-    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) +
-                " volumes " + gib(fp.volumes) + ", boundary store " + gib(fp.store) +
-                (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
-                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) +
-                "; the store would fit the device for about " +
-                std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
-                " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
-                gib(static_cast<std::size_t>(own * fp.volume)) + " for the host's own volumes, within 80% of the " +
-                gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
+    throw Error(
+        "the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) + " volumes " +
+        gib(fp.volumes) + ", boundary store " + gib(fp.store) + (pb.anisotropic() ? " of p and q" : "") + " for " +
+        std::to_string(pb.steps) + " steps, data " + gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " +
+        gib(total_b) + "; the store would fit the device for about " +
+        std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
+        " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
+        gib(static_cast<std::size_t>(own * fp.image_volume)) + " for the host's own volumes, within 80% of the " +
+        gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
   }
   return host;
 }
@@ -190,33 +195,62 @@ struct CudaMigrator::Impl {
   int nf = 1;
   long long q_half = 0;
   long long per_level() const { return nf * ns; }
-  float* slot(long long level) {
-    return store.as<float>() + (host_store ? (level - 1) % kStoreRing : level - 1) * per_level();
-  }
-  void gather(const float* p, float* to) {
-    if (shell32)
-      kernels::launch_gather(p, shell.as<unsigned>(), ns, to, stream.get());
+  // fp16 storage (acoustic, one device, separate backward kernels): the fields, the model and
+  // the store in halves; the source field holds s / s_scale, the receiver field r / r_scale (per
+  // shot: the wavelet's and the data's largest injections at 2^kHalfPeakExponent), the model
+  // m / model_scale (folded into the weights), as CpuMigrator::store_as_half emulates.
+  bool half = false;
+  float s_scale = 1, r_scale = 1, model_scale = 1;
+  std::size_t eb = sizeof(float);  // bytes of a stored element
+  // Calls f with the buffer's elements typed as stored (float*, or __half* in fp16).
+  template <class F>
+  void typed(const DeviceBuffer& b, F&& f) const {
+    if (half)
+      f(b.as<__half>());
     else
-      kernels::launch_gather(p, shell.as<long long>(), ns, to, stream.get());
+      f(b.as<float>());
   }
-  void scatter(float* p, const float* from) {
-    if (shell32)
-      kernels::launch_scatter(p, shell.as<unsigned>(), ns, from, stream.get());
-    else
-      kernels::launch_scatter(p, shell.as<long long>(), ns, from, stream.get());
+  template <class T>
+  T* at_store(long long element) {
+    return store.as<T>() + element;
+  }
+  // Element offset of level L's slot in the store.
+  long long slot_index(long long level) const {
+    return (host_store ? (level - 1) % kStoreRing : level - 1) * per_level();
+  }
+  void gather(const DeviceBuffer& p, long long to, long long extra = 0) {
+    typed(p, [&](auto* f) {
+      using T = std::remove_pointer_t<decltype(f)>;
+      T* dst = at_store<T>(to + extra);
+      if (shell32)
+        kernels::launch_gather(f, shell.as<unsigned>(), ns, dst, stream.get());
+      else
+        kernels::launch_gather(f, shell.as<long long>(), ns, dst, stream.get());
+    });
+  }
+  void scatter(const DeviceBuffer& p, long long from, long long extra = 0) {
+    typed(p, [&](auto* f) {
+      using T = std::remove_pointer_t<decltype(f)>;
+      const T* src_ = at_store<T>(from + extra);
+      if (shell32)
+        kernels::launch_scatter(f, shell.as<unsigned>(), ns, src_, stream.get());
+      else
+        kernels::launch_scatter(f, shell.as<long long>(), ns, src_, stream.get());
+    });
   }
   // Forward: level L's shell (of the source field in buffer c) into its slot, then (host store)
   // down to host memory.
   void save(long long level, int c) {
     const int k = static_cast<int>((level - 1) % kStoreRing);
     if (host_store && level - 1 >= kStoreRing) SEISRTM_CUDA(cudaStreamWaitEvent(stream.get(), slot_free[k]->get()));
-    gather(s[c].as<float>(), slot(level));
-    if (anisotropic) gather(sq[c].as<float>(), slot(level) + ns);
+    gather(s[c], slot_index(level));
+    if (anisotropic) gather(sq[c], slot_index(level), ns);
     if (!host_store) return;
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), stream.get()));
     SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_ready[k]->get()));
-    SEISRTM_CUDA(cudaMemcpyAsync(host + (level - 1) * per_level(), slot(level), per_level() * sizeof(float),
-                                 cudaMemcpyDeviceToHost, copy_stream.get()));
+    SEISRTM_CUDA(cudaMemcpyAsync(reinterpret_cast<char*>(host) + (level - 1) * per_level() * eb,
+                                 store.as<char>() + slot_index(level) * eb, per_level() * eb, cudaMemcpyDeviceToHost,
+                                 copy_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(slot_free[k]->get(), copy_stream.get()));
   }
   // Backward (host store): level L up into its slot once the slot is free.
@@ -224,7 +258,8 @@ struct CudaMigrator::Impl {
     if (!host_store || level < 1) return;
     const int k = static_cast<int>((level - 1) % kStoreRing);
     SEISRTM_CUDA(cudaStreamWaitEvent(copy_stream.get(), slot_free[k]->get()));
-    SEISRTM_CUDA(cudaMemcpyAsync(slot(level), host + (level - 1) * per_level(), per_level() * sizeof(float),
+    SEISRTM_CUDA(cudaMemcpyAsync(store.as<char>() + slot_index(level) * eb,
+                                 reinterpret_cast<char*>(host) + (level - 1) * per_level() * eb, per_level() * eb,
                                  cudaMemcpyHostToDevice, copy_stream.get()));
     SEISRTM_CUDA(cudaEventRecord(slot_ready[k]->get(), copy_stream.get()));
   }
@@ -232,8 +267,8 @@ struct CudaMigrator::Impl {
   // then the next upload.
   void restore(long long level, int c) {
     wait_slot(level);
-    scatter(s[c].as<float>(), slot(level));
-    if (anisotropic) scatter(sq[c].as<float>(), slot(level) + ns);
+    scatter(s[c], slot_index(level));
+    if (anisotropic) scatter(sq[c], slot_index(level), ns);
     free_slot(level);
   }
   // Host store: the main stream waits for level L's upload into its slot; once the stream's
@@ -259,24 +294,30 @@ struct CudaMigrator::Impl {
   // counter out of slot L - 1 (backward).
   // The source field in buffer c; q's shells in the store's second half.
   void save_at(int c) {
-    gather_at(s[c].as<float>(), store.as<float>());
-    if (anisotropic) gather_at(sq[c].as<float>(), store.as<float>() + q_half);
+    gather_at(s[c], 0);
+    if (anisotropic) gather_at(sq[c], q_half);
   }
   void restore_at(int c) {
-    scatter_at(s[c].as<float>(), store.as<float>());
-    if (anisotropic) scatter_at(sq[c].as<float>(), store.as<float>() + q_half);
+    scatter_at(s[c], 0);
+    if (anisotropic) scatter_at(sq[c], q_half);
   }
-  void gather_at(const float* p, float* to) {
-    if (shell32)
-      kernels::launch_gather_at(p, shell.as<unsigned>(), ns, to, lvl(), 0, stream.get());
-    else
-      kernels::launch_gather_at(p, shell.as<long long>(), ns, to, lvl(), 0, stream.get());
+  void gather_at(const DeviceBuffer& p, long long to) {
+    typed(p, [&](auto* f) {
+      using T = std::remove_pointer_t<decltype(f)>;
+      if (shell32)
+        kernels::launch_gather_at(f, shell.as<unsigned>(), ns, at_store<T>(to), lvl(), 0, stream.get());
+      else
+        kernels::launch_gather_at(f, shell.as<long long>(), ns, at_store<T>(to), lvl(), 0, stream.get());
+    });
   }
-  void scatter_at(float* p, const float* from) {
-    if (shell32)
-      kernels::launch_scatter_at(p, shell.as<unsigned>(), ns, from, lvl(), -1, stream.get());
-    else
-      kernels::launch_scatter_at(p, shell.as<long long>(), ns, from, lvl(), -1, stream.get());
+  void scatter_at(const DeviceBuffer& p, long long from) {
+    typed(p, [&](auto* f) {
+      using T = std::remove_pointer_t<decltype(f)>;
+      if (shell32)
+        kernels::launch_scatter_at(f, shell.as<unsigned>(), ns, at_store<T>(from), lvl(), -1, stream.get());
+      else
+        kernels::launch_scatter_at(f, shell.as<long long>(), ns, at_store<T>(from), lvl(), -1, stream.get());
+    });
   }
   std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
   std::vector<float> host_pad;
@@ -363,8 +404,9 @@ struct CudaMigrator::Impl {
   // p's shells, then q's from q_half; host: the level's ring slot, already waited for).
   void restore_part(long long level, int c, int part, cudaStream_t on) {
     const long long a = shell_split[part], n = shell_split[part + 1] - a;
-    float* p_shells = host_store ? slot(level) : store.as<float>() + (level - 1) * ns;
-    float* q_shells = host_store ? slot(level) + ns : store.as<float>() + q_half + (level - 1) * ns;
+    // (A slab stores fp32: fp16 storage is refused for a slab.)
+    float* p_shells = store.as<float>() + (host_store ? slot_index(level) : (level - 1) * ns);
+    float* q_shells = store.as<float>() + (host_store ? slot_index(level) + ns : q_half + (level - 1) * ns);
     auto scatter_part = [&](float* field, const float* from) {
       if (shell32)
         kernels::launch_scatter(field, shell.as<unsigned>() + a, n, from + a, on);
@@ -438,6 +480,13 @@ struct CudaMigrator::Impl {
     const CUtensorMap* halo = f == src ? tmap_s : tmap_r;
     const CUtensorMap* center = f == src ? tmap_s_center : tmap_r_center;
     const kernels::TmaMaps maps{&halo[c], &center[1 - c], &tmap_m};
+    if (half) {
+      kernels::AcousticArgsHalf a =
+          acoustic_args(pb, nxp, pair[c].as<__half>(), pair[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
+      a.z_lo = lo, a.z_hi = hi;
+      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
+      return;
+    }
     kernels::AcousticArgs a = args(pair, c);
     a.z_lo = lo, a.z_hi = hi;
     kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
@@ -447,8 +496,8 @@ struct CudaMigrator::Impl {
   // data with the acoustic scaling, as CpuMigrator's inject_source and inject_data do).
   void inject_at(Field f, int c, const kernels::SeriesInjection& inj, const float* series, long long stride,
                  long long offset) {
-    kernels::launch_inject_series_at((f == src ? s : r)[c].as<float>(), inj, series, stride, lvl(), offset,
-                                     stream.get());
+    typed((f == src ? s : r)[c],
+          [&](auto* p) { kernels::launch_inject_series_at(p, inj, series, stride, lvl(), offset, stream.get()); });
     if (anisotropic)
       kernels::launch_inject_series_at((f == src ? sq : rq)[c].as<float>(), inj, series, stride, lvl(), offset,
                                        stream.get());
@@ -456,7 +505,8 @@ struct CudaMigrator::Impl {
   // The same with the sample given (model_traces, adjoint_traces).
   void inject(Field f, int c, const kernels::SeriesInjection& inj, const float* series, long long stride,
               long long sample) {
-    kernels::launch_inject_series((f == src ? s : r)[c].as<float>(), inj, series, stride, sample, stream.get());
+    typed((f == src ? s : r)[c],
+          [&](auto* p) { kernels::launch_inject_series(p, inj, series, stride, sample, stream.get()); });
     if (anisotropic)
       kernels::launch_inject_series((f == src ? sq : rq)[c].as<float>(), inj, series, stride, sample, stream.get());
   }
@@ -518,7 +568,17 @@ struct CudaMigrator::Impl {
     return pinned;
   }
 
-  void download(const DeviceBuffer& b, float* out) {
+  // A field level (scale: its field scale in fp16) or an image volume as floats.
+  void download(const DeviceBuffer& b, float* out, float scale = 0) {
+    if (half && scale > 0) {
+      std::vector<__half> h(static_cast<size_t>(nxp * ny * nz));
+      SEISRTM_CUDA(
+          cudaMemcpyAsync(h.data(), b.as<void>(), h.size() * sizeof(__half), cudaMemcpyDeviceToHost, stream.get()));
+      SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
+      for (long long k = 0; k < ny * nz; ++k)
+        for (long long x = 0; x < nx; ++x) out[k * nx + x] = __half2float(h[k * nxp + x]) * scale;
+      return;
+    }
     SEISRTM_CUDA(cudaMemcpy2DAsync(out, nx * sizeof(float), b.as<float>(), nxp * sizeof(float), nx * sizeof(float),
                                    ny * nz, cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
@@ -568,8 +628,15 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
         "store); use migration.mode: boundary or solver.backend: cpu");
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
-  d.fused = !d.anisotropic && opt.variant == kernels::Variant::tma && kernels::fused_backward_supported(pb.radius) &&
-            pb.config.migration->fused;
+  d.half = opt.storage == kernels::Storage::fp16;
+  d.eb = kernels::storage_bytes(opt.storage);
+  if (d.half && (d.anisotropic || slab || opt.variant == kernels::Variant::smem))
+    throw Error(
+        "solver.storage fp16 migrates the acoustic equation on one device with solver.kernel tma or naive; "
+        "set solver.storage: fp32");
+  // fp16 takes the separate backward kernels (the fused step reads floats).
+  d.fused = !d.anisotropic && !d.half && opt.variant == kernels::Variant::tma &&
+            kernels::fused_backward_supported(pb.radius) && pb.config.migration->fused;
   d.nx = pb.grid.n[0];
   d.ny = pb.grid.n[1];
   d.nz = pb.grid.n[2];
@@ -588,11 +655,12 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   for (auto& b : d.r) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed) and the vti/tti volumes, uploaded as the
   // forward backend does (solver/cuda_propagator.hpp), so both step the same model.
-  if (opt.storage != kernels::Storage::fp32)  // the config refuses it first (migrate stores fp32)
-    throw Error("solver.storage fp16 applies to forward modeling; migration stores fp32: set solver.storage: fp32");
   const double dt2 = pb.dt * pb.dt;
-  d.m = model_volume(pb, d.nxp, opt.memory, &warning,
-                     [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; });
+  auto m_value = [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; };
+  if (d.half)
+    d.m = half_model_volume(pb, d.nxp, opt.memory, &warning, m_value, &d.model_scale);
+  else
+    d.m = model_volume(pb, d.nxp, opt.memory, &warning, m_value);
   if (d.anisotropic) {
     for (auto& b : d.sq) b = DeviceBuffer(fp.volume, opt.memory, &warning);
     for (auto& b : d.rq) b = DeviceBuffer(fp.volume, opt.memory, &warning);
@@ -600,9 +668,9 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   }
   d.fused_shape = fused_shape_for(d.s[0].compressible());
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
-    d.shape = tma_shape_for(pb.radius, d.s[0].compressible());
-  d.image = DeviceBuffer(fp.volume, MemoryKind::plain);
-  d.illum = DeviceBuffer(fp.volume, MemoryKind::plain);
+    d.shape = tma_shape_for(pb.radius, d.s[0].compressible(), opt.storage);
+  d.image = DeviceBuffer(fp.image_volume, MemoryKind::plain);
+  d.illum = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
@@ -658,17 +726,18 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
       encode_volume_map(&d.tti_model[k], vols[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(pb.radius));
   } else if (opt.variant == kernels::Variant::tma) {
     for (int c = 0; c < 2; ++c) {
-      encode_volume_map(&d.tmap_s[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
-      encode_volume_map(&d.tmap_s_center[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
-      encode_volume_map(&d.tmap_r[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius));
-      encode_volume_map(&d.tmap_r_center[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+      const int eb = static_cast<int>(d.eb);
+      encode_volume_map(&d.tmap_s[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius, eb), eb);
+      encode_volume_map(&d.tmap_s_center[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box(), eb);
+      encode_volume_map(&d.tmap_r[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(pb.radius, eb), eb);
+      encode_volume_map(&d.tmap_r_center[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box(), eb);
       if (d.fused) {
         const auto box = kernels::fused_box(pb.radius, d.fused_shape);
         encode_volume_map(&d.tmap_s_fused[c], d.s[c].as<void>(), d.nxp, d.ny, d.nz, box);
         encode_volume_map(&d.tmap_r_fused[c], d.r[c].as<void>(), d.nxp, d.ny, d.nz, box);
       }
     }
-    encode_volume_map(&d.tmap_m, d.m.as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box());
+    encode_volume_map(&d.tmap_m, d.m.as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box(), static_cast<int>(d.eb));
   }
   d.sample_memory();
 }
@@ -683,12 +752,14 @@ std::string CudaMigrator::name() const {
   const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.shape) + ")"
                                 : "";
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + ", z_block " +
-         std::to_string(d.opt.z_block) + ", " + (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
+  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape +
+         (d.half ? ", fp16 storage" : "") + ", z_block " + std::to_string(d.opt.z_block) + ", " +
+         (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"
                   : std::string("separate backward kernels")) +
          (d.anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
                                                         : "") +
+         (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
          ", boundary store " + (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
          query_gpu(d.opt.device).name;
 }
@@ -716,6 +787,7 @@ Recording make_recording(const PointSet& ps, long long nx, long long ny, long lo
 
 std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::vector<float>& f) {
   Impl& d = *impl_;
+  if (d.half) throw Error("CudaMigrator::model_traces (the adjoint's dot test) runs in fp32 storage only");
   const long long nt = d.pb.steps, nrec = d.pb.receivers.size();
   cudaStream_t st = d.stream.get();
   d.clear(Impl::src);
@@ -746,6 +818,7 @@ std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::ve
 
 std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::vector<float>& r) {
   Impl& d = *impl_;
+  if (d.half) throw Error("CudaMigrator::adjoint_traces (the adjoint's dot test) runs in fp32 storage only");
   const long long nt = d.pb.steps, npt = src.size();
   cudaStream_t st = d.stream.get();
   d.clear(Impl::rec);
@@ -825,8 +898,22 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cudaMemcpyAsync(d.data.as<float>(), data, pb.receivers.size() * nt * sizeof(float), cudaMemcpyHostToDevice, st));
   // The previous shot's kernels may still read the injection arrays that are replaced here.
   SEISRTM_CUDA(cudaStreamSynchronize(st));
-  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume(), d.src_cells, d.src_offset, d.src_row, d.src_coef, d.src_inj,
-                   d.src_split);
+  if (d.half) {
+    // The shot's field scales (CpuMigrator::store_as_half's): the wavelet's and the data's
+    // largest injections at 2^kHalfPeakExponent; the injections add to s / s_scale, r / r_scale.
+    double wmax = 0, dmax = 0;
+    for (float w : pb.wavelet) wmax = std::max(wmax, double(std::abs(w)));
+    for (long long i = 0; i < pb.receivers.size() * nt; ++i) dmax = std::max(dmax, double(std::abs(data[i])));
+    d.s_scale =
+        half_field_scale(injection_peak(pb, pb.shots[shot], wmax / pb.cell_volume()), kHalfPeakExponent, "the source");
+    // A shot without data (dead or muted) images nothing: any scale serves.
+    d.r_scale =
+        dmax > 0 ? half_field_scale(injection_peak(pb, pb.receivers, dmax), kHalfPeakExponent, "the data") : 1.0f;
+    d.make_injection(pb.receivers, 1.0 / d.r_scale, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj,
+                     d.rec_split);
+  }
+  d.make_injection(pb.shots[shot], 1.0 / pb.cell_volume() / d.s_scale, d.src_cells, d.src_offset, d.src_row, d.src_coef,
+                   d.src_inj, d.src_split);
   const long long report = std::max(1LL, nt / 100);
   // Runs body(n) for n = first, first + dir, ... (count steps), then after(n) for each: as
   // CUDA graphs of `period` steps where graphs are on (solver.graphs; not with the store in host
@@ -922,11 +1009,13 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   for (int a = 0; a < 3; ++a) box.lo[a] = static_cast<int>(in.lo[a]), box.hi[a] = static_cast<int>(in.hi[a]);
   box.sy = d.nxp;
   box.sz = d.nxp * d.ny;
+  box.s_scale = d.s_scale;
+  box.r_scale = d.r_scale;
   std::vector<float> level_field;
   auto source_level = [&](long long n, const DeviceBuffer& b) {
     if (!on_source_level) return;
     level_field.resize(static_cast<size_t>(pb.grid.cells()));
-    d.download(b, level_field.data());
+    d.download(b, level_field.data(), d.s_scale);
     on_source_level(n, level_field.data());
   };
   auto report_backward = [&](long long n) {
@@ -939,8 +1028,11 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   progress("backward", 0);
   for (long long k = 0; k < kStoreRing; ++k) d.load(nt - 2 - k);  // the first levels the backward pass restores
   int cr = 0;
-  auto image_now = [&](const float* sv, const float* rv) {
-    kernels::launch_image(sv, rv, d.image.as<float>(), d.illum.as<float>(), box, st);
+  auto image_now = [&](const DeviceBuffer& sv, const DeviceBuffer& rv) {
+    if (d.half)
+      kernels::launch_image(sv.as<__half>(), rv.as<__half>(), d.image.as<float>(), d.illum.as<float>(), box, st);
+    else
+      kernels::launch_image(sv.as<float>(), rv.as<float>(), d.image.as<float>(), d.illum.as<float>(), box, st);
   };
   // The level counter holds the level n each backward step makes, from N down to 1.
   d.set_level(nt);
@@ -987,7 +1079,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     after_backward(nt);
     leading_receiver_step();
     cs = 1 - cs;
-    if (nt % every == 0) image_now(d.s[1 - cs].as<float>(), d.r[1 - cr].as<float>());
+    if (nt % every == 0) image_now(d.s[1 - cs], d.r[1 - cr]);
     after_backward(nt - 1);
     kernels::FusedArgs fa;
     fa.image = d.image.as<float>();
@@ -1024,7 +1116,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cr = 1 - cr;
     };
     replay(nt - 2, nt - 2, -1, period, PhaseTimer::fused_step, fused_step, after_backward);
-    if (1 % every == 0) image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
+    if (1 % every == 0) image_now(d.s[cs], d.r[cr]);
   } else {
     // Levels N and N - 1: receiver steps only (the source field's are the forward pass's last two).
     for (long long n = nt; n >= std::max(1LL, nt - 1); --n) {
@@ -1032,7 +1124,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       if (n == nt - 1) cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
       if (n % every == 0) {
         t.mark(PhaseTimer::image, st);
-        image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
+        image_now(d.s[cs], d.r[cr]);
       }
       after_backward(n);
     }
@@ -1059,7 +1151,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cs = 1 - cs;
       if (n % every == 0) {
         if (marks) t.mark(PhaseTimer::image, st);
-        image_now(d.s[cs].as<float>(), d.r[cr].as<float>());
+        image_now(d.s[cs], d.r[cr]);
       }
       kernels::launch_add_level(d.lvl(), -1, st);
     };

@@ -23,7 +23,9 @@ int migration_volumes(const Problem& pb);
 // own planes' part of the boundary shell.
 struct MigrationFootprint {
   int volume_count = 7;  // migration_volumes
-  std::size_t volume = 0, volumes = 0, store = 0, data = 0, total = 0;
+  // volume: one field or model volume (halves in fp16 storage); image_volume: the image's and
+  // the illumination's (floats).
+  std::size_t volume = 0, image_volume = 0, volumes = 0, store = 0, data = 0, total = 0;
   std::size_t store_per_step = 0;
   std::size_t total_host_store = 0;  // device bytes with the store in host memory (a ring of slots)
 };

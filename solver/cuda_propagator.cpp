@@ -144,11 +144,6 @@ DeviceBuffer model_volume(const Problem& pb, long long nxp, MemoryKind kind, std
   return b;
 }
 
-namespace {
-
-// The model in fp16 storage: each value computed in double, rounded to float, divided by the
-// scale (the power of two at or below the largest: exact) and rounded to the nearest half, as
-// validation::CpuWave::store_as_half does. *scale receives the scale.
 DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
                                const std::function<double(long long)>& value, float* scale) {
   const std::vector<float> v = padded_values(pb, nxp, value);  // pad columns 0: no effect on the largest
@@ -164,6 +159,8 @@ DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind
   SEISRTM_CUDA(cudaMemcpy(b.as<void>(), h.data(), h.size() * sizeof(__half), cudaMemcpyHostToDevice));
   return b;
 }
+
+namespace {
 
 double largest_magnitude(const std::vector<float>& v) {
   double m = 0;

@@ -60,6 +60,11 @@ void select_device(const CudaOptions& o);
 template <class T>
 kernels::AcousticArgsT<T> acoustic_args(const Problem& pb, long long nxp, const T* p, T* pn, const T* m,
                                         const DeviceBuffer (&damp)[3], float model_scale = 1);
+// The model m = v^2 dt^2 in fp16 storage: value(cell) rounded to float, divided by the power of
+// two at or below the largest (*scale receives it) and rounded to the nearest half, as
+// validation::CpuWave::store_as_half does.
+DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                               const std::function<double(long long)>& value, float* scale);
 
 // The vti/tti step arguments of a problem (weights, first-derivative weights, damping, sizes);
 // the caller sets the field and model pointers.

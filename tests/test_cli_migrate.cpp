@@ -228,6 +228,34 @@ TEST_CASE("migrate: a modelled survey migrates into an image, in boundary and sn
   }
 }
 
+TEST_CASE("migrate: fp16 storage (emulated on the CPU backend) images as fp32 does, within the 1% goal",
+          "[integration]") {
+  const std::string data = good_data();
+  const fs::path d = fresh_dir("fp16");
+  const std::string cfg = write_text(d / "migrate.yaml", migration_config(data));
+  std::vector<double> images[2];
+  for (int k = 0; k < 2; ++k) {
+    const fs::path out = d / (k ? "fp16" : "fp32");
+    const Result r = run_cli("migrate " + cfg + " --backend cpu --output " + out.string() +
+                             " --set solver.storage=" + (k ? "fp16" : "fp32"));
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    if (k) CHECK_THAT(r.output, Contains("fp16 storage emulated"));
+    check_correlation((out / "rtm.h5").string(), {32, 30, 36});
+    images[k] = read_array((out / "rtm.h5").string(), "/image/correlation").values;
+  }
+  // The issue's accuracy goal for fp16 storage (the study measured 0.096% on a flat reflector).
+  double num = 0, den = 0;
+  for (size_t i = 0; i < images[0].size(); ++i) {
+    num += (images[1][i] - images[0][i]) * (images[1][i] - images[0][i]);
+    den += images[0][i] * images[0][i];
+  }
+  const double rel = std::sqrt(num / den);
+  INFO("fp16 against fp32 image: relative L2 " << rel);
+  CHECK(rel > 1e-6);  // the emulation is on
+  CHECK(rel <= 1e-2);
+}
+
 TEST_CASE("migrate: bad migration keys are refused with the key named", "[integration]") {
   const std::string good = migration_config(good_data());
   SECTION("mode") {

@@ -216,7 +216,8 @@ void CpuMigrator::find_shell() {
 
 std::string CpuMigrator::name() const {
   return std::string("cpu") + (pb_.anisotropic() ? " " + pb_.equation : "") + " (" +
-         std::to_string(omp_get_max_threads()) + " OpenMP threads)";
+         std::to_string(omp_get_max_threads()) + " OpenMP threads" +
+         (half_peak_exponent_ ? ", fp16 storage emulated" : "") + ")";
 }
 
 void CpuMigrator::store_as_half(int peak_exponent) {
@@ -269,7 +270,8 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
       const int e = *half_peak_exponent_;
       s.store_as_half(half_field_scale(injection_peak(pb_, src, wmax / pb_.cell_volume()), e, "the source"), true,
                       HalfFields::levels);
-      r.store_as_half(half_field_scale(injection_peak(pb_, pb_.receivers, dmax), e, "the data"), true,
+      // A shot without data (dead or muted) images nothing: any scale serves.
+      r.store_as_half(dmax > 0 ? half_field_scale(injection_peak(pb_, pb_.receivers, dmax), e, "the data") : 1.0f, true,
                       HalfFields::levels);
     }
   }

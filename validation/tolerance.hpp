@@ -54,9 +54,11 @@ struct HalfStorageBand {
   double lo = 0, hi = 0;
   bool holds(double gpu_error) const { return gpu_error >= lo && gpu_error <= hi; }  // NaN fails
 };
-inline HalfStorageBand half_storage_band(const Problem& p, long long steps, double storage_error) {
-  const double tol = forward_tolerance(p, steps);
+inline HalfStorageBand half_storage_band(double storage_error, double tol) {
   return {storage_error / 2 - tol, 2 * storage_error + tol};
+}
+inline HalfStorageBand half_storage_band(const Problem& p, long long steps, double storage_error) {
+  return half_storage_band(storage_error, forward_tolerance(p, steps));
 }
 
 // Relative L2 tolerance of a migration of p.steps steps (validate and the GPU tier). Each field
