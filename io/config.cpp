@@ -474,13 +474,11 @@ Config from_tree(const YAML::Node& root_node) {
     // What fp16 storage exists for: the acoustic forward step of one device (naive and tma
     // kernels, or the CPU backend's emulation).
     const std::string key = "config key 'solver.storage' = fp16 ";
-    if (c.physics.equation != "acoustic")
-      throw Error(key + "applies to physics.equation acoustic only, but it is " + c.physics.equation +
-                  " (vti and tti store fp32); set solver.storage: fp32");
     if (migration)
       throw Error(key +
                   "applies to forward modeling (run, validate, bench); migrate stores fp32: set solver.storage: "
                   "fp32");
+    // (acoustic, vti and tti: the naive and tma kernels of each store halves.)
     if (c.solver.decomposition == "z")
       throw Error(key +
                   "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "
