@@ -471,8 +471,8 @@ Config from_tree(const YAML::Node& root_node) {
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
   if (c.solver.storage == "fp16") {
-    // What fp16 storage exists for: the acoustic forward step of one device (naive and tma
-    // kernels, or the CPU backend's emulation).
+    // What fp16 storage exists for: forward runs on one device (the naive and tma kernels of
+    // acoustic, vti and tti, or the CPU backend's emulation).
     const std::string key = "config key 'solver.storage' = fp16 ";
     if (migration)
       throw Error(key +

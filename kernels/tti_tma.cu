@@ -20,7 +20,8 @@
 // block above; at z = 0: zero, or with a free surface plane k loaded and negated as the odd image
 // of plane -k), so the block's first plane has its 2R + 1 queue entries.
 //
-// Bytes from DRAM per cell per step: 9 reads and 2 writes of 4 bytes = 44 (vti: 36); p and q
+// Bytes from DRAM per cell per step: 9 reads and 2 writes of 4 bytes = 44 (vti: 36; halves of
+// fp16 storage: 22 and 18); p and q
 // tiles re-read their halo from L2, and a z_block re-reads 2R planes of p and q.
 #include <cuda.h>
 

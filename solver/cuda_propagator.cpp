@@ -598,7 +598,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
 
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
-  if (d.anisotropic) set_tti_model(d.tti_base, d.m, d.tti);
+  if (d.anisotropic && !d.half) set_tti_model(d.tti_base, d.m, d.tti);  // fp16: half_tti_args
   d.wavelet = upload(pb.wavelet);
 
   std::vector<long long> cells;
