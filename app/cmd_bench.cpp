@@ -78,8 +78,6 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
     for (const auto& st : split(b.storages)) {
       if (st != "fp32" && st != "fp16")
         throw Error("bench --storage: '" + st + "' is not a storage; valid: fp32, fp16");
-      if (st == "fp16" && b.equation != "acoustic")
-        throw Error("bench --storage: fp16 is for --equation acoustic only; " + b.equation + " stores fp32");
       if (st == "fp16" && std::find(a.variants.begin(), a.variants.end(), "smem") != a.variants.end())
         throw Error("bench --storage: fp16 has no smem variant; use --variants tma or naive");
       if (std::find(a.storages.begin(), a.storages.end(), st) == a.storages.end()) a.storages.push_back(st);

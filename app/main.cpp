@@ -124,8 +124,8 @@ int main_of_rank(int argc, char** argv) {
                     "(default none,128,64,48,32; --quick none,128,64,32)");
   bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible (default both)");
   bench->add_option("--storage", bo.storages,
-                    "Comma-separated solver.storage: fp32,fp16 (default fp32; fp16: acoustic, naive and tma, 8 "
-                    "B/cell)");
+                    "Comma-separated solver.storage: fp32,fp16 (default fp32; fp16: naive and tma, half the "
+                    "bytes a cell)");
   bench->add_option("--steps", bo.steps,
                     "Comma-separated step counts, each a run from zero wavefields "
                     "(default 100,1000,2000,5000; --quick 100,500,1000)");

@@ -471,12 +471,12 @@ Config from_tree(const YAML::Node& root_node) {
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
   if (c.solver.storage == "fp16") {
-    // What fp16 storage exists for: the acoustic equation on one device (naive and tma kernels,
-    // or the CPU backend's emulation), forward runs and boundary-store migrations.
+    // What fp16 storage exists for: one device (the naive and tma kernels, or the CPU backend's
+    // emulation); forward runs of acoustic, vti and tti, and boundary-store acoustic migrations.
     const std::string key = "config key 'solver.storage' = fp16 ";
-    if (c.physics.equation != "acoustic")
-      throw Error(key + "applies to physics.equation acoustic only, but it is " + c.physics.equation +
-                  " (vti and tti store fp32); set solver.storage: fp32");
+    if (migration && c.physics.equation != "acoustic")
+      throw Error(key + "migrates physics.equation acoustic only, but it is " + c.physics.equation +
+                  " (a vti/tti migration stores fp32); set solver.storage: fp32");
     if (c.solver.decomposition == "z")
       throw Error(key +
                   "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "

@@ -20,16 +20,19 @@
 
 namespace seisrtm::kernels {
 
-struct TtiArgs {
-  const float* p = nullptr;                      // p^n
-  float* pn = nullptr;                           // p^{n-1} on entry, p^{n+1} on exit
-  const float* q = nullptr;                      // q^n
-  float* qn = nullptr;                           // q^{n-1} on entry, q^{n+1} on exit
-  const float* m = nullptr;                      // vp^2 dt^2
-  const float* a = nullptr;                      // 1 + 2 epsilon
-  const float* b = nullptr;                      // sqrt(1 + 2 delta)
-  const float *theta = nullptr, *phi = nullptr;  // radians; null for vti
-  const float* damp_x = nullptr;                 // sigma dt / 2 per index (1D), as acoustic
+// T: the stored type (float, or __half for fp16 storage: the fields hold p / s and q / s, the
+// model volumes their values over their own scales, multiplied back as they are read).
+template <class T>
+struct TtiArgsT {
+  const T* p = nullptr;                      // p^n
+  T* pn = nullptr;                           // p^{n-1} on entry, p^{n+1} on exit
+  const T* q = nullptr;                      // q^n
+  T* qn = nullptr;                           // q^{n-1} on entry, q^{n+1} on exit
+  const T* m = nullptr;                      // vp^2 dt^2
+  const T* a = nullptr;                      // 1 + 2 epsilon
+  const T* b = nullptr;                      // sqrt(1 + 2 delta)
+  const T *theta = nullptr, *phi = nullptr;  // radians; null for vti
+  const float* damp_x = nullptr;             // sigma dt / 2 per index (1D), as acoustic
   const float* damp_y = nullptr;
   const float* damp_z = nullptr;
   int nx = 0, ny = 0, nz = 0;
@@ -41,7 +44,12 @@ struct TtiArgs {
   // [0, nz). A slab of a z decomposition computes its edge planes and its interior apart.
   int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
   __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
+  // fp16 storage: the model volumes' scales (powers of two; unused in fp32). Last, so that the
+  // fp32 kernels' parameters keep their offsets.
+  float m_scale = 1, a_scale = 1, b_scale = 1, theta_scale = 1, phi_scale = 1;
 };
+using TtiArgs = TtiArgsT<float>;
+using TtiArgsHalf = TtiArgsT<__half>;
 
 // The tma variant's block: BX x BY threads, one column each; the p and q tiles carry R halo
 // cells on every side (corners included: the xy mixed derivative needs them). BY is 16 rows
@@ -55,16 +63,16 @@ struct TtiTmaPolicy {
 constexpr int tti_block_y(int radius) {
   return radius >= 8 ? 8 : 16;
 }
-constexpr int tti_halo_x(int radius) {
-  return (radius + 3) / 4 * 4;  // the box's x start on a 16-byte boundary (tma_halo_x)
+constexpr int tti_halo_x(int radius, int element_bytes = 4) {
+  return tma_halo_x(radius, element_bytes);  // the box's x start on a 16-byte boundary
 }
-constexpr int tti_tile_width(int radius) {
-  return (TtiTmaPolicy::kBlockX + tti_halo_x(radius) + radius + 7) / 8 * 8;
+constexpr int tti_tile_width(int radius, int element_bytes = 4) {
+  return (TtiTmaPolicy::kBlockX + tti_halo_x(radius, element_bytes) + radius + 7) / 8 * 8;
 }
 constexpr int tti_tile_height(int radius) {
   return tti_block_y(radius) + 2 * radius;
 }
-std::array<int, 3> tti_halo_box(int radius);
+std::array<int, 3> tti_halo_box(int radius, int element_bytes = 4);
 std::array<int, 3> tti_center_box(int radius);
 
 // Tensor maps of the tma variant: p and q of level n with the halo box; p_prev, q_prev and the
@@ -79,5 +87,8 @@ struct TtiMaps {
 // volumes and no mixed derivatives). z_block as acoustic (0 = the whole column); naive ignores it.
 void launch_tti_step(const TtiArgs& args, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
                      cudaStream_t stream);
+// fp16 storage (naive and tma; the maps over halves, tti_halo_box(radius, 2)).
+void launch_tti_step(const TtiArgsHalf& args, bool tilted, Variant variant, int radius, int z_block,
+                     const TtiMaps& maps, cudaStream_t stream);
 
 }  // namespace seisrtm::kernels

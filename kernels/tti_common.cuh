@@ -17,13 +17,21 @@ struct Axis {
   float x = 0, y = 0, z = 1;
 };
 
-template <bool Tilted>
-__device__ __forceinline__ Axis symmetry_axis(const TtiArgs& a, long long i) {
+// A model value as float: fp16 storage multiplies the half by its volume's scale.
+template <class T>
+__device__ __forceinline__ float model_value(const T* v, long long i, float scale) {
+  if constexpr (sizeof(T) == 2) return to_float(v[i]) * scale;
+  (void)scale;
+  return to_float(v[i]);
+}
+
+template <bool Tilted, class T>
+__device__ __forceinline__ Axis symmetry_axis(const TtiArgsT<T>& a, long long i) {
   Axis n;
   if constexpr (Tilted) {
     float st, ct, sp, cp;
-    sincosf(a.theta[i], &st, &ct);
-    sincosf(a.phi[i], &sp, &cp);
+    sincosf(model_value(a.theta, i, a.theta_scale), &st, &ct);
+    sincosf(model_value(a.phi, i, a.phi_scale), &sp, &cp);
     n.x = st * cp;
     n.y = st * sp;
     n.z = ct;

@@ -20,7 +20,8 @@
 // block above; at z = 0: zero, or with a free surface plane k loaded and negated as the odd image
 // of plane -k), so the block's first plane has its 2R + 1 queue entries.
 //
-// Bytes from DRAM per cell per step: 9 reads and 2 writes of 4 bytes = 44 (vti: 36); p and q
+// Bytes from DRAM per cell per step: 9 reads and 2 writes of 4 bytes = 44 (vti: 36; halves of
+// fp16 storage: 22 and 18); p and q
 // tiles re-read their halo from L2, and a z_block re-reads 2R planes of p and q.
 #include <cuda.h>
 
@@ -46,14 +47,15 @@ constexpr int pow2_at_least(int v) {
   return p;
 }
 
-template <int Radius, bool Tilted>
+template <int Radius, bool Tilted, class T = float>
 struct TtiShape {
   static constexpr int BX = TtiTmaPolicy::kBlockX, BY = tti_block_y(Radius);
-  static constexpr int TW = tti_tile_width(Radius), TH = tti_tile_height(Radius), HX = tti_halo_x(Radius);
+  static constexpr int TW = tti_tile_width(Radius, sizeof(T)), TH = tti_tile_height(Radius),
+                       HX = tti_halo_x(Radius, sizeof(T));
   // Stage counts are powers of two: a load's stage and parity are bits of its index.
   static constexpr int kStages = pow2_at_least(Radius + 1 + TtiTmaPolicy::kLookahead);
-  static constexpr int kStageFloats = round_up(TW * TH, 32);  // one field's tile, 128-byte aligned
-  static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
+  static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // one field's tile, 128-byte aligned
+  static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   static constexpr int kFieldStages = TtiTmaPolicy::kFieldStages;
   static_assert((kFieldStages & (kFieldStages - 1)) == 0, "field stages: a power of two");
   // Without these the march waits for a load issued only after the wait: load L is issued once
@@ -62,11 +64,12 @@ struct TtiShape {
   static_assert(kFieldStages >= 2, "field stages: at least 2");
   static constexpr int kVolumes = Tilted ? 7 : 5;  // p_prev, q_prev, m, a, b (, theta, phi)
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
-  static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(float);
+  static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(T);
+  static_assert(kFieldBytes % 128 == 0, "field stages 128-byte aligned");
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
-  static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(float) +
+  static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
                                          size_t(kFieldStages) * kVolumes * kFieldBytes +
                                          size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
   static_assert(kSharedBytes <= 227 * 1024, "shared memory of one block beyond the 227 KB of compute capability 9.0");
@@ -77,17 +80,26 @@ struct TtiShape {
   static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
 };
 
-template <int Radius, bool Tilted>
-__global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<Radius, Tilted>::kMinBlocks)
+// A stored model value as float (fp16: times its volume's scale).
+template <class T>
+__device__ __forceinline__ float model_float(T v, float scale) {
+  if constexpr (sizeof(T) == 2) return detail::to_float(v) * scale;
+  (void)scale;
+  return detail::to_float(v);
+}
+
+template <int Radius, bool Tilted, class T>
+__global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShape<Radius, Tilted, T>::kMinBlocks)
     tti_tma_kernel(const __grid_constant__ CUtensorMap map_p, const __grid_constant__ CUtensorMap map_q,
                    const __grid_constant__ CUtensorMap map_pp, const __grid_constant__ CUtensorMap map_qp,
                    const __grid_constant__ CUtensorMap map_m, const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_theta,
-                   const __grid_constant__ CUtensorMap map_phi, const TtiArgs a, int z_block) {
+                   const __grid_constant__ CUtensorMap map_phi, const TtiArgsT<T> a, int z_block) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched below compute capability 9.0 (no bulk tensor copies)
 #else
-  using Shape = TtiShape<Radius, Tilted>;
+  using Shape = TtiShape<Radius, Tilted, T>;
+  using detail::to_float;
   constexpr int BX = Shape::BX, BY = Shape::BY, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats, NV = Shape::kVolumes;
@@ -102,9 +114,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
   __shared__ alignas(8) uint64_t gx_full[2];
   __shared__ alignas(8) uint64_t consumed[2];
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
-  float* ring = shared_raw + ((128u - misalign) & 127u) / sizeof(float);  // stage s: p, then q
-  float* fields = ring + S * 2 * SF;                                      // stage f: NV planes
-  float* gx = fields + FS * NV * FF;  // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows
+  T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);  // stage s: p, then q
+  T* fields = ring + S * 2 * SF;                                                        // stage f: NV planes
+  // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows (floats: computed values).
+  float* gx = reinterpret_cast<float*>(fields + FS * NV * FF);
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int warp = tid / 32;
@@ -171,8 +184,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
   const bool active = ix < a.nx && iy < a.ny;
   const int cx_ = min(ix, a.nx - 1), cy_ = min(iy, a.ny - 1);
   const float damp_x = a.damp_x[cx_], damp_y = a.damp_y[cy_];
-  float* out_p = a.pn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
-  float* out_q = a.qn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
+  T* out_p = a.pn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
+  T* out_q = a.qn + (long long)cy_ * a.sy + cx_ + (long long)z0 * a.sz;
   // Windows of this column's p, q, D_x p, D_y p, D_x q and D_y q over planes c - R .. c + R, one
   // slot longer than a window: the march does two planes per iteration (plane c in slots
   // 0 .. 2R, plane c + 1 in slots 1 .. 2R + 1) and then shifts by two, half the register moves of
@@ -188,17 +201,17 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
   // z = 0, so only the first 2R loads take the sign of the odd image.
   auto enter = [&]<int In, bool Image>(int t) {
     wait(&bar[t & (S - 1)], (t / S) & 1);
-    const float* tp = ring + 2 * (t & (S - 1)) * SF + centre;
-    const float* tq = tp + SF;
+    const T* tp = ring + 2 * (t & (S - 1)) * SF + centre;
+    const T* tq = tp + SF;
     float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
 #pragma unroll
     for (int k = 1; k <= R; ++k) {
-      dxp += a.dx[k] * (tp[k] - tp[-k]);
-      dyp += a.dy[k] * (tp[k * TW] - tp[-k * TW]);
-      dxq += a.dx[k] * (tq[k] - tq[-k]);
-      dyq += a.dy[k] * (tq[k * TW] - tq[-k * TW]);
+      dxp += a.dx[k] * (to_float(tp[k]) - to_float(tp[-k]));
+      dyp += a.dy[k] * (to_float(tp[k * TW]) - to_float(tp[-k * TW]));
+      dxq += a.dx[k] * (to_float(tq[k]) - to_float(tq[-k]));
+      dyq += a.dy[k] * (to_float(tq[k * TW]) - to_float(tq[-k * TW]));
     }
-    float vp = tp[0], vq = tq[0];
+    float vp = to_float(tp[0]), vq = to_float(tq[0]);
     if constexpr (Image) {
       if (z0 - R + t < 0) {  // odd image (a zero plane without a free surface)
         vp = -vp, vq = -vq, dxp = -dxp, dyp = -dyp, dxq = -dxq, dyq = -dyq;
@@ -219,7 +232,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
     float* w = gx + Buffer * 2 * kGx;
     w[(ty + R) * BX + tx] = gxp[Next];
     w[kGx + (ty + R) * BX + tx] = gxq[Next];
-    const float* tp = ring + 2 * (t1 & (S - 1)) * SF;
+    const T* tp = ring + 2 * (t1 & (S - 1)) * SF;
     // The 2R halo rows of both fields: 4R row-fields, row-field i to the threads of row i % BY.
 #pragma unroll
     for (int n = 0; n < (4 * R + BY - 1) / BY; ++n) {
@@ -227,10 +240,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
       if (i < 4 * R) {
         const int h = i >> 1, field = i & 1;
         const int r = h < R ? h : BY + h;  // rows 0..R-1 above the block, BY+R.. below
-        const float* rf = tp + field * SF + r * TW + tx + HX;
+        const T* rf = tp + field * SF + r * TW + tx + HX;
         float d = 0.0f;
 #pragma unroll
-        for (int k = 1; k <= R; ++k) d += a.dx[k] * (rf[k] - rf[-k]);
+        for (int k = 1; k <= R; ++k) d += a.dx[k] * (to_float(rf[k]) - to_float(rf[-k]));
         w[field * kGx + r * BX + tx] = d;
       }
     }
@@ -238,8 +251,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
   // Plane c = z0 + j (load j + R, window slots Base .. Base + 2R, gx buffer j % 2 = Base).
   auto compute = [&]<int Base>(int j) {
     const int iz = z0 + j;
-    const float* cp = ring + 2 * ((j + R) & (S - 1)) * SF + centre;
-    const float* cq = cp + SF;
+    const T* cp = ring + 2 * ((j + R) & (S - 1)) * SF + centre;
+    const T* cq = cp + SF;
     constexpr int c0 = Base + R;
     detail::Hessian hp, hq;
     hp.xx = a.cx[0] * qp[c0];
@@ -252,11 +265,11 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
 #pragma unroll
     for (int k = 1; k <= R; ++k) {
       const int up = c0 + k, down = c0 - k;
-      hp.xx += a.cx[k] * (cp[-k] + cp[k]);
-      hp.yy += a.cy[k] * (cp[-k * TW] + cp[k * TW]);
+      hp.xx += a.cx[k] * (to_float(cp[-k]) + to_float(cp[k]));
+      hp.yy += a.cy[k] * (to_float(cp[-k * TW]) + to_float(cp[k * TW]));
       hp.zz += a.cz[k] * (qp[down] + qp[up]);
-      hq.xx += a.cx[k] * (cq[-k] + cq[k]);
-      hq.yy += a.cy[k] * (cq[-k * TW] + cq[k * TW]);
+      hq.xx += a.cx[k] * (to_float(cq[-k]) + to_float(cq[k]));
+      hq.yy += a.cy[k] * (to_float(cq[-k * TW]) + to_float(cq[k * TW]));
       hq.zz += a.cz[k] * (qq[down] + qq[up]);
       if constexpr (Tilted) {
         hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
@@ -274,17 +287,23 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
       }
     }
     wait(&field_bar[j & (FS - 1)], (j / FS) & 1);
-    const float* fv = fields + (j & (FS - 1)) * NV * FF + tid;
+    const T* fv = fields + (j & (FS - 1)) * NV * FF + tid;
     detail::Axis n;
-    if constexpr (Tilted) n = detail::symmetry_axis<true>(fv[5 * FF], fv[6 * FF]);
-    const detail::TtiCell cell{
-        qp[c0],     fv[0],      qq[c0],     fv[FF],
-        fv[2 * FF], fv[3 * FF], fv[4 * FF], damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
+    if constexpr (Tilted)
+      n = detail::symmetry_axis<true>(model_float(fv[5 * FF], a.theta_scale), model_float(fv[6 * FF], a.phi_scale));
+    const detail::TtiCell cell{qp[c0],
+                               to_float(fv[0]),
+                               qq[c0],
+                               to_float(fv[FF]),
+                               model_float(fv[2 * FF], a.m_scale),
+                               model_float(fv[3 * FF], a.a_scale),
+                               model_float(fv[4 * FF], a.b_scale),
+                               damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
     float np, nq;
     detail::tti_update(cell, detail::h0<Tilted>(hp, n), detail::hz<Tilted>(hq, n), iz, a.free_surface, &np, &nq);
     if (active) {
-      *out_p = np;
-      *out_q = nq;
+      *out_p = detail::from_float<T>(np);
+      *out_q = detail::from_float<T>(nq);
     }
     out_p += a.sz;
     out_q += a.sz;
@@ -358,10 +377,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted>::kThreads, TtiShape<R
 
 }  // namespace
 
-template <int Radius, bool Tilted>
-void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStream_t stream) {
-  using Shape = TtiShape<Radius, Tilted>;
-  set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted>),
+template <int Radius, bool Tilted, class T>
+void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cudaStream_t stream) {
+  using Shape = TtiShape<Radius, Tilted, T>;
+  set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
                         static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const dim3 block(Shape::BX, Shape::BY, 1);
@@ -371,29 +390,34 @@ void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStre
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;
   const void* phi = Tilted ? maps.phi : maps.m;
-  tti_tma_kernel<Radius, Tilted><<<grid, block, Shape::kSharedBytes, stream>>>(
+  tti_tma_kernel<Radius, Tilted, T><<<grid, block, Shape::kSharedBytes, stream>>>(
       map(maps.p), map(maps.q), map(maps.p_prev), map(maps.q_prev), map(maps.m), map(maps.a), map(maps.b), map(theta),
       map(phi), a, zb);
   SEISRTM_CUDA_LAUNCHED();
 }
 
-std::array<int, 3> tti_halo_box(int radius) {
-  return {tti_tile_width(radius), tti_tile_height(radius), 1};
+std::array<int, 3> tti_halo_box(int radius, int element_bytes) {
+  return {tti_tile_width(radius, element_bytes), tti_tile_height(radius), 1};
 }
 std::array<int, 3> tti_center_box(int radius) {
   return {TtiTmaPolicy::kBlockX, tti_block_y(radius), 1};
 }
 
-#define SEISRTM_TTI_TMA(R)                                                                  \
-  template void launch_tti_tma<R, true>(const TtiArgs&, int, const TtiMaps&, cudaStream_t); \
-  template void launch_tti_tma<R, false>(const TtiArgs&, int, const TtiMaps&, cudaStream_t);
+#define SEISRTM_TTI_TMA(R)                                                                              \
+  template void launch_tti_tma<R, true, float>(const TtiArgs&, int, const TtiMaps&, cudaStream_t);      \
+  template void launch_tti_tma<R, false, float>(const TtiArgs&, int, const TtiMaps&, cudaStream_t);     \
+  template void launch_tti_tma<R, true, __half>(const TtiArgsHalf&, int, const TtiMaps&, cudaStream_t); \
+  template void launch_tti_tma<R, false, __half>(const TtiArgsHalf&, int, const TtiMaps&, cudaStream_t);
 SEISRTM_TTI_TMA(1)
 SEISRTM_TTI_TMA(2)
 SEISRTM_TTI_TMA(4)
 SEISRTM_TTI_TMA(8)
 
-void launch_tti_step(const TtiArgs& a, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
-                     cudaStream_t stream) {
+namespace {
+
+template <class E>
+void tti_step(const TtiArgsT<E>& a, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
+              cudaStream_t stream) {
   if (a.z_end() <= a.z_lo) return;  // no planes (a thin slab's interior)
   auto dispatch = [&]<int R, bool T>() {
     if (variant == Variant::tma) return launch_tti_tma<R, T>(a, z_block, maps, stream);
@@ -416,6 +440,17 @@ void launch_tti_step(const TtiArgs& a, bool tilted, Variant variant, int radius,
     default:
       throw Error("TTI step: unsupported radius " + std::to_string(radius));
   }
+}
+
+}  // namespace
+
+void launch_tti_step(const TtiArgs& a, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
+                     cudaStream_t stream) {
+  tti_step(a, tilted, variant, radius, z_block, maps, stream);
+}
+void launch_tti_step(const TtiArgsHalf& a, bool tilted, Variant variant, int radius, int z_block, const TtiMaps& maps,
+                     cudaStream_t stream) {
+  tti_step(a, tilted, variant, radius, z_block, maps, stream);
 }
 
 }  // namespace seisrtm::kernels

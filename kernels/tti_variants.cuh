@@ -4,8 +4,8 @@
 #include "kernels/tti.hpp"
 
 namespace seisrtm::kernels {
-template <int Radius, bool Tilted>
-void launch_tti_naive(const TtiArgs& a, cudaStream_t stream);
-template <int Radius, bool Tilted>
-void launch_tti_tma(const TtiArgs& a, int z_block, const TtiMaps& maps, cudaStream_t stream);
+template <int Radius, bool Tilted, class T>
+void launch_tti_naive(const TtiArgsT<T>& a, cudaStream_t stream);
+template <int Radius, bool Tilted, class T>
+void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cudaStream_t stream);
 }  // namespace seisrtm::kernels

@@ -185,6 +185,23 @@ TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::s
   return v;
 }
 
+TtiVolumes tti_volumes_half(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                            float (&scales)[4]) {
+  TtiVolumes v;
+  v.a = half_model_volume(
+      pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); }, &scales[0]);
+  v.b = half_model_volume(
+      pb, nxp, kind, warning, [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); }, &scales[1]);
+  if (pb.equation == "tti") {
+    const double two_pi = 2 * std::acos(-1.0);
+    v.theta = half_model_volume(
+        pb, nxp, kind, warning, [&](long long i) { return std::remainder(double(pb.theta[i]), two_pi); }, &scales[2]);
+    v.phi = half_model_volume(
+        pb, nxp, kind, warning, [&](long long i) { return std::remainder(double(pb.phi[i]), two_pi); }, &scales[3]);
+  }
+  return v;
+}
+
 void set_tti_model(kernels::TtiArgs& args, const DeviceBuffer& m, const TtiVolumes& v) {
   args.m = m.as<float>();
   args.a = v.a.as<float>();
@@ -233,7 +250,8 @@ struct CudaPropagator::Impl {
   // a power of two (solver/storage.hpp); 1 in fp32.
   bool half = false;
   float field_scale = 1, model_scale = 1;
-  std::vector<__half> host_halves;  // a wavefield on its way out
+  float tti_scales[4] = {1, 1, 1, 1};  // fp16 vti/tti: a, b, theta, phi
+  std::vector<__half> host_halves;     // a wavefield on its way out
   long long n_done = 0;
   int src_entries = 0;
   int src_edge_entries = 0;          // a slab's: the first entries lie on its edge planes
@@ -365,14 +383,13 @@ struct CudaPropagator::Impl {
     if (half) return step_with(half_args(c), c);
     step_with(args(c), c);
   }
-  // The step with a's fields (float, or halves in fp16: acoustic only).
+  // The step with a's fields (float, or halves in fp16; vti/tti take q beside p).
   template <class T>
   void step_with(const kernels::AcousticArgsT<T>& a, int c) {
     kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
-    if constexpr (std::is_same_v<T, float>) {
-      if (anisotropic) tti_step(c, src);
-    }
-    if (!anisotropic) {
+    if (anisotropic) {
+      tti_step<T>(c, src);
+    } else {
       const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
       kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
     }
@@ -382,13 +399,47 @@ struct CudaPropagator::Impl {
     kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
     kernels::launch_advance_step(step_counter.as<int>(), stream.get());
   }
-  // The vti/tti stencil of p and q from buffer c and the source into q (into p: step_with).
+  // vti/tti in fp16: tti_base's weights and sizes with the halves and the model's scales.
+  kernels::TtiArgsHalf half_tti_args(int c) const {
+    const kernels::TtiArgs& f = tti_base;
+    kernels::TtiArgsHalf t;
+    t.p = buf[c].as<__half>();
+    t.pn = buf[1 - c].as<__half>();
+    t.q = qbuf[c].as<__half>();
+    t.qn = qbuf[1 - c].as<__half>();
+    t.m = m.as<__half>();
+    t.a = tti.a.as<__half>();
+    t.b = tti.b.as<__half>();
+    t.theta = tilted ? tti.theta.as<__half>() : nullptr;
+    t.phi = tilted ? tti.phi.as<__half>() : nullptr;
+    t.damp_x = f.damp_x, t.damp_y = f.damp_y, t.damp_z = f.damp_z;
+    t.nx = f.nx, t.ny = f.ny, t.nz = f.nz;
+    t.sy = f.sy, t.sz = f.sz;
+    for (int k = 0; k <= kernels::kMaxRadius; ++k) {
+      t.cx[k] = f.cx[k], t.cy[k] = f.cy[k], t.cz[k] = f.cz[k];
+      t.dx[k] = f.dx[k], t.dy[k] = f.dy[k], t.dz[k] = f.dz[k];
+    }
+    t.free_surface = f.free_surface;
+    t.z_lo = f.z_lo, t.z_hi = f.z_hi;
+    t.m_scale = model_scale;
+    t.a_scale = tti_scales[0], t.b_scale = tti_scales[1], t.theta_scale = tti_scales[2], t.phi_scale = tti_scales[3];
+    return t;
+  }
+
+  // The vti/tti stencil of p and q from buffer c and the source into q (into p: step_with);
+  // T = __half in fp16 storage.
+  template <class T>
   void tti_step(int c, const kernels::PointArgs& src) {
-    kernels::TtiArgs t = tti_base;
-    t.p = buf[c].as<float>();
-    t.pn = buf[1 - c].as<float>();
-    t.q = qbuf[c].as<float>();
-    t.qn = qbuf[1 - c].as<float>();
+    kernels::TtiArgsT<T> t;
+    if constexpr (std::is_same_v<T, float>) {
+      t = tti_base;
+      t.p = buf[c].as<float>();
+      t.pn = buf[1 - c].as<float>();
+      t.q = qbuf[c].as<float>();
+      t.qn = qbuf[1 - c].as<float>();
+    } else {
+      t = half_tti_args(c);
+    }
     const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
                                 &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
                                 &tti_model[2],         &tti_model[3],   &tti_model[4]};
@@ -415,16 +466,17 @@ struct CudaPropagator::Impl {
 
   void encode_tensor_maps() {
     if (anisotropic) {
+      const int eb = kernels::storage_bytes(opt.storage);
       for (int c = 0; c < 2; ++c) {
         const DeviceBuffer* f[2] = {&buf[c], &qbuf[c]};
         for (int k = 0; k < 2; ++k) {
-          encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius));
-          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius));
+          encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius, eb), eb);
+          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
         }
       }
       const DeviceBuffer* vols[5] = {&m, &tti.a, &tti.b, &tti.theta, &tti.phi};
       for (int k = 0; k < (tilted ? 5 : 3); ++k)
-        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius));
+        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
       return;
     }
     const int eb = kernels::storage_bytes(opt.storage);
@@ -452,11 +504,13 @@ struct CudaPropagator::Impl {
 
   void check_finite(long long n) {
     SEISRTM_CUDA(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream.get()));
-    if (half)
-      kernels::launch_check_finite(buf[cur].as<__half>(), nxp * ny * nz, flag.as<int>(), stream.get());
-    else
-      kernels::launch_check_finite(buf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
-    if (anisotropic) kernels::launch_check_finite(qbuf[cur].as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    for (const DeviceBuffer* f : {&buf[cur], anisotropic ? &qbuf[cur] : nullptr}) {
+      if (f == nullptr) continue;
+      if (half)
+        kernels::launch_check_finite(f->as<__half>(), nxp * ny * nz, flag.as<int>(), stream.get());
+      else
+        kernels::launch_check_finite(f->as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+    }
     int h = 0;
     SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
@@ -497,8 +551,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
   d.half = opt.storage == kernels::Storage::fp16;
-  if (d.half && (pb.anisotropic() || opt.variant == kernels::Variant::smem))
-    throw Error("solver.storage fp16 runs the acoustic equation with solver.kernel tma or naive only");
+  if (d.half && opt.variant == kernels::Variant::smem)
+    throw Error("solver.storage fp16 runs with solver.kernel tma or naive only");
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
@@ -519,14 +573,15 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     if (opt.variant == kernels::Variant::smem)
       throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
     for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-    d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
+    d.tti = d.half ? tti_volumes_half(pb, d.nxp, opt.memory, &warning, d.tti_scales)
+                   : tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
   if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);
 
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
-  if (d.anisotropic) set_tti_model(d.tti_base, d.m, d.tti);
+  if (d.anisotropic && !d.half) set_tti_model(d.tti_base, d.m, d.tti);  // fp16: half_tti_args
   d.wavelet = upload(pb.wavelet);
 
   std::vector<long long> cells;

@@ -80,6 +80,10 @@ struct TtiVolumes {
   DeviceBuffer a, b, theta, phi;
 };
 TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning);
+// The same in fp16 storage: each volume over its own power-of-two scale in halves (scales: a, b,
+// theta, phi).
+TtiVolumes tti_volumes_half(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning,
+                            float (&scales)[4]);
 // Points the step arguments at m and the vti/tti volumes (the angles null for vti).
 void set_tti_model(kernels::TtiArgs& args, const DeviceBuffer& m, const TtiVolumes& v);
 // Volumes a run keeps on the device: 3 (acoustic), 7 (vti), 9 (tti), + 1 spare for snapshots.
