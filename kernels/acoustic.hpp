@@ -43,6 +43,11 @@ struct AcousticArgsT {
   // [0, nz). A slab of a z decomposition computes its edge planes and its interior apart.
   int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
   __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
+  // The order the tma kernel's blocks start in (kernels/acoustic_tma.cu): the tiles go in chunks
+  // of chunk_rows tile rows, and each chunk runs its z blocks in turn. 0 = whole layers (every
+  // tile of z block 0, then of z block 1, ...); -1 = the policy, chunks of the fewest whole rows
+  // that hold as many tiles as blocks are resident on the device.
+  int chunk_rows = -1;
 };
 using AcousticArgs = AcousticArgsT<float>;
 using AcousticArgsHalf = AcousticArgsT<__half>;

@@ -14,6 +14,7 @@
 // march over half the bytes, each value widened as it leaves shared memory.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cuda/ptx>
 
 #include "kernels/acoustic_common.cuh"
@@ -87,7 +88,7 @@ __device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
 template <int Radius, int RY, int CX, class T>
 __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
-               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block) {
+               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
@@ -108,10 +109,13 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   T* fields = ring + S * SF;  // stage f: p_prev at fields + 2 f FF, m right after
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
-  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * TmaPolicy::kTileY;
+  // The block's tile and z block (launch_tma_shape's chunked order).
+  const int tiles_x = (a.nx + BX - 1) / BX, tiles = tiles_x * ((a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY);
+  const detail::BlockPlace place = detail::block_place(blockIdx.x, tiles, chunk, gridDim.x / tiles);
+  const int x0 = place.tile % tiles_x * BX, y0 = place.tile / tiles_x * TmaPolicy::kTileY;
   const int bx = CX * tx;                       // this thread's first column in the block
   const int ix0 = x0 + bx, iy0 = y0 + ty * RY;  // its columns: ix0 .. ix0 + CX - 1, rows iy0 .. iy0 + RY - 1
-  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
+  const int z0 = a.z_lo + place.z_block * z_block, z1 = min(a.z_end(), z0 + z_block);
   const int planes = z1 - z0, total = planes + R;    // loads: planes z0 .. z1 + R - 1
   const int center0 = (ty * RY + R) * TW + bx + HX;  // tile index of the first cell
 
@@ -266,12 +270,25 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   const void* kernel = reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T>);
   set_shared_limit_once(kernel, static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
+  const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
+  const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
+            z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
+  // The launch order (AcousticArgsT::chunk_rows). In layer order z block k + 1 of a tile starts
+  // a whole layer of tiles after z block k, and the 2R planes of p they share have left L2 by
+  // then (800^3, 32-plane blocks: 13.3 B a cell read against 12, the profile in
+  // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
+  // ends.
+  int rows = a.chunk_rows;
+  if (rows < 0) {
+    const int resident = resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
+    rows = (resident + tiles_x - 1) / tiles_x;
+  }
+  const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
   const dim3 block(Shape::TX, Shape::TY, 1);
-  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
-                  (a.z_end() - a.z_lo + zb - 1) / zb);
+  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   tma_kernel<Radius, RY, CX, T><<<grid, block, Shape::kSharedBytes, stream>>>(
       *static_cast<const CUtensorMap*>(maps.p), *static_cast<const CUtensorMap*>(maps.p_prev),
-      *static_cast<const CUtensorMap*>(maps.m), a, zb);
+      *static_cast<const CUtensorMap*>(maps.m), a, zb, chunk);
   SEISRTM_CUDA_LAUNCHED();
 }
 

@@ -1,3 +1,4 @@
+#include <map>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -15,6 +16,20 @@ void set_shared_limit_once(const void* kernel, int bytes) {
   if (done.count({device, kernel})) return;
   SEISRTM_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   done.insert({device, kernel});
+}
+
+int resident_blocks(const void* kernel, int threads, int shared_bytes) {
+  static std::mutex mu;
+  static std::map<std::pair<int, const void*>, int> known;
+  int device = 0;
+  SEISRTM_CUDA(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mu);
+  const auto it = known.find({device, kernel});
+  if (it != known.end()) return it->second;
+  int per_sm = 0, sms = 0;
+  SEISRTM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
+  SEISRTM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return known[{device, kernel}] = per_sm * sms;
 }
 
 }  // namespace seisrtm::kernels

@@ -21,4 +21,9 @@ namespace seisrtm::kernels {
 // unconfigured).
 void set_shared_limit_once(const void* kernel, int bytes);
 
+// How many blocks of `threads` threads and `shared_bytes` of dynamic shared memory the current
+// device holds at once (blocks an SM by the occupancy calculator x SMs); computed once per device
+// and kernel.
+int resident_blocks(const void* kernel, int threads, int shared_bytes);
+
 }  // namespace seisrtm::kernels

@@ -177,6 +177,7 @@ struct CudaMigrator::Impl {
   CUtensorMap tmap_s_fused[2]{}, tmap_r_fused[2]{};  // halo boxes of the fused step's shape
   kernels::FusedShape fused_shape = kernels::FusedShape::compact;
   kernels::TmaShape shape = kernels::TmaShape::rows2;  // the forward tma kernel's (tma_shape_for)
+  int chunk_rows = -1;                                 // and its launch order (tma_chunk_rows)
   CudaStream stream;
   bool fused = false;      // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
@@ -447,6 +448,7 @@ struct CudaMigrator::Impl {
   kernels::AcousticArgs args(const DeviceBuffer* pair, int c) const {
     kernels::AcousticArgs a = acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
     a.z_lo = z_lo, a.z_hi = z_hi;
+    a.chunk_rows = chunk_rows;
     return a;
   }
 
@@ -484,6 +486,7 @@ struct CudaMigrator::Impl {
       kernels::AcousticArgsHalf a =
           acoustic_args(pb, nxp, pair[c].as<__half>(), pair[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
       a.z_lo = lo, a.z_hi = hi;
+      a.chunk_rows = chunk_rows;
       kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
       return;
     }
@@ -667,8 +670,10 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
     d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
   d.fused_shape = fused_shape_for(d.s[0].compressible());
-  if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
+  if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.s[0].compressible(), opt.storage);
+    d.chunk_rows = tma_chunk_rows();
+  }
   d.image = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   if (!warning.empty()) notes_.push_back(warning);

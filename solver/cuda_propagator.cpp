@@ -55,6 +55,17 @@ kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage 
                     kernels::tma_shape_policy(radius, compressible, storage));
 }
 
+int tma_chunk_rows() {
+  const char* e = std::getenv("SEISRTM_TMA_CHUNK_ROWS");
+  if (e == nullptr || *e == 0) return -1;
+  char* end = nullptr;
+  const long v = std::strtol(e, &end, 10);
+  if (*end != 0 || v < 0 || v > 1 << 20)
+    throw Error(std::string("environment variable SEISRTM_TMA_CHUNK_ROWS is '") + e +
+                "'; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576, or unset");
+  return static_cast<int>(v);
+}
+
 void select_device(const CudaOptions& o) {
   const GpuInfo g = query_gpu(o.device);
   if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
@@ -287,13 +298,19 @@ struct CudaPropagator::Impl {
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
   kernels::TtiArgs tti_base;                           // weights, damping and sizes of the vti/tti step
   kernels::TmaShape shape = kernels::TmaShape::rows2;  // the acoustic tma kernel's (tma_shape_for)
+  int chunk_rows = -1;                                 // and its launch order (tma_chunk_rows)
 
   kernels::AcousticArgs args(int c) const {
-    return acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
+    kernels::AcousticArgs a = acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
+    a.chunk_rows = chunk_rows;
+    return a;
   }
   // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
   kernels::AcousticArgsHalf half_args(int c) const {
-    return acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
+    kernels::AcousticArgsHalf a =
+        acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
+    a.chunk_rows = chunk_rows;
+    return a;
   }
   // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
   // elements, halves in fp16).
@@ -555,8 +572,10 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     throw Error("solver.storage fp16 runs with solver.kernel tma or naive only");
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  if (opt.variant == kernels::Variant::tma && !pb.anisotropic())
+  if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
+    d.chunk_rows = tma_chunk_rows();
+  }
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
   // reference does.

@@ -50,6 +50,9 @@ E env_choice(const char* var, const E (&all)[N], const char* (*name)(E), E fallb
 // The acoustic tma kernel's shape for a radius, memory kind and storage:
 // kernels::tma_shape_policy, or SEISRTM_TMA_SHAPE=rows2|rows4|pairs|quads (the GPU tests run each).
 kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage = kernels::Storage::fp32);
+// The acoustic tma kernel's launch order (kernels::AcousticArgsT::chunk_rows): -1, the policy, or
+// SEISRTM_TMA_CHUNK_ROWS = the tile rows of a chunk (0 = whole layers), for an A/B.
+int tma_chunk_rows();
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
 

@@ -148,7 +148,20 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
                   out;
             }
           }
-          // Same kernel, same arithmetic: graphs on/off and plain/compressible are bitwise equal.
+          // The tma launch order in chunks of 1 and 2 tile rows (SEISRTM_TMA_CHUNK_ROWS; the grid
+          // has 4 x 3 tiles, so 2 rows leave a shorter last chunk) besides the policy's, which
+          // on this small grid is whole layers: the same cells, the same bits.
+          if (variant == kernels::Variant::tma && zb != 0)
+            for (const char* rows : {"1", "2"}) {
+              const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows);
+              CudaOptions o;
+              o.variant = variant;
+              o.z_block = zb;
+              CudaPropagator gpu(p, o);
+              results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
+            }
+          // Same kernel, same arithmetic: graphs on/off, plain/compressible and the launch orders
+          // are bitwise equal.
           const Output& first = results.begin()->second;
           for (const auto& [k, r] : results) {
             INFO(vname << " " << shape << " z_block " << zb << " order " << order << ": " << k << " vs "
@@ -242,12 +255,21 @@ TEST_CASE("fp16 storage: snapshots, and an unstable run stops with a message nam
                                               Contains("solver.storage: fp32"));
 }
 
-TEST_CASE("SEISRTM_TMA_SHAPE outside the shapes is refused, naming the variable and the valid values", "[gpu]") {
+TEST_CASE(
+    "SEISRTM_TMA_SHAPE outside the shapes and SEISRTM_TMA_CHUNK_ROWS not a row count are refused, naming the variable "
+    "and the valid values",
+    "[gpu]") {
   if (!query_gpu().tma) return;  // no tma variant below compute capability 9.0: nothing to refuse
   const Problem p = build_problem(parse_config(kGrid, {}));
   const ScopedEnv env("SEISRTM_TMA_SHAPE", "rows3");
   CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
                     Contains("SEISRTM_TMA_SHAPE is 'rows3'") && Contains("valid: rows2, rows4, pairs, quads"));
+  for (const char* rows : {"-1", "two", "3x"}) {
+    const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows);
+    CHECK_THROWS_WITH(
+        CudaPropagator(p, CudaOptions{}),
+        Contains(std::string("SEISRTM_TMA_CHUNK_ROWS is '") + rows + "'") && Contains("0 (whole layers)"));
+  }
   // The other variants have no shape and ignore it.
   CudaOptions naive;
   naive.variant = kernels::Variant::naive;
