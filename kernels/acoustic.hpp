@@ -50,6 +50,21 @@ struct AcousticArgsT {
   int chunk_rows = -1;
 };
 using AcousticArgs = AcousticArgsT<float>;
+
+// Where block `block` of a 1D grid of tiles x z blocks works under the chunked launch order
+// (AcousticArgsT::chunk_rows): the tiles [0, tiles) go in chunks of `chunk` tiles (the last one
+// shorter), and the blocks of a chunk take its z blocks in turn, so block b of a chunk of n tiles
+// is its tile b % n in z block b / n. chunk = tiles is the order of a 3D grid (every tile of z
+// block 0, then of z block 1, ...).
+struct BlockPlace {
+  int tile, z_block;
+};
+__host__ __device__ inline BlockPlace block_place(int block, int tiles, int chunk, int z_blocks) {
+  const int first = block / (chunk * z_blocks) * chunk;  // the chunks before are whole
+  const int n = tiles - first < chunk ? tiles - first : chunk;
+  const int r = block - first * z_blocks;
+  return {first + r % n, r / n};
+}
 using AcousticArgsHalf = AcousticArgsT<__half>;
 
 enum class Variant { naive, smem, tma };

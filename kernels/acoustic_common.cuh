@@ -23,20 +23,6 @@ __device__ __forceinline__ __half from_float<__half>(float v) {
   return __float2half_rn(v);
 }
 
-// Where a block of a 1D grid of tiles x z blocks works under the chunked launch order: the tiles
-// [0, tiles) go in chunks of `chunk` tiles (the last one shorter), and the blocks of a chunk take
-// its z blocks in turn, so block b of a chunk is tile b % n of z block b / n. chunk = tiles is
-// the order of a 3D grid (every tile of z block 0, then of z block 1, ...).
-struct BlockPlace {
-  int tile, z_block;
-};
-__device__ __forceinline__ BlockPlace block_place(int block, int tiles, int chunk, int z_blocks) {
-  const int first = block / (chunk * z_blocks) * chunk;  // the chunks before are whole
-  const int n = min(chunk, tiles - first);
-  const int r = block - first * z_blocks;
-  return {first + r % n, r / n};
-}
-
 // The leapfrog update with the damping term (DESIGN.md section 3). Outside the damping zone
 // s = 0 and the division is skipped: (1 - 0) and / (1 + 0) are exact, so both branches give
 // the same bits there.

