@@ -194,8 +194,8 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
                          bool traces) {
     const double e16 = validation::relative_l2(em, ref, n);
     const double to_emu = validation::relative_l2(x, em, n), to_ref = validation::relative_l2(x, ref, n);
-    const validation::HalfStorageBand band = traces ? validation::half_storage_ceiling(p, p.steps, e16)
-                                                    : validation::half_storage_band(p, p.steps, e16);
+    const validation::HalfStorageBand band =
+        traces ? validation::half_storage_ceiling(p, p.steps, e16) : validation::half_storage_band(p, p.steps, e16);
     const bool pass = band.holds(to_ref);
     ok = ok && pass;
     if (!(e16 <= 0.01)) above_goal.push_back(what);
