@@ -45,8 +45,9 @@ struct AcousticArgsT {
   __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
   // The order the tma kernel's blocks start in (kernels/acoustic_tma.cu): the tiles go in chunks
   // of chunk_rows tile rows, and each chunk runs its z blocks in turn. 0 = whole layers (every
-  // tile of z block 0, then of z block 1, ...); -1 = the policy, chunks of the fewest whole rows
-  // that hold as many tiles as blocks are resident on the device.
+  // tile of z block 0, then of z block 1, ...); -1 = the policy: for z blocks of at most
+  // TmaPolicy::kChunkMaxPlanes planes, chunks of the fewest whole rows that hold as many tiles as
+  // blocks are resident on the device, else whole layers.
   int chunk_rows = -1;
 };
 using AcousticArgs = AcousticArgsT<float>;
@@ -86,6 +87,11 @@ struct TmaPolicy {
   static constexpr int kRows = 2;
   static constexpr int kLookahead = 3;
   static constexpr int kTileY = kBlockY * kRows;
+  // The launch order in chunks pays up to z blocks of 32 planes and loses beyond (H100, 800^3,
+  // order 8, against whole layers: fp32 plain +6.5% at z_block 16, +2.8% at 32, +1.8% at 64,
+  // +0.9% at 128; compressible +3.8%, +1.4%, +0.7%, -6.2%; fp16 plain +6.3%, +2.0%, -0.7%,
+  // -4.2%; docs/BENCHMARKS.md).
+  static constexpr int kChunkMaxPlanes = 32;
 };
 
 // The tma forward kernel's thread shapes; each covers the same kBlockX x kTileY columns, so the

@@ -286,6 +286,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
   // ends.
   int rows = a.chunk_rows;
+  if (rows < 0 && zb > TmaPolicy::kChunkMaxPlanes) rows = 0;
   if (rows < 0) {
     const int resident = resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
     rows = (resident + tiles_x - 1) / tiles_x;
