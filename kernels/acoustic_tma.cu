@@ -227,18 +227,16 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
 #pragma unroll
       for (int c = 0; c < CX; ++c) {
         const float cur = col[r + R][c];
-        // A chain of fused multiply-adds an axis, a pair sum and an FMA a neighbour pair (3R FADD +
-        // 3R FFMA + 2 FADD; summing each k's three axes apart and adding them to lap costs an FMUL
-        // and an FADD more a k), in three chains: one chain of 3R + 1 dependent FMAs made the
-        // latency-bound whole-column march 23% slower in fp16 with compressible memory (H100).
-        float lx = c0 * cur, ly = 0.0f, lz = 0.0f;
+        // One chain of fused multiply-adds, a pair sum and an FMA a neighbour pair (3R FADD + 3R
+        // FFMA): summing each k's three axes apart and adding them to lap costs an FMUL and an
+        // FADD more a k.
+        float lap = c0 * cur;
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
-          lx = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], lx);
-          ly = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], ly);
-          lz = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], lz);
+          lap = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], lap);
+          lap = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], lap);
+          lap = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], lap);
         }
-        const float lap = (lx + ly) + lz;
         if (active[r][c]) {
           const float v = detail::leapfrog(cur, prev[r][c], mj[r][c], lap, damp_xy[r][c] + dz);
           out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);  // p = 0 on a free surface
