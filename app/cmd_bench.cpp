@@ -42,6 +42,18 @@ long long positive(const std::string& token, const std::string& option, const st
   throw Error("bench " + option + ": '" + token + "' is not valid; valid: " + valid);
 }
 
+// --z-block's planes per block (0 = none), at most 2^20 as solver.z_block (io/config.cpp).
+std::vector<int> z_block_list(const std::string& z) {
+  std::vector<int> out;
+  for (const auto& t : split(z)) {
+    const char* valid = "none or planes per block up to 1048576, e.g. none,128,64,48,32";
+    const long long planes = t == "none" || t == "0" ? 0 : positive(t, "--z-block", valid);
+    if (planes > 1 << 20) throw Error("bench --z-block: '" + t + "' is not valid; valid: " + std::string(valid));
+    out.push_back(static_cast<int>(planes));
+  }
+  return out;
+}
+
 Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
   Axes a;
   const bool q = b.quick;
@@ -63,11 +75,7 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
       throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
     a.variants.push_back(v);
   }
-  for (const auto& t : split(z))
-    a.z_blocks.push_back(
-        t == "none" || t == "0"
-            ? 0
-            : static_cast<int>(positive(t, "--z-block", "none or planes per block, e.g. none,128,64,48,32")));
+  a.z_blocks = z_block_list(z);
   for (const auto& m : split(mem)) {
     if (m != "plain" && m != "compressible")
       throw Error("bench --memory: '" + m + "' is not a memory kind; valid: plain, compressible");
@@ -145,6 +153,7 @@ int cmd_bench(const BenchOptions& b) {
   if (b.equation != "acoustic")
     for (const auto& v : split(b.variants))
       if (v == "smem") throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
+  (void)z_block_list(b.z_blocks);  // bad --z-block said before the GPU is asked for
   check_writable(b.csv, "--csv");
   check_writable(b.json, "--json");
   check_writable(b.plot, "--plot");

@@ -466,8 +466,10 @@ Config from_tree(const YAML::Node& root_node) {
       {"backend", "threads", "kernel", "z_block", "memory", "storage", "graphs", "device", "decomposition"});
   c.solver.decomposition = solver.choice("decomposition", c.solver.decomposition, {"none", "z"});
   c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
-  c.solver.z_block = static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, std::numeric_limits<int>::max(),
-                                                        "planes (0 = the whole column)"));
+  // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
+  // (planes + z_block - 1) / z_block in int.
+  c.solver.z_block =
+      static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, 1 << 20, "planes (0 = the whole column)"));
   c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
   c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
   if (c.solver.storage == "fp16") {

@@ -135,8 +135,9 @@ struct SolverConfig {
   std::string kernel = "auto";   // cuda: naive | smem | tma | auto (= tma)
   int z_block = 32;              // cuda: planes per block along z; 0 = the whole column
   std::string memory = "plain";  // cuda: plain | compressible
-  // fp32 | fp16: wavefields and model in 16 bits, arithmetic in fp32 (acoustic forward runs;
-  // kernels/acoustic.hpp, Storage; the CPU backend emulates it, validation/half.hpp).
+  // fp32 | fp16: wavefields and model in 16 bits, arithmetic in fp32 (forward runs of acoustic,
+  // vti and tti, acoustic migrations; kernels/acoustic.hpp, Storage; the CPU backend emulates it,
+  // validation/half.hpp).
   std::string storage = "fp32";
   bool graphs = true;  // cuda: time loop as CUDA graphs
   int device = 0;      // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)

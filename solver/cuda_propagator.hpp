@@ -23,7 +23,7 @@ struct CudaOptions {
   kernels::Variant variant = kernels::Variant::tma;
   int z_block = 0;
   MemoryKind memory = MemoryKind::plain;
-  // fp16: p, p_prev and m in halves (acoustic, naive or tma; solver/storage.hpp for the scales).
+  // fp16: the fields and the model in halves (naive or tma; solver/storage.hpp for the scales).
   kernels::Storage storage = kernels::Storage::fp32;
   bool graphs = true;
   bool snapshots = false;  // reserve the spare volume for asynchronous snapshot copies

@@ -122,6 +122,10 @@ TEST_CASE("integers are decimal 64-bit values checked against each key's range",
                     Contains("'solver.threads' must be an integer in [0, ") && Contains("got 1000000000"));
   CHECK_THROWS_WITH(parse_config(kBase, {"solver.z_block=4294967296"}),
                     Contains("'solver.z_block' must be an integer in"));
+  // Beyond 2^20 planes the launches' z block count would overflow an int.
+  CHECK_THROWS_WITH(parse_config(kBase, {"solver.z_block=2147483647"}),
+                    Contains("'solver.z_block' must be an integer in [0, 1048576]") && Contains("got 2147483647"));
+  CHECK(parse_config(kBase, {"solver.z_block=1048576"}).solver.z_block == 1048576);
   CHECK_THROWS_WITH(parse_config(kBase, {"time.steps=99999999999999999999"}),
                     Contains("'time.steps' = 99999999999999999999 is out of range"));
   CHECK_THROWS_WITH(parse_config(kBase, {"receivers.line.count=1e3"}),

@@ -184,6 +184,17 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
                           << band_level.hi << ")");
           CHECK(band_image.holds(ei));
           CHECK(band_level.holds(es));
+          // The separate steps' forward kernel launched in chunks of one tile row
+          // (SEISRTM_TMA_CHUNK_ROWS) instead of the policy's order: the same bits.
+          if (variant == kernels::Variant::tma && store == "device") {
+            ::setenv("SEISRTM_TMA_CHUNK_ROWS", "1", 1);
+            CudaMigrator rows(p, o);
+            ::unsetenv("SEISRTM_TMA_CHUNK_ROWS");
+            const Result rr = migrate(rows, p, data);
+            INFO("chunks of one tile row");
+            CHECK(std::memcmp(rr.image.data(), r.image.data(), r.image.size() * 4) == 0);
+            CHECK(std::memcmp(rr.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
+          }
           // Without the level hook the steps run as CUDA graphs (the per-shot injections and
           // scales captured): the same band.
           if (variant == kernels::Variant::tma && store == "device") {
