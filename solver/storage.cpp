@@ -24,4 +24,24 @@ double injection_peak(const Problem& pb, const PointSet& ps, double value) {
   return peak;
 }
 
+namespace {
+
+double largest_magnitude(const float* v, std::size_t n) {
+  double m = 0;
+  for (std::size_t i = 0; i < n; ++i) m = std::max(m, double(std::abs(v[i])));
+  return m;
+}
+
+}  // namespace
+
+float source_field_scale(const Problem& pb, long long shot, int peak_exponent, const std::string& field) {
+  const double wmax = largest_magnitude(pb.wavelet.data(), pb.wavelet.size());
+  return half_field_scale(injection_peak(pb, pb.shots[shot], wmax / pb.cell_volume()), peak_exponent, field);
+}
+
+float data_field_scale(const Problem& pb, const float* data, int peak_exponent) {
+  const double dmax = largest_magnitude(data, static_cast<std::size_t>(pb.receivers.size() * pb.steps));
+  return dmax > 0 ? half_field_scale(injection_peak(pb, pb.receivers, dmax), peak_exponent, "the data") : 1.0f;
+}
+
 }  // namespace seisrtm

@@ -35,4 +35,13 @@ float half_field_scale(double peak, int peak_exponent, const std::string& field)
 // model's value before any half rounding), s the damping sum at the cell.
 double injection_peak(const Problem& pb, const PointSet& ps, double value);
 
+// The scale of shot `shot`'s source field: the wavelet's largest injection (its peak over the
+// cell volume) at 2^peak_exponent. `field` names it in the error for a source that injects
+// nothing.
+float source_field_scale(const Problem& pb, long long shot, int peak_exponent, const std::string& field);
+// The scale of a migration's receiver field: the data's (receivers x steps samples) largest
+// injection at 2^peak_exponent; 1 for a shot without data (dead or muted: it images nothing, so
+// any scale serves).
+float data_field_scale(const Problem& pb, const float* data, int peak_exponent);
+
 }  // namespace seisrtm

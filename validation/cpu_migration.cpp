@@ -265,14 +265,9 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
   Wave r(pb_);
   if constexpr (std::is_same_v<Wave, CpuWave<float>>) {
     if (half_peak_exponent_) {
-      const double wmax = max_abs(pb_.wavelet.data(), pb_.wavelet.size());
-      const double dmax = max_abs(data, static_cast<size_t>(pb_.receivers.size() * nt));
       const int e = *half_peak_exponent_;
-      s.store_as_half(half_field_scale(injection_peak(pb_, src, wmax / pb_.cell_volume()), e, "the source"), true,
-                      HalfFields::levels);
-      // A shot without data (dead or muted) images nothing: any scale serves.
-      r.store_as_half(dmax > 0 ? half_field_scale(injection_peak(pb_, pb_.receivers, dmax), e, "the data") : 1.0f, true,
-                      HalfFields::levels);
+      s.store_as_half(source_field_scale(pb_, shot, e, "the source"), true, HalfFields::levels);
+      r.store_as_half(data_field_scale(pb_, data, e), true, HalfFields::levels);
     }
   }
   const std::vector<long long> at = storage_index(s, g, shell_);

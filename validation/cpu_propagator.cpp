@@ -47,16 +47,14 @@ void CpuPropagator::begin_shot(long long shot) {
   else
     wave_->zero();
   if (half_peak_exponent_) {
-    const double wmax = max_abs(problem_.wavelet.data(), problem_.wavelet.size());
     // p and q take the same source (validation/cpu_tti.hpp): one scale for both.
-    const double peak = injection_peak(problem_, problem_.shots[shot], wmax / problem_.cell_volume());
+    const float scale = source_field_scale(problem_, shot, *half_peak_exponent_, "the shot");
     if (tti_) {
-      tti_->store_as_half(half_field_scale(peak, *half_peak_exponent_, "the shot"));
+      tti_->store_as_half(scale);
       std::fill(traces_.begin(), traces_.end(), 0.0f);
       return;
     }
-    wave_->store_as_half(half_field_scale(peak, *half_peak_exponent_, "the shot"), half_model_, half_fields_,
-                         half_format_);
+    wave_->store_as_half(scale, half_model_, half_fields_, half_format_);
   }
   std::fill(traces_.begin(), traces_.end(), 0.0f);
 }
