@@ -49,6 +49,10 @@ struct AcousticArgsT {
   // TmaPolicy::kChunkMaxPlanes planes, chunks of the fewest whole rows that hold as many tiles as
   // blocks are resident on the device, else whole layers.
   int chunk_rows = -1;
+  // L2 eviction priority of the tma kernel's loads (kernels/acoustic_tma.cu): 0 none; 1 p_prev
+  // and m, read once a step, evict-first, so that the planes of p that the neighbouring tiles and
+  // the next z block read again are the ones L2 keeps; 2 as 1, and p evict-last.
+  int l2_hint = 0;
 };
 using AcousticArgs = AcousticArgsT<float>;
 
@@ -92,6 +96,8 @@ struct TmaPolicy {
   // +0.9% at 128; compressible +3.8%, +1.4%, +0.7%, -6.2%; fp16 plain +6.3%, +2.0%, -0.7%,
   // -4.2%; docs/BENCHMARKS.md).
   static constexpr int kChunkMaxPlanes = 32;
+  // The loads' L2 hints (AcousticArgsT::l2_hint) unless SEISRTM_TMA_L2_HINT says otherwise.
+  static constexpr int kL2Hint = 0;
 };
 
 // The tma forward kernel's thread shapes; each covers the same kBlockX x kTileY columns, so the

@@ -80,6 +80,30 @@ struct TtiShape {
   static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
 };
 
+constexpr int log2_of(int v) {
+  int k = 0;
+  while ((1 << k) < v) ++k;
+  return k;
+}
+
+__device__ __forceinline__ uint32_t smem_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+// Waits until the mbarrier at shared address `bar` has completed the phase of this parity.
+__device__ __forceinline__ void wait_parity(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n\t.reg .pred done;\n"
+      "WAIT_%=:\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+      "@!done bra WAIT_%=;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// One arrival on the mbarrier at shared address `bar` (release, CTA scope).
+__device__ __forceinline__ void arrive(uint32_t bar) {
+  asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}" ::"r"(bar) : "memory");
+}
+
 // A stored model value as float (fp16: times its volume's scale).
 template <class T>
 __device__ __forceinline__ float model_float(T v, float scale) {
@@ -176,10 +200,10 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     for (int t = 0; t < min(S, total); ++t) issue(t);
   if (field_issuer)
     for (int f = 0; f < min(FS, planes); ++f) issue_field(f);
-  auto wait = [](uint64_t* b, uint32_t parity) {
-    while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
-    }
-  };
+  // The march's barriers by their 32-bit shared-memory addresses, taken once: through generic
+  // pointers every wait and arrival rebuilt the address (S2UR, ULEA) in a kernel bound by issue.
+  const uint32_t bar_addr = smem_address(bar), field_bar_addr = smem_address(field_bar),
+                 gx_full_addr = smem_address(gx_full), consumed_addr = smem_address(consumed);
 
   const bool active = ix < a.nx && iy < a.ny;
   const int cx_ = min(ix, a.nx - 1), cy_ = min(iy, a.ny - 1);
@@ -200,7 +224,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // Load t enters window slot `in` (plane e = z0 - R + t). Only loads above z0 + R can lie above
   // z = 0, so only the first 2R loads take the sign of the odd image.
   auto enter = [&]<int In, bool Image>(int t) {
-    wait(&bar[t & (S - 1)], (t / S) & 1);
+    wait_parity(bar_addr + 8 * (t & (S - 1)), (t >> log2_of(S)) & 1);
     const T* tp = ring + 2 * (t & (S - 1)) * SF + centre;
     const T* tq = tp + SF;
     float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
@@ -237,7 +261,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
 #pragma unroll
     for (int n = 0; n < (4 * R + BY - 1) / BY; ++n) {
       const int i = ty + n * BY;
-      if (i < 4 * R) {
+      if ((4 * R) % BY == 0 || i < 4 * R) {  // ty < BY: true where BY divides 4R
         const int h = i >> 1, field = i & 1;
         const int r = h < R ? h : BY + h;  // rows 0..R-1 above the block, BY+R.. below
         const T* rf = tp + field * SF + r * TW + tx + HX;
@@ -279,14 +303,14 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
       }
     }
     if constexpr (Tilted) {
-      wait(&gx_full[Base], (j / 2) & 1);  // plane j's D_x rows: buffer j % 2 = Base
+      wait_parity(gx_full_addr + 8 * Base, (j >> 1) & 1);  // plane j's D_x rows: buffer j % 2 = Base
 #pragma unroll
       for (int k = 1; k <= R; ++k) {
         hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
         hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
       }
     }
-    wait(&field_bar[j & (FS - 1)], (j / FS) & 1);
+    wait_parity(field_bar_addr + 8 * (j & (FS - 1)), (j >> log2_of(FS)) & 1);
     const T* fv = fields + (j & (FS - 1)) * NV * FF + tid;
     detail::Axis n;
     if constexpr (Tilted)
@@ -314,15 +338,15 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // window slot of plane j + 1, Buffer = (j + 1) % 2).
   auto finish = [&]<int Next, int Buffer>(int j) {
     if (j >= 1) {
-      wait(&consumed[(j - 1) & 1], ((j - 1) / 2) & 1);
+      wait_parity(consumed_addr + 8 * ((j - 1) & 1), ((j - 1) >> 1) & 1);
       if (pq_issuer && j - 1 + R + S < total) issue(j - 1 + R + S);
       if (field_issuer && j - 1 + FS < planes) issue_field(j - 1 + FS);
     }
     if (Tilted && j + 1 < planes) {
       prepare_gx.template operator()<Next, Buffer>(j);
-      (void)cuda::ptx::mbarrier_arrive(&gx_full[Buffer]);
+      arrive(gx_full_addr + 8 * Buffer);
     }
-    (void)cuda::ptx::mbarrier_arrive(&consumed[j & 1]);
+    arrive(consumed_addr + 8 * (j & 1));
   };
 
   // Warm-up: loads 0 .. 2R - 1 (planes z0 - R .. z0 + R - 1) fill window slots 0 .. 2R - 1.
@@ -340,7 +364,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     }
     if (Tilted && t == 2 * R - 1) {
       prepare_gx.template operator()<R, 0>(-1);  // plane z0: window slot R, buffer 0
-      (void)cuda::ptx::mbarrier_arrive(&gx_full[0]);
+      arrive(gx_full_addr);
     }
     // Loads below R (planes above z0) are read on entry only: their stages take the next loads
     // once every thread has entered them.

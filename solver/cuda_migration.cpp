@@ -178,6 +178,7 @@ struct CudaMigrator::Impl {
   kernels::FusedShape fused_shape = kernels::FusedShape::compact;
   kernels::TmaShape shape = kernels::TmaShape::rows2;  // the forward tma kernel's (tma_shape_for)
   int chunk_rows = -1;                                 // and its launch order (tma_chunk_rows)
+  int l2_hint = 0;                                     // and its loads' L2 hints (tma_l2_hint)
   CudaStream stream;
   bool fused = false;      // the fused backward step (tma, radius <= 4, migration.fused)
   bool own_stack = false;  // between begin_stack and take_stack: image and illum hold the stack
@@ -449,6 +450,7 @@ struct CudaMigrator::Impl {
     kernels::AcousticArgs a = acoustic_args(pb, nxp, pair[c].as<float>(), pair[1 - c].as<float>(), m.as<float>(), damp);
     a.z_lo = z_lo, a.z_hi = z_hi;
     a.chunk_rows = chunk_rows;
+    a.l2_hint = l2_hint;
     return a;
   }
 
@@ -487,6 +489,7 @@ struct CudaMigrator::Impl {
           acoustic_args(pb, nxp, pair[c].as<__half>(), pair[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
       a.z_lo = lo, a.z_hi = hi;
       a.chunk_rows = chunk_rows;
+      a.l2_hint = l2_hint;
       kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
       return;
     }
@@ -673,6 +676,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.s[0].compressible(), opt.storage);
     d.chunk_rows = tma_chunk_rows();
+    d.l2_hint = tma_l2_hint();
   }
   d.image = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.image_volume, MemoryKind::plain);

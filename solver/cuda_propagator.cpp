@@ -66,6 +66,14 @@ int tma_chunk_rows() {
   return static_cast<int>(v);
 }
 
+int tma_l2_hint() {
+  const char* e = std::getenv("SEISRTM_TMA_L2_HINT");
+  if (e == nullptr || *e == 0) return kernels::TmaPolicy::kL2Hint;
+  if ((e[0] == '0' || e[0] == '1' || e[0] == '2') && e[1] == 0) return e[0] - '0';
+  throw Error(std::string("environment variable SEISRTM_TMA_L2_HINT is '") + e +
+              "'; valid: 0 (no L2 hints), 1 (p_prev and m evict-first), 2 (1, and p evict-last), or unset");
+}
+
 void select_device(const CudaOptions& o) {
   const GpuInfo g = query_gpu(o.device);
   if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
@@ -299,10 +307,12 @@ struct CudaPropagator::Impl {
   kernels::TtiArgs tti_base;                           // weights, damping and sizes of the vti/tti step
   kernels::TmaShape shape = kernels::TmaShape::rows2;  // the acoustic tma kernel's (tma_shape_for)
   int chunk_rows = -1;                                 // and its launch order (tma_chunk_rows)
+  int l2_hint = 0;                                     // and its loads' L2 hints (tma_l2_hint)
 
   kernels::AcousticArgs args(int c) const {
     kernels::AcousticArgs a = acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
     a.chunk_rows = chunk_rows;
+    a.l2_hint = l2_hint;
     return a;
   }
   // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
@@ -310,6 +320,7 @@ struct CudaPropagator::Impl {
     kernels::AcousticArgsHalf a =
         acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
     a.chunk_rows = chunk_rows;
+    a.l2_hint = l2_hint;
     return a;
   }
   // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
@@ -575,6 +586,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
     d.chunk_rows = tma_chunk_rows();
+    d.l2_hint = tma_l2_hint();
   }
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU

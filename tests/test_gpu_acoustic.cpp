@@ -160,8 +160,18 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               CudaPropagator gpu(p, o);
               results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
             }
-          // Same kernel, same arithmetic: graphs on/off, plain/compressible and the launch orders
-          // are bitwise equal.
+          // The loads' L2 hints (SEISRTM_TMA_L2_HINT) move no arithmetic: the same bits.
+          if (variant == kernels::Variant::tma)
+            for (const char* hint : {"0", "1", "2"}) {
+              const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
+              CudaOptions o;
+              o.variant = variant;
+              o.z_block = zb;
+              CudaPropagator gpu(p, o);
+              results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
+            }
+          // Same kernel, same arithmetic: graphs on/off, plain/compressible, the launch orders and
+          // the L2 hints are bitwise equal.
           const Output& first = results.begin()->second;
           for (const auto& [k, r] : results) {
             INFO(vname << " " << shape << " z_block " << zb << " order " << order << ": " << k << " vs "
@@ -240,6 +250,15 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
               CudaPropagator gpu(p, o);
               results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
             }
+          if (variant == kernels::Variant::tma)
+            for (const char* hint : {"0", "1", "2"}) {  // the L2 hints: the same bits
+              const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
+              CudaOptions o = cuda_options(p.config);
+              o.variant = variant;
+              o.z_block = zb;
+              CudaPropagator gpu(p, o);
+              results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
+            }
           const Output& a = results.at("plain+graphs");
           for (const auto& [k, b] : results) {
             INFO(shape << " z_block " << zb << " order " << order << ": plain+graphs vs " << k);
@@ -267,8 +286,8 @@ TEST_CASE("fp16 storage: snapshots, and an unstable run stops with a message nam
 }
 
 TEST_CASE(
-    "SEISRTM_TMA_SHAPE outside the shapes and SEISRTM_TMA_CHUNK_ROWS not a row count are refused, naming the variable "
-    "and the valid values",
+    "SEISRTM_TMA_SHAPE outside the shapes and SEISRTM_TMA_CHUNK_ROWS or SEISRTM_TMA_L2_HINT out of range are refused, "
+    "naming the variable and the valid values",
     "[gpu]") {
   if (!query_gpu().tma) return;  // no tma variant below compute capability 9.0: nothing to refuse
   const Problem p = build_problem(parse_config(kGrid, {}));
@@ -286,6 +305,11 @@ TEST_CASE(
     CHECK_THROWS_WITH(
         CudaPropagator(p, CudaOptions{}),
         Contains(std::string("SEISRTM_TMA_CHUNK_ROWS is '") + rows + "'") && Contains("0 (whole layers)"));
+  }
+  for (const char* hint : {"3", "-1", "1x", "evict"}) {
+    const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
+    CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
+                      Contains(std::string("SEISRTM_TMA_L2_HINT is '") + hint + "'") && Contains("0 (no L2 hints)"));
   }
 }
 
