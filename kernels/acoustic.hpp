@@ -96,8 +96,6 @@ struct TmaPolicy {
   // +0.9% at 128; compressible +3.8%, +1.4%, +0.7%, -6.2%; fp16 plain +6.3%, +2.0%, -0.7%,
   // -4.2%; docs/BENCHMARKS.md).
   static constexpr int kChunkMaxPlanes = 32;
-  // The loads' L2 hints (AcousticArgsT::l2_hint) unless SEISRTM_TMA_L2_HINT says otherwise.
-  static constexpr int kL2Hint = 0;
 };
 
 // The tma forward kernel's thread shapes; each covers the same kBlockX x kTileY columns, so the
@@ -123,6 +121,15 @@ constexpr TmaShape tma_shape_policy(int radius, bool compressible, Storage stora
   (void)compressible;
   if (storage == Storage::fp32) return TmaShape::rows2;
   return radius <= 1 ? TmaShape::rows2 : radius == 4 ? TmaShape::quads : TmaShape::rows4;
+}
+
+// The loads' L2 hints (AcousticArgsT::l2_hint) by measurement (H100, 800^3, order 8, 1000
+// steps, one call, 2026-11-23): fp32 storage in plain memory ran 165.0 / 169.4 GCells/s at z_block
+// 32 / 16 with hint 2 against 160.5 / 166.5 without (hint 1: 164.2 / 168.3); in compressible
+// memory +0.3% / -0.6%; fp16 storage lost with either (plain: 194.8 / 216.5 against 239.4 /
+// 223.2). Orders other than 8 take none until measured.
+constexpr int tma_l2_hint_policy(int radius, bool compressible, Storage storage) {
+  return storage == Storage::fp32 && !compressible && radius == 4 ? 2 : 0;
 }
 
 // The tensor maps the tma variant reads through: p with the halo box (tma_box), p_prev and m

@@ -85,15 +85,16 @@ __device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
   }
 }
 
-// L2 eviction policies (createpolicy, sm_80+) and a 3D tensor load that carries one.
-__device__ __forceinline__ uint64_t l2_policy_evict_first() {
+// L2 eviction policies (createpolicy, sm_80+) for the loads of fp32 storage in plain memory
+// (AcousticArgsT::l2_hint). A hinted load is not the same as none even with the normal priority:
+// evict-normal hints on every load measured 5% slower in fp32 (157.5 against 166.5 GCells/s,
+// z_block 16, H100) and up to 17% in fp16, so the loads without a hint stay unhinted.
+__device__ __forceinline__ uint64_t l2_policy(bool first) {
   uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ uint64_t l2_policy_evict_last() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+  if (first)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
 __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap* map, const int32_t (&c)[3],
@@ -105,7 +106,8 @@ __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap*
       : "memory");
 }
 
-// Whole: the block marches the whole column (z_block none). At order 8 it then takes the
+// Whole: the block marches the whole column (z_block none; fp16 storage, where it pays: fp32
+// measured 0.6-2.2% slower with it). At order 8 it then takes the
 // Laplacian as before the single FMA chain, summed per k, and two planes an iteration instead of
 // four (H100, 800^3, fp16 storage, z_block none: 171.1 / 117.3 GCells/s plain / compressible with
 // four planes an iteration against 175.3 / 139.5 with two, and 176.8 / 178.8 for the kernel
@@ -114,7 +116,7 @@ template <int Radius, int RY, int CX, class T, bool Whole>
 __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
                const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk) {
-  static_assert(!Whole || Radius == 4, "the whole-column form is the order-8 kernel's");
+  static_assert(!Whole || (Radius == 4 && sizeof(T) == 2), "the whole-column form: the order-8 fp16 kernel's");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
@@ -151,13 +153,16 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
+  // The loads' L2 hints (AcousticArgsT::l2_hint; fp32 storage only: fp16 lost with every hint).
+  const int hint = sizeof(T) == 4 ? a.l2_hint : 0;
+  const uint64_t policy_p = l2_policy(false), policy_f = l2_policy(true);
   auto issue = [&](int j, int s) {            // plane z0 + j of p into stage s
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
     const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
-    if (a.l2_hint == 2)
-      tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], l2_policy_evict_last());
+    if (hint == 2)
+      tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
     else
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
                                       &bar[s]);
@@ -167,10 +172,9 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[f], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
-    if (a.l2_hint >= 1) {
-      const uint64_t policy = l2_policy_evict_first();
-      tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy);
-      tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy);
+    if (hint >= 1) {
+      tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
+      tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
       return;
     }
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + 2 * f * FF, &tmap_prev,
@@ -314,9 +318,10 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
 template <int Radius, int RY, int CX, class T>
 void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
   using Shape = TmaGeometry<Radius, RY, CX, T>;
-  const bool whole = Radius == 4 && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
-  const void* kernel = whole ? reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T, Radius == 4>)
-                             : reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T, false>);
+  const bool whole = Radius == 4 && sizeof(T) == 2 && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
+  const void* kernel =
+      whole ? reinterpret_cast<const void*>(tma_kernel < Radius, RY, CX, T, Radius == 4 && sizeof(T) == 2 >)
+            : reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T, false>);
   set_shared_limit_once(kernel, static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
@@ -340,7 +345,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   const CUtensorMap& map_prev = *static_cast<const CUtensorMap*>(maps.p_prev);
   const CUtensorMap& map_m = *static_cast<const CUtensorMap*>(maps.m);
   if (whole)
-    tma_kernel<Radius, RY, CX, T, Radius == 4>
+    tma_kernel<Radius, RY, CX, T, Radius == 4 && sizeof(T) == 2>
         <<<grid, block, Shape::kSharedBytes, stream>>>(map_p, map_prev, map_m, a, zb, chunk);
   else
     tma_kernel<Radius, RY, CX, T, false>

@@ -676,7 +676,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.s[0].compressible(), opt.storage);
     d.chunk_rows = tma_chunk_rows();
-    d.l2_hint = tma_l2_hint();
+    d.l2_hint = tma_l2_hint(pb.radius, d.s[0].compressible(), opt.storage);
   }
   d.image = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.image_volume, MemoryKind::plain);

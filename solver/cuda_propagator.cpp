@@ -66,9 +66,9 @@ int tma_chunk_rows() {
   return static_cast<int>(v);
 }
 
-int tma_l2_hint() {
+int tma_l2_hint(int radius, bool compressible, kernels::Storage storage) {
   const char* e = std::getenv("SEISRTM_TMA_L2_HINT");
-  if (e == nullptr || *e == 0) return kernels::TmaPolicy::kL2Hint;
+  if (e == nullptr || *e == 0) return kernels::tma_l2_hint_policy(radius, compressible, storage);
   if ((e[0] == '0' || e[0] == '1' || e[0] == '2') && e[1] == 0) return e[0] - '0';
   throw Error(std::string("environment variable SEISRTM_TMA_L2_HINT is '") + e +
               "'; valid: 0 (no L2 hints), 1 (p_prev and m evict-first), 2 (1, and p evict-last), or unset");
@@ -586,7 +586,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
     d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
     d.chunk_rows = tma_chunk_rows();
-    d.l2_hint = tma_l2_hint();
+    d.l2_hint = tma_l2_hint(pb.radius, d.buf[0].compressible(), opt.storage);
   }
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU

@@ -53,9 +53,9 @@ kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage 
 // The acoustic tma kernel's launch order (kernels::AcousticArgsT::chunk_rows): -1, the policy, or
 // SEISRTM_TMA_CHUNK_ROWS = the tile rows of a chunk (0 = whole layers), for an A/B.
 int tma_chunk_rows();
-// The acoustic tma kernel's L2 hints (kernels::AcousticArgsT::l2_hint): TmaPolicy::kL2Hint, or
+// The acoustic tma kernel's L2 hints (kernels::AcousticArgsT::l2_hint): tma_l2_hint_policy, or
 // SEISRTM_TMA_L2_HINT=0|1|2 for an A/B; anything else is refused, naming the variable.
-int tma_l2_hint();
+int tma_l2_hint(int radius, bool compressible, kernels::Storage storage);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
 
