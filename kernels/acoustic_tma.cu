@@ -112,11 +112,15 @@ __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap*
 // four (H100, 800^3, fp16 storage, z_block none: 171.1 / 117.3 GCells/s plain / compressible with
 // four planes an iteration against 175.3 / 139.5 with two, and 176.8 / 178.8 for the kernel
 // before the change, while with z blocks four and the chain measured faster).
-template <int Radius, int RY, int CX, class T, bool Whole>
+// Hinted: the loads carry L2 hints (AcousticArgsT::l2_hint > 0; fp32 storage). A template flag,
+// so that the kernels without hints are the same code as before them: the hint branches in one
+// kernel lengthened its loop 17% and measured 0.7-1.7% slower in compressible memory.
+template <int Radius, int RY, int CX, class T, bool Whole, bool Hinted>
 __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
                const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk) {
   static_assert(!Whole || (Radius == 4 && sizeof(T) == 2), "the whole-column form: the order-8 fp16 kernel's");
+  static_assert(!Hinted || sizeof(T) == 4, "L2 hints: fp32 storage only");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
@@ -154,14 +158,14 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   }
   __syncthreads();
   // The loads' L2 hints (AcousticArgsT::l2_hint; fp32 storage only: fp16 lost with every hint).
-  const int hint = sizeof(T) == 4 ? a.l2_hint : 0;
-  const uint64_t policy_p = l2_policy(false), policy_f = l2_policy(true);
+  const int hint = Hinted ? a.l2_hint : 0;
+  const uint64_t policy_p = Hinted ? l2_policy(false) : 0, policy_f = Hinted ? l2_policy(true) : 0;
   auto issue = [&](int j, int s) {            // plane z0 + j of p into stage s
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
     const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
-    if (hint == 2)
+    if (Hinted && hint == 2)
       tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
     else
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
@@ -172,7 +176,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[f], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
-    if (hint >= 1) {
+    if (Hinted && hint >= 1) {
       tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
       tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
       return;
@@ -318,11 +322,15 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
 template <int Radius, int RY, int CX, class T>
 void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
   using Shape = TmaGeometry<Radius, RY, CX, T>;
-  const bool whole = Radius == 4 && sizeof(T) == 2 && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
-  const void* kernel =
-      whole ? reinterpret_cast<const void*>(tma_kernel < Radius, RY, CX, T, Radius == 4 && sizeof(T) == 2 >)
-            : reinterpret_cast<const void*>(tma_kernel<Radius, RY, CX, T, false>);
-  set_shared_limit_once(kernel, static_cast<int>(Shape::kSharedBytes));
+  constexpr bool kHalf = sizeof(T) == 2;
+  const bool whole = Radius == 4 && kHalf && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
+  constexpr bool kWholeForm = Radius == 4 && kHalf;  // the kernels that exist
+  auto* kernel = &tma_kernel<Radius, RY, CX, T, false, false>;
+  if (whole)
+    kernel = &tma_kernel<Radius, RY, CX, T, kWholeForm, false>;
+  else if (a.l2_hint > 0)
+    kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
+  set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
@@ -335,7 +343,8 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   int rows = a.chunk_rows;
   if (rows < 0 && zb > TmaPolicy::kChunkMaxPlanes) rows = 0;
   if (rows < 0) {
-    const int resident = resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
+    const int resident =
+        resident_blocks(reinterpret_cast<const void*>(kernel), Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
     rows = (resident + tiles_x - 1) / tiles_x;
   }
   const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
@@ -344,12 +353,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   const CUtensorMap& map_p = *static_cast<const CUtensorMap*>(maps.p);
   const CUtensorMap& map_prev = *static_cast<const CUtensorMap*>(maps.p_prev);
   const CUtensorMap& map_m = *static_cast<const CUtensorMap*>(maps.m);
-  if (whole)
-    tma_kernel<Radius, RY, CX, T, Radius == 4 && sizeof(T) == 2>
-        <<<grid, block, Shape::kSharedBytes, stream>>>(map_p, map_prev, map_m, a, zb, chunk);
-  else
-    tma_kernel<Radius, RY, CX, T, false>
-        <<<grid, block, Shape::kSharedBytes, stream>>>(map_p, map_prev, map_m, a, zb, chunk);
+  kernel<<<grid, block, Shape::kSharedBytes, stream>>>(map_p, map_prev, map_m, a, zb, chunk);
   SEISRTM_CUDA_LAUNCHED();
 }
 
