@@ -74,6 +74,15 @@ int tma_l2_hint(int radius, bool compressible, kernels::Storage storage) {
               "'; valid: 0 (no L2 hints), 1 (p_prev and m evict-first), 2 (1, and p evict-last), or unset");
 }
 
+std::string tma_settings_text(int l2_hint, int chunk_rows, bool half) {
+  std::string t;
+  if (!half && l2_hint == 1) t += ", L2 hints: p_prev and m evict-first";
+  if (!half && l2_hint == 2) t += ", L2 hints: p_prev and m evict-first, p evict-last";
+  if (chunk_rows == 0) t += ", launch order: whole layers";
+  if (chunk_rows > 0) t += ", launch order: chunks of " + std::to_string(chunk_rows) + " tile rows";
+  return t;
+}
+
 void select_device(const CudaOptions& o) {
   const GpuInfo g = query_gpu(o.device);
   if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
@@ -678,8 +687,9 @@ std::string CudaPropagator::name() const {
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
   const GpuInfo g = query_gpu(d.opt.device);
-  const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
-                                ? std::string(" (") + kernels::tma_shape_name(d.shape) + ")"
+  const bool tma = d.opt.variant == kernels::Variant::tma && !d.anisotropic;
+  const std::string shape = tma ? std::string(" (") + kernels::tma_shape_name(d.shape) + ")" +
+                                      tma_settings_text(d.l2_hint, d.chunk_rows, d.half)
                                 : "";
   const std::string storage = d.half ? ", fp16 storage" : "";
   return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + storage + ", z_block " +

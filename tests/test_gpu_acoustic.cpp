@@ -158,6 +158,7 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               o.variant = variant;
               o.z_block = zb;
               CudaPropagator gpu(p, o);
+              REQUIRE_THAT(gpu.name(), Contains(std::string("launch order: chunks of ") + rows + " tile rows"));
               results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
             }
           // The loads' L2 hints (SEISRTM_TMA_L2_HINT) move no arithmetic: the same bits.
@@ -168,6 +169,10 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               o.variant = variant;
               o.z_block = zb;
               CudaPropagator gpu(p, o);
+              // The name (and so bench's JSON) says which hints ran.
+              if (std::string(hint) == "2")
+                REQUIRE_THAT(gpu.name(), Contains("L2 hints: p_prev and m evict-first, p evict-last"));
+              if (std::string(hint) == "0") REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));
               results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
             }
           // Same kernel, same arithmetic: graphs on/off, plain/compressible, the launch orders and
@@ -257,6 +262,7 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
               o.variant = variant;
               o.z_block = zb;
               CudaPropagator gpu(p, o);
+              REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));  // fp16 storage takes none
               results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
             }
           const Output& a = results.at("plain+graphs");
