@@ -106,8 +106,8 @@ __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap*
       : "memory");
 }
 
-// Whole: the block marches the whole column (z_block none; fp16 storage, where it pays: fp32
-// measured 0.6-2.2% slower with it). At order 8 it then takes the
+// Whole: the block marches the whole column (z_block none, or a z_block of at least the planes;
+// fp16 storage, where it pays: fp32 measured 0.6-2.2% slower with it). At order 8 it then takes the
 // Laplacian as before the single FMA chain, summed per k, and two planes an iteration instead of
 // four (H100, 800^3, fp16 storage, z_block none: 171.1 / 117.3 GCells/s plain / compressible with
 // four planes an iteration against 175.3 / 139.5 with two, and 176.8 / 178.8 for the kernel
@@ -229,9 +229,9 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   for (int j = 0; j < R; ++j) wait(&bar[j], 0);
 
     // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
-    // the order-8 rows2 loop against 2 x 308 for one), R at order 8: the R planes behind then
-    // shift by register renaming instead of moves. (At order 16, 8 copies of the body would not
-    // stay in the instruction cache.)
+    // the order-8 rows2 loop against 2 x 308 for one), R at order 8 (but two in the Whole form):
+    // the R planes behind then shift by register renaming instead of moves. (At order 16, 8
+    // copies of the body would not stay in the instruction cache.)
 #pragma unroll(R == 4 && !Whole ? 4 : 2)
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
@@ -272,7 +272,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
         const float cur = col[r + R][c];
         // One chain of fused multiply-adds, a pair sum and an FMA a neighbour pair (3R FADD + 3R
         // FFMA): summing each k's three axes apart and adding them to lap costs an FMUL and an
-        // FADD more a k.
+        // FADD more a k, which the Whole form (fp16, the whole column) takes all the same: there
+        // it measured faster (above the kernel).
         float lap = c0 * cur;
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
