@@ -1,11 +1,16 @@
 // [unit] The tma kernel's chunked launch order (kernels::block_place): every tile of every z
 // block is worked by exactly one block, the blocks of a chunk take its z blocks in turn, and a
-// chunk of all the tiles is the order of a 3D grid.
+// chunk of all the tiles is the order of a 3D grid. And the kernel's L2 hints: the policy, the
+// environment variable that overrides it, and what kernel names say.
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "kernels/acoustic.hpp"
+#include "solver/cuda_propagator.hpp"
 #include "tests/catch.hpp"
 
+using Catch::Matchers::Contains;
 using seisrtm::kernels::block_place;
 
 TEST_CASE("the chunked launch order places each block on one tile and z block, chunk by chunk", "[unit]") {
@@ -40,4 +45,54 @@ TEST_CASE("the chunked launch order places each block on one tile and z block, c
           CHECK(in_order);
           for (int v : seen) REQUIRE(v == 1);
         }
+}
+
+namespace {
+// Sets an environment variable for a scope, restoring what was there.
+struct EnvFor {
+  std::string name, old;
+  bool had;
+  EnvFor(const char* n, const char* value) : name(n), had(std::getenv(n) != nullptr) {
+    if (had) old = std::getenv(n);
+    setenv(n, value, 1);
+  }
+  ~EnvFor() {
+    if (had)
+      setenv(name.c_str(), old.c_str(), 1);
+    else
+      unsetenv(name.c_str());
+  }
+};
+}  // namespace
+
+TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a kernel name says", "[unit]") {
+  using seisrtm::kernels::Storage;
+  using seisrtm::kernels::tma_l2_hint_policy;
+  // Hints where they measured faster (fp32 storage in plain memory, every order), none elsewhere.
+  for (int radius : {1, 2, 4, 8}) {
+    CHECK(tma_l2_hint_policy(radius, false, Storage::fp32) == 2);
+    CHECK(tma_l2_hint_policy(radius, true, Storage::fp32) == 0);
+    CHECK(tma_l2_hint_policy(radius, false, Storage::fp16) == 0);
+    CHECK(tma_l2_hint_policy(radius, true, Storage::fp16) == 0);
+  }
+  CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == 2);  // the policy when the variable is unset
+  for (const char* v : {"0", "1", "2"}) {
+    const EnvFor env("SEISRTM_TMA_L2_HINT", v);
+    CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == v[0] - '0');
+    CHECK(seisrtm::tma_l2_hint(4, true, Storage::fp16) == v[0] - '0');
+  }
+  for (const char* v : {"3", "-1", "1x", "evict", " 1"}) {
+    const EnvFor env("SEISRTM_TMA_L2_HINT", v);
+    CHECK_THROWS_WITH(seisrtm::tma_l2_hint(4, false, Storage::fp32),
+                      Contains(std::string("SEISRTM_TMA_L2_HINT is '") + v + "'") && Contains("0 (no L2 hints)"));
+  }
+  // Names say which hints a kernel takes (none with fp16 storage) and a forced launch order.
+  CHECK(seisrtm::tma_settings_text(0, -1, false).empty());
+  CHECK(seisrtm::tma_settings_text(2, -1, false) == ", L2 hints: p_prev and m evict-first, p evict-last");
+  CHECK(seisrtm::tma_settings_text(1, -1, false) == ", L2 hints: p_prev and m evict-first");
+  CHECK(seisrtm::tma_settings_text(2, -1, true).empty());
+  CHECK(seisrtm::tma_settings_text(1, -1, true).empty());
+  CHECK(seisrtm::tma_settings_text(0, 0, false) == ", launch order: whole layers");
+  CHECK(seisrtm::tma_settings_text(2, 3, false) ==
+        ", L2 hints: p_prev and m evict-first, p evict-last, launch order: chunks of 3 tile rows");
 }
