@@ -14,6 +14,7 @@
 #include "solver/problem.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
+#include "tests/scoped_env.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -22,15 +23,6 @@ using namespace seisrtm;
 using Catch::Matchers::Contains;
 
 namespace {
-
-// An environment variable set for a scope (unset again on leaving it, a failed REQUIRE included).
-struct ScopedEnv {
-  const char* name;
-  ScopedEnv(const char* n, const std::string& value) : name(n) { ::setenv(n, value.c_str(), 1); }
-  ~ScopedEnv() { ::unsetenv(name); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-};
 
 // 97 x 83 x 71 cells (no multiple of 32 x 16), off-grid source, damping zone. 220 steps
 // (0.30 s at order 16, 0.41 s at order 2): the direct wave crosses the receivers (200 m up) by

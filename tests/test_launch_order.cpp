@@ -9,6 +9,7 @@
 #include "kernels/acoustic.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "tests/catch.hpp"
+#include "tests/scoped_env.hpp"
 
 using Catch::Matchers::Contains;
 using seisrtm::kernels::block_place;
@@ -47,24 +48,6 @@ TEST_CASE("the chunked launch order places each block on one tile and z block, c
         }
 }
 
-namespace {
-// Sets an environment variable for a scope, restoring what was there.
-struct EnvFor {
-  std::string name, old;
-  bool had;
-  EnvFor(const char* n, const char* value) : name(n), had(std::getenv(n) != nullptr) {
-    if (had) old = std::getenv(n);
-    setenv(n, value, 1);
-  }
-  ~EnvFor() {
-    if (had)
-      setenv(name.c_str(), old.c_str(), 1);
-    else
-      unsetenv(name.c_str());
-  }
-};
-}  // namespace
-
 TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a kernel name says", "[unit]") {
   using seisrtm::kernels::Storage;
   using seisrtm::kernels::tma_l2_hint_policy;
@@ -75,14 +58,17 @@ TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a
     CHECK(tma_l2_hint_policy(radius, false, Storage::fp16) == 0);
     CHECK(tma_l2_hint_policy(radius, true, Storage::fp16) == 0);
   }
-  CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == 2);  // the policy when the variable is unset
+  {
+    const ScopedEnv env("SEISRTM_TMA_L2_HINT", "");  // empty reads as unset, whatever the caller's environment holds
+    CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == 2);  // the policy
+  }
   for (const char* v : {"0", "1", "2"}) {
-    const EnvFor env("SEISRTM_TMA_L2_HINT", v);
+    const ScopedEnv env("SEISRTM_TMA_L2_HINT", v);
     CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == v[0] - '0');
     CHECK(seisrtm::tma_l2_hint(4, true, Storage::fp16) == v[0] - '0');
   }
   for (const char* v : {"3", "-1", "1x", "evict", " 1"}) {
-    const EnvFor env("SEISRTM_TMA_L2_HINT", v);
+    const ScopedEnv env("SEISRTM_TMA_L2_HINT", v);
     CHECK_THROWS_WITH(seisrtm::tma_l2_hint(4, false, Storage::fp32),
                       Contains(std::string("SEISRTM_TMA_L2_HINT is '") + v + "'") && Contains("0 (no L2 hints)"));
   }
