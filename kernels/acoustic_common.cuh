@@ -26,8 +26,11 @@ __device__ __forceinline__ __half from_float<__half>(float v) {
 // The leapfrog update with the damping term (DESIGN.md section 3). Outside the damping zone
 // s = 0 and the division is skipped: (1 - 0) and / (1 + 0) are exact, so both branches give
 // the same bits there.
+__device__ __forceinline__ float leapfrog_undamped(float p, float p_prev, float m, float lap) {
+  return 2.0f * p - p_prev + m * lap;
+}
 __device__ __forceinline__ float leapfrog(float p, float p_prev, float m, float lap, float s) {
-  if (s == 0.0f) return 2.0f * p - p_prev + m * lap;
+  if (s == 0.0f) return leapfrog_undamped(p, p_prev, m, lap);
   return (2.0f * p - (1.0f - s) * p_prev + m * lap) / (1.0f + s);
 }
 

@@ -195,12 +195,25 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
     for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
   }
 
-  // Per cell: validity, x-y damping and the R planes behind; per row the output pointer of the
+  // The forms of the march, by what measured faster (H100, 800^3, 1000 steps; docs/BENCHMARKS.md).
+  // Plane test (fp16 at orders 8 and 16, not the Whole form): the damping is tested once a thread
+  // and a plane instead of in every cell, whose branches the compiler wraps around each cell's
+  // whole update (order 8: +5-13%; fp32 measured 1-6% slower with it, orders 2 and 4 in fp16
+  // 0-5% slower with it and the queue). Queue (fp16 at order 8 besides): the 2R + 1 planes of
+  // this thread's columns in registers, each value widened once, as it enters, instead of the R
+  // front planes read from the ring and widened again at every plane (+1-2% more). Otherwise: the
+  // R planes behind in registers, the R in front from the ring, a test in each cell.
+  constexpr bool kPlaneTest = sizeof(T) == 2 && !Whole && R >= 4;
+  constexpr bool kQueue = kPlaneTest && R == 4;
+
+  // Per cell: validity, x-y damping and the planes behind; per row the output pointer of the
   // first column (clamped: idle threads point at valid memory), advanced a plane stride each
   // plane, so the loop does no 64-bit multiplications.
   bool active[RY][CX];
   T* out[RY];  // p_next at the current plane, written through the p_prev column
-  float behind[RY][CX][R], damp_xy[RY][CX];
+  float damp_xy[RY][CX];
+  float behind[RY][CX][kQueue ? 1 : R];      // planes j - 1 .. j - R (per-cell form)
+  float zq[RY][CX][kQueue ? 2 * R + 1 : 1];  // planes j - R .. j + R (queue form)
   const int cx_ = min(ix0, a.nx - 1);
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -212,9 +225,20 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
       active[r][c] = ix0 + c < a.nx && iy < a.ny;
       damp_xy[r][c] = a.damp_x[ixc] + a.damp_y[cy_];
 #pragma unroll
-      for (int k = 0; k < R; ++k) behind[r][c][k] = detail::column_value(a, ixc, cy_, z0 - 1 - k);
+      for (int k = 0; k < R; ++k) {
+        const float v = detail::column_value(a, ixc, cy_, z0 - 1 - k);
+        if constexpr (kQueue)
+          zq[r][c][R - 1 - k] = v;
+        else
+          behind[r][c][k] = v;
+      }
     }
   }
+  bool undamped_xy = true;  // no cell of this thread in the x-y damping zone
+#pragma unroll
+  for (int r = 0; r < RY; ++r)
+#pragma unroll
+    for (int c = 0; c < CX; ++c) undamped_xy = undamped_xy && damp_xy[r][c] == 0.0f;
   const float c0 = a.cx[0] + a.cy[0] + a.cz[0];
   const int field0 = (ty * RY) * BX + bx;  // field stage index of the first cell
 
@@ -227,11 +251,25 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
   int s_cur = 0, s_wait = R % S, f_cur = 0, s_next = (R + 1) % S;
   uint32_t parity = 0, f_parity = 0;
   for (int j = 0; j < R; ++j) wait(&bar[j], 0);
+  // This thread's columns at plane z0 + k (k < R: loaded), into queue slot R + k.
+  auto enqueue = [&](int offset, int slot) {
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      float v[CX];
+      load_cx<CX>(ring + offset + r * TW, v);
+#pragma unroll
+      for (int c = 0; c < CX; ++c) zq[r][c][slot] = v[c];
+    }
+  };
+  if constexpr (kQueue) {
+#pragma unroll
+    for (int k = 0; k < R; ++k) enqueue(stage[k], R + k);
+  }
 
-    // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
-    // the order-8 rows2 loop against 2 x 308 for one), R at order 8 (but two in the Whole form):
-    // the R planes behind then shift by register renaming instead of moves. (At order 16, 8
-    // copies of the body would not stay in the instruction cache.)
+  // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
+  // the order-8 rows2 loop against 2 x 308 for one), R at order 8 (but two in the Whole form):
+  // the R planes behind then shift by register renaming instead of moves. (At order 16, 8
+  // copies of the body would not stay in the instruction cache.)
 #pragma unroll(R == 4 && !Whole ? 4 : 2)
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
@@ -244,15 +282,31 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
       load_cx<CX>(fp + FF + r * BX, mj[r]);
     }
     wait(&bar[s_wait], parity);
+    if constexpr (kQueue) enqueue(stage[R], 2 * R);  // plane j + R
     const T* tile = ring + stage[0];
-    // The columns of the tile through this thread's rows, for the y terms and the centres.
+    // The columns of the tile through this thread's rows, for the y terms and the centres (in
+    // the queue form the centres from the queue).
     float col[RY + 2 * R][CX];
 #pragma unroll
-    for (int t = 0; t < RY + 2 * R; ++t) load_cx<CX>(tile + (t - R) * TW, col[t]);
+    for (int t = 0; t < RY + 2 * R; ++t) {
+      if (kQueue && t >= R && t < R + RY) {
+#pragma unroll
+        for (int c = 0; c < CX; ++c) col[t][c] = zq[t - R][c][kQueue ? R : 0];
+      } else {
+        load_cx<CX>(tile + (t - R) * TW, col[t]);
+      }
+    }
     const float dz = a.damp_z[iz];
+    // The plane test: this thread's cells of plane j take leapfrog's undamped form when none of
+    // them is damped and the plane is not a free surface, one test a thread and a plane instead
+    // of the branches of every cell (the damping test, the division's slow path, the write's
+    // guard), which the compiler otherwise wraps around each cell's whole update.
+    const bool free_plane = undamped_xy && dz == 0.0f && !(a.free_surface && iz == 0);
+    float cur[RY][CX], lap[RY][CX];
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      // The row through this thread's cells, offsets -R .. CX - 1 + R (pairs from an even start).
+      // The row through this thread's cells, offsets -R .. CX - 1 + R (pairs from an even start;
+      // the queue form takes this thread's own cells from the queue).
       constexpr int W0 = CX == 2 ? (R % 2 == 0 ? -R : -R - 1) : -R;
       constexpr int WN = CX == 2 ? (CX - 1 + R - W0 + 2) / 2 * 2 : 2 * R + 1;
       float win[WN];
@@ -260,41 +314,80 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaG
 #pragma unroll
       for (int i = 0; i < WN / CX; ++i) {
         float v[CX];
-        load_cx<CX>(row + W0 + CX * i, v);
+        if (kQueue && W0 + CX * i == 0) {
+#pragma unroll
+          for (int c = 0; c < CX; ++c) v[c] = col[r + R][c];
+        } else {
+          load_cx<CX>(row + W0 + CX * i, v);
+        }
 #pragma unroll
         for (int c = 0; c < CX; ++c) win[CX * i + c] = v[c];
       }
-      float front[R][CX];  // planes j + 1 .. j + R at this row
+      float front[kQueue ? 1 : R][CX];  // planes j + 1 .. j + R at this row (per-cell form)
+      if constexpr (!kQueue) {
 #pragma unroll
-      for (int k = 1; k <= R; ++k) load_cx<CX>(ring + stage[k] + r * TW, front[k - 1]);
+        for (int k = 1; k <= R; ++k) load_cx<CX>(ring + stage[k] + r * TW, front[k - 1]);
+      }
 #pragma unroll
       for (int c = 0; c < CX; ++c) {
-        const float cur = col[r + R][c];
+        cur[r][c] = col[r + R][c];
         // One chain of fused multiply-adds, a pair sum and an FMA a neighbour pair (3R FADD + 3R
         // FFMA): summing each k's three axes apart and adding them to lap costs an FMUL and an
         // FADD more a k, which the Whole form (fp16, the whole column) takes all the same: there
         // it measured faster (above the kernel).
-        float lap = c0 * cur;
+        float l = c0 * cur[r][c];
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
-          if constexpr (Whole) {
-            lap += a.cx[k] * (win[c - k - W0] + win[c + k - W0]) + a.cy[k] * (col[r + R - k][c] + col[r + R + k][c]) +
-                   a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
+          if constexpr (kQueue) {
+            l = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], l);
+            l = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], l);
+            l = fmaf(a.cz[k], zq[r][c][R - k] + zq[r][c][R + k], l);
+          } else if constexpr (Whole) {
+            l += a.cx[k] * (win[c - k - W0] + win[c + k - W0]) + a.cy[k] * (col[r + R - k][c] + col[r + R + k][c]) +
+                 a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
           } else {
-            lap = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], lap);
-            lap = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], lap);
-            lap = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], lap);
+            l = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], l);
+            l = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], l);
+            l = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], l);
           }
         }
-        if (active[r][c]) {
-          const float v = detail::leapfrog(cur, prev[r][c], mj[r][c], lap, damp_xy[r][c] + dz);
-          out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);  // p = 0 on a free surface
+        lap[r][c] = l;
+        if constexpr (!kPlaneTest) {
+          if (active[r][c]) {
+            const float v = detail::leapfrog(cur[r][c], prev[r][c], mj[r][c], l, damp_xy[r][c] + dz);
+            out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);  // p = 0 on a free surface
+          }
         }
+        if constexpr (kQueue) {
 #pragma unroll
-        for (int k = R - 1; k > 0; --k) behind[r][c][k] = behind[r][c][k - 1];
-        behind[r][c][0] = cur;
+          for (int k = 0; k < 2 * R; ++k) zq[r][c][k] = zq[r][c][k + 1];
+        } else {
+#pragma unroll
+          for (int k = R - 1; k > 0; --k) behind[r][c][k] = behind[r][c][k - 1];
+          behind[r][c][0] = cur[r][c];
+        }
       }
-      out[r] += a.sz;
+      if constexpr (!kPlaneTest) out[r] += a.sz;
+    }
+    if constexpr (kPlaneTest) {
+      if (free_plane) {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+#pragma unroll
+          for (int c = 0; c < CX; ++c)
+            if (active[r][c])
+              out[r][c] = detail::from_float<T>(detail::leapfrog_undamped(cur[r][c], prev[r][c], mj[r][c], lap[r][c]));
+      } else {
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+#pragma unroll
+          for (int c = 0; c < CX; ++c) {
+            const float v = detail::leapfrog(cur[r][c], prev[r][c], mj[r][c], lap[r][c], damp_xy[r][c] + dz);
+            if (active[r][c]) out[r][c] = detail::from_float<T>((a.free_surface && iz == 0) ? 0.0f : v);
+          }
+      }
+#pragma unroll
+      for (int r = 0; r < RY; ++r) out[r] += a.sz;
     }
     __syncthreads();  // every thread is done with plane j's stage and field stage f_cur
     if (tid == 0) {

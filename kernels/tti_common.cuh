@@ -76,6 +76,13 @@ __device__ __forceinline__ float hz(const Hessian& d, const Axis& n) {
 struct TtiCell {
   float p, p_prev, q, q_prev, m, a, b, s;
 };
+// Outside the damping zone (s = 0) and off a free surface: leapfrog's undamped form for both
+// fields under one test (the same bits as tti_update there).
+__device__ __forceinline__ void tti_update_undamped(const TtiCell& c, float h0p, float hzq, float* p_out,
+                                                    float* q_out) {
+  *p_out = leapfrog_undamped(c.p, c.p_prev, c.m, c.a * h0p + c.b * hzq);
+  *q_out = leapfrog_undamped(c.q, c.q_prev, c.m, c.b * h0p + hzq);
+}
 __device__ __forceinline__ void tti_update(const TtiCell& c, float h0p, float hzq, int iz, int free_surface,
                                            float* p_out, float* q_out) {
   const float np = leapfrog(c.p, c.p_prev, c.m, c.a * h0p + c.b * hzq, c.s);

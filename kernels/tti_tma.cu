@@ -324,7 +324,11 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                                model_float(fv[4 * FF], a.b_scale),
                                damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
     float np, nq;
-    detail::tti_update(cell, detail::h0<Tilted>(hp, n), detail::hz<Tilted>(hq, n), iz, a.free_surface, &np, &nq);
+    const float h0p = detail::h0<Tilted>(hp, n), hzq = detail::hz<Tilted>(hq, n);
+    if (Tilted && cell.s == 0.0f && !(a.free_surface && iz == 0))  // one branch for both fields (tti)
+      detail::tti_update_undamped(cell, h0p, hzq, &np, &nq);
+    else
+      detail::tti_update(cell, h0p, hzq, iz, a.free_surface, &np, &nq);
     if (active) {
       *out_p = detail::from_float<T>(np);
       *out_q = detail::from_float<T>(nq);
