@@ -60,6 +60,10 @@ struct TmaGeometry {
   // most 227 KB a block.
   static_assert(kSharedBytes <= 227 * 1024, "a block's shared memory beyond compute capability 9.0's 227 KB");
   static_assert(kMinBlocks * (kSharedBytes + 1024) <= 228 * 1024, "the blocks an SM must hold do not fit its 228 KB");
+  // The Dense form (tma_kernel): three blocks an SM, for the order-8 fp16 kernel of 2 x 2 columns a thread.
+  static constexpr bool kDenseForm = Radius == 4 && sizeof(T) == 2 && RY == 2 && CX == 2;
+  static constexpr int kDenseBlocks = 3;
+  static_assert(!kDenseForm || kDenseBlocks * (kSharedBytes + 1024) <= 228 * 1024, "three blocks do not fit an SM");
 };
 
 // CX adjacent values from shared memory, as floats (one 8-byte load for a pair of floats, one
@@ -115,12 +119,21 @@ __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap*
 // Hinted: the loads carry L2 hints (AcousticArgsT::l2_hint > 0; fp32 storage). A template flag,
 // so that the kernels without hints are the same code as before them: the hint branches in one
 // kernel lengthened its loop 17% and measured 0.7-1.7% slower in compressible memory.
-template <int Radius, int RY, int CX, class T, bool Whole, bool Hinted>
-__global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads, TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
+// Dense: three blocks an SM instead of two (the order-8 fp16 quads kernel, 80 registers a thread
+// instead of 96, 24 warps an SM), for z blocks of at most TmaPolicy::kChunkMaxPlanes planes. H100,
+// 800^3, fp16, z_block 16 / 32 / 128 / none, plain memory: 292.8 / 284.2 / 207.8 / 131.1 GCells/s
+// against 263.1 / 277.1 / 261.7 / 176.0 with two (the longer z blocks of more resident blocks
+// thrash L2: 5.6 GB read a step at z_block 128 against 3.8).
+template <int Radius, int RY, int CX, class T, bool Whole, bool Hinted, bool Dense = false>
+__global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
+                                  Dense ? TmaGeometry<Radius, RY, CX, T>::kDenseBlocks
+                                        : TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
                const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk) {
   static_assert(!Whole || (Radius == 4 && sizeof(T) == 2), "the whole-column form: the order-8 fp16 kernel's");
   static_assert(!Hinted || sizeof(T) == 4, "L2 hints: fp32 storage only");
+  static_assert(!Dense || TmaGeometry<Radius, RY, CX, T>::kDenseForm,
+                "three blocks an SM: the order-8 fp16 quads kernel's");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
@@ -419,13 +432,15 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   constexpr bool kHalf = sizeof(T) == 2;
   const bool whole = Radius == 4 && kHalf && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
   constexpr bool kWholeForm = Radius == 4 && kHalf;  // the kernels that exist
+  const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   auto* kernel = &tma_kernel<Radius, RY, CX, T, false, false>;
   if (whole)
     kernel = &tma_kernel<Radius, RY, CX, T, kWholeForm, false>;
+  else if (Shape::kDenseForm && zb <= TmaPolicy::kChunkMaxPlanes)
+    kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
   else if (a.l2_hint > 0)
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
   set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
-  const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
