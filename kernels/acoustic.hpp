@@ -96,6 +96,10 @@ struct TmaPolicy {
   // +0.9% at 128; compressible +3.8%, +1.4%, +0.7%, -6.2%; fp16 plain +6.3%, +2.0%, -0.7%,
   // -4.2%; docs/BENCHMARKS.md).
   static constexpr int kChunkMaxPlanes = 32;
+  // The order-8 fp16 quads kernel runs three blocks an SM (kernels/acoustic_tma.cu, Dense) for z
+  // blocks of at most this many planes: H100, 800^3, fp16 plain, three against two blocks in the
+  // same call: z_block 16 292.8 / 263.1, 32 284.2 / 277.1, 48 253.2 / 275.9, 128 207.8 / 261.7.
+  static constexpr int kDenseMaxPlanes = 32;
 };
 
 // The tma forward kernel's thread shapes; each covers the same kBlockX x kTileY columns, so the

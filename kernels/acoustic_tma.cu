@@ -2,7 +2,9 @@
 // the plane tile (halos and corners included; out-of-bounds boxes arrive zero-filled) into a
 // ring of S = R + 1 + lookahead shared-memory stages, each completing on its own mbarrier.
 // Plane z's tile gives the x-y terms; planes z+1..z+R are still in the ring and give the z terms
-// in front; the R planes behind come from a register queue. Loads run `lookahead` planes ahead
+// in front; the R planes behind come from a register queue (fp16 at order 8: all 2R + 1 planes of
+// the thread's columns in registers, each read from the ring once, as its plane arrives; the
+// forms in tma_kernel). Loads run `lookahead` planes ahead
 // so bytes stay in flight while the current plane is computed. Each thread owns RY x CX columns
 // (RY stacked in y, CX adjacent in x: the shapes of TmaShape, kernels/acoustic.hpp, all over the
 // same kBlockX x kTileY tile). p_prev and m come through the copy engine as well, as boxes of the block's own
@@ -54,7 +56,8 @@ struct TmaGeometry {
   static constexpr size_t kSharedBytes =
       size_t(kStages) * kStageFloats * sizeof(T) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = TX * TY;
-  // Blocks an SM holds: two below order 16, one at order 16 (its stages take 142 KB).
+  // Blocks an SM must hold: two below order 16, one at order 16 (its stages take 142 KB); three
+  // for the Dense form (kDenseBlocks, below).
   static constexpr int kMinBlocks = Radius >= 8 ? 1 : 2;
   // Compute capability 9.0: 228 KB of shared memory an SM, 1 KB of it reserved per block, at
   // most 227 KB a block.
@@ -120,7 +123,8 @@ __device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap*
 // so that the kernels without hints are the same code as before them: the hint branches in one
 // kernel lengthened its loop 17% and measured 0.7-1.7% slower in compressible memory.
 // Dense: three blocks an SM instead of two (the order-8 fp16 quads kernel, 80 registers a thread
-// instead of 96, 24 warps an SM), for z blocks of at most TmaPolicy::kChunkMaxPlanes planes. H100,
+// instead of 96, 24 warps an SM), for z blocks of at most TmaPolicy::kDenseMaxPlanes planes in
+// the chunked launch order (not with whole layers forced by SEISRTM_TMA_CHUNK_ROWS=0). H100,
 // 800^3, fp16, z_block 16 / 32 / 128 / none, plain memory: 292.8 / 284.2 / 207.8 / 131.1 GCells/s
 // against 263.1 / 277.1 / 261.7 / 176.0 with two (the longer z blocks of more resident blocks
 // thrash L2: 5.6 GB read a step at z_block 128 against 3.8).
@@ -225,7 +229,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   bool active[RY][CX];
   T* out[RY];  // p_next at the current plane, written through the p_prev column
   float damp_xy[RY][CX];
-  float behind[RY][CX][kQueue ? 1 : R];      // planes j - 1 .. j - R (per-cell form)
+  float behind[RY][CX][kQueue ? 1 : R];      // planes j - 1 .. j - R (the forms without the queue)
   float zq[RY][CX][kQueue ? 2 * R + 1 : 1];  // planes j - R .. j + R (queue form)
   const int cx_ = min(ix0, a.nx - 1);
 #pragma unroll
@@ -264,7 +268,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   int s_cur = 0, s_wait = R % S, f_cur = 0, s_next = (R + 1) % S;
   uint32_t parity = 0, f_parity = 0;
   for (int j = 0; j < R; ++j) wait(&bar[j], 0);
-  // This thread's columns at plane z0 + k (k < R: loaded), into queue slot R + k.
+  // This thread's RY x CX values at ring offset `offset`, widened, into queue slot `slot`: planes
+  // z0 .. z0 + R - 1 (loaded) into slots R .. 2R - 1 here, plane j + R into slot 2R each plane.
   auto enqueue = [&](int offset, int slot) {
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
@@ -281,8 +286,9 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
 
   // Two planes an iteration (the loop overhead shared; 601 SASS instructions for two planes of
   // the order-8 rows2 loop against 2 x 308 for one), R at order 8 (but two in the Whole form):
-  // the R planes behind then shift by register renaming instead of moves. (At order 16, 8
-  // copies of the body would not stay in the instruction cache.)
+  // the R planes behind then shift by register renaming instead of moves (the queue form's 2R + 1
+  // slots by renaming and R + 1 moves a cell every four planes). (At order 16, 8 copies of the
+  // body would not stay in the instruction cache.)
 #pragma unroll(R == 4 && !Whole ? 4 : 2)
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
@@ -336,7 +342,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
 #pragma unroll
         for (int c = 0; c < CX; ++c) win[CX * i + c] = v[c];
       }
-      float front[kQueue ? 1 : R][CX];  // planes j + 1 .. j + R at this row (per-cell form)
+      float front[kQueue ? 1 : R][CX];  // planes j + 1 .. j + R at this row (the forms without the queue)
       if constexpr (!kQueue) {
 #pragma unroll
         for (int k = 1; k <= R; ++k) load_cx<CX>(ring + stage[k] + r * TW, front[k - 1]);
@@ -436,7 +442,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   auto* kernel = &tma_kernel<Radius, RY, CX, T, false, false>;
   if (whole)
     kernel = &tma_kernel<Radius, RY, CX, T, kWholeForm, false>;
-  else if (Shape::kDenseForm && zb <= TmaPolicy::kChunkMaxPlanes)
+  else if (Shape::kDenseForm && zb <= TmaPolicy::kDenseMaxPlanes && a.chunk_rows != 0)  // measured with chunks
     kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
   else if (a.l2_hint > 0)
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;

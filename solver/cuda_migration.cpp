@@ -911,14 +911,8 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   if (d.half) {
     // The shot's field scales (CpuMigrator::store_as_half's): the wavelet's and the data's
     // largest injections at 2^kHalfPeakExponent; the injections add to s / s_scale, r / r_scale.
-    double wmax = 0, dmax = 0;
-    for (float w : pb.wavelet) wmax = std::max(wmax, double(std::abs(w)));
-    for (long long i = 0; i < pb.receivers.size() * nt; ++i) dmax = std::max(dmax, double(std::abs(data[i])));
-    d.s_scale =
-        half_field_scale(injection_peak(pb, pb.shots[shot], wmax / pb.cell_volume()), kHalfPeakExponent, "the source");
-    // A shot without data (dead or muted) images nothing: any scale serves.
-    d.r_scale =
-        dmax > 0 ? half_field_scale(injection_peak(pb, pb.receivers, dmax), kHalfPeakExponent, "the data") : 1.0f;
+    d.s_scale = source_field_scale(pb, shot, kHalfPeakExponent, "the source");
+    d.r_scale = data_field_scale(pb, data, kHalfPeakExponent);  // 1 for a shot without data: it images nothing
     d.make_injection(pb.receivers, 1.0 / d.r_scale, d.rec_cells, d.rec_offset, d.rec_row, d.rec_coef, d.rec_inj,
                      d.rec_split);
   }

@@ -188,16 +188,6 @@ DeviceBuffer half_model_volume(const Problem& pb, long long nxp, MemoryKind kind
   return b;
 }
 
-namespace {
-
-double largest_magnitude(const std::vector<float>& v) {
-  double m = 0;
-  for (float x : v) m = std::max(m, double(std::abs(x)));
-  return m;
-}
-
-}  // namespace
-
 TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::string* warning) {
   TtiVolumes v;
   v.a = model_volume(pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
@@ -737,10 +727,8 @@ void CudaPropagator::begin_shot(long long shot) {
     cells.swap(c2);
     coef.swap(w2);
   }
-  if (d.half) {  // the shot's field scale; the source adds to p / s (a power of two: exact)
-    const double wmax = largest_magnitude(d.pb.wavelet);
-    d.field_scale =
-        half_field_scale(injection_peak(d.pb, src, wmax / d.pb.cell_volume()), kHalfPeakExponent, "the shot");
+  if (d.half) {  // the shot's field scale, the CPU emulation's; the source adds to p / s (a power of two: exact)
+    d.field_scale = source_field_scale(d.pb, shot, kHalfPeakExponent, "the shot");
     for (float& w : coef) w /= d.field_scale;
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
