@@ -182,7 +182,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
     const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
-    if (Hinted && hint == 2)
+    if (hint == 2)
       tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
     else
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[f], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
-    if (Hinted && hint >= 1) {
+    if (hint >= 1) {
       tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
       tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
       return;
@@ -436,8 +436,8 @@ template <int Radius, int RY, int CX, class T>
 void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& maps, cudaStream_t stream) {
   using Shape = TmaGeometry<Radius, RY, CX, T>;
   constexpr bool kHalf = sizeof(T) == 2;
-  const bool whole = Radius == 4 && kHalf && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
   constexpr bool kWholeForm = Radius == 4 && kHalf;  // the kernels that exist
+  const bool whole = kWholeForm && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   auto* kernel = &tma_kernel<Radius, RY, CX, T, false, false>;
   if (whole)
