@@ -34,7 +34,17 @@ constexpr int round_up(int v, int m) {
   return (v + m - 1) / m * m;
 }
 
-template <int Radius, int RY, int CX, class T = float>
+// Planes of p in flight beyond the R + 1 in use (the ring's depth): TmaPolicy::kLookahead, but
+// two for the order-8 fp32 kernel with L2 hints (plain memory by the policy). H100, 800^3, order
+// 8, 1000 steps, lookahead 3 -> 2 for every kernel, same card: fp32 plain z_block 128 / 32 / 16
+// 153.7 -> 156.7 / 164.9 -> 168.2 / 169.4 -> 170.3 GCells/s; fp32 compressible 202.0 -> 207.8 /
+// 226.1 -> 230.6 / 228.7 -> 226.0 and fp16 at z_block 16 293.0 -> 284.3 plain, 302.0 -> 294.1
+// compressible lost, so they keep three; 4 lost everywhere (docs/BENCHMARKS.md).
+constexpr int tma_lookahead(int radius, bool hinted) {
+  return hinted && radius == 4 ? 2 : TmaPolicy::kLookahead;
+}
+
+template <int Radius, int RY, int CX, class T = float, int Lookahead = TmaPolicy::kLookahead>
 struct TmaGeometry {
   // Every shape covers the same kBlockX x kTileY columns (the tensor maps' boxes): TX x TY
   // threads, each marching RY x CX columns (RY stacked in y, CX adjacent in x).
@@ -45,11 +55,11 @@ struct TmaGeometry {
   static constexpr int TH = tma_tile_height(Radius);
   static constexpr int HX = tma_halo_x(Radius, sizeof(T));
   static_assert(HX % 2 == 0 && TW % 2 == 0, "paired loads of column pairs: even tile offsets");
-  static constexpr int kStages = Radius + 1 + TmaPolicy::kLookahead;
+  static constexpr int kStages = Radius + 1 + Lookahead;
   static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // elements; stages 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   // p_prev and m of the block's own columns, one plane per stage, kFieldStages deep.
-  static constexpr int kFieldStages = TmaPolicy::kLookahead + 1;
+  static constexpr int kFieldStages = Lookahead + 1;
   static constexpr int kFieldFloats = BX * TmaPolicy::kTileY;  // one array's plane in elements (128-byte multiple)
   static_assert(kFieldFloats * sizeof(T) % 128 == 0, "field stages 128-byte aligned");
   static constexpr unsigned kFieldBytes = 2 * kFieldFloats * sizeof(T);
@@ -133,7 +143,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
                                   Dense ? TmaGeometry<Radius, RY, CX, T>::kDenseBlocks
                                         : TmaGeometry<Radius, RY, CX, T>::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap tmap, const __grid_constant__ CUtensorMap tmap_prev,
-               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk) {
+               const __grid_constant__ CUtensorMap tmap_m, const AcousticArgsT<T> a, int z_block, int chunk,
+               int z_blocks) {
   static_assert(!Whole || (Radius == 4 && sizeof(T) == 2), "the whole-column form: the order-8 fp16 kernel's");
   static_assert(!Hinted || sizeof(T) == 4, "L2 hints: fp32 storage only");
   static_assert(!Dense || TmaGeometry<Radius, RY, CX, T>::kDenseForm,
@@ -143,7 +154,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   // below compute capability 9.0 (no bulk tensor copies).
   __trap();
 #else
-  using Shape = TmaGeometry<Radius, RY, CX, T>;
+  using Shape = TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, Hinted)>;
   constexpr int BX = Shape::BX, TX = Shape::TX, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
@@ -160,7 +171,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
   // The block's tile and z block (launch_tma_shape's chunked order).
   const int tiles_x = (a.nx + BX - 1) / BX, tiles = tiles_x * ((a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY);
-  const BlockPlace place = block_place(blockIdx.x, tiles, chunk, gridDim.x / tiles);
+  const BlockPlace place = block_place(blockIdx.x, tiles, chunk, z_blocks);  // z_blocks: gridDim.x / tiles
   const int x0 = place.tile % tiles_x * BX, y0 = place.tile / tiles_x * TmaPolicy::kTileY;
   const int bx = CX * tx;                       // this thread's first column in the block
   const int ix0 = x0 + bx, iy0 = y0 + ty * RY;  // its columns: ix0 .. ix0 + CX - 1, rows iy0 .. iy0 + RY - 1
@@ -232,6 +243,19 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   float behind[RY][CX][kQueue ? 1 : R];      // planes j - 1 .. j - R (the forms without the queue)
   float zq[RY][CX][kQueue ? 2 * R + 1 : 1];  // planes j - R .. j + R (queue form)
   const int cx_ = min(ix0, a.nx - 1);
+  // Plane z0 - 1 - k of a cell into the queue or the planes behind.
+  auto put_behind = [&](int r, int c, int k, float v) {
+    if constexpr (kQueue)
+      zq[r][c][R - 1 - k] = v;
+    else
+      behind[r][c][k] = v;
+  };
+  // Every z block but the top ones has its R planes behind inside the volume: there they are
+  // plain loads a plane stride apart, without column_value's tests of each plane against the top
+  // and the free surface and its index arithmetic, a cost each z block pays once. H100, 800^3,
+  // fp16 plain, z_block 16 (Nsight Compute, the 21st step): 1.378e9 -> 1.307e9 warp instructions,
+  // 2.13 -> 1.93 ms at the profiler's clock.
+  const bool inside = z0 >= R;  // the same for the whole block
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
@@ -241,16 +265,30 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
       const int ixc = min(ix0 + c, a.nx - 1);
       active[r][c] = ix0 + c < a.nx && iy < a.ny;
       damp_xy[r][c] = a.damp_x[ixc] + a.damp_y[cy_];
+    }
+    if (inside) {
 #pragma unroll
-      for (int k = 0; k < R; ++k) {
-        const float v = detail::column_value(a, ixc, cy_, z0 - 1 - k);
-        if constexpr (kQueue)
-          zq[r][c][R - 1 - k] = v;
-        else
-          behind[r][c][k] = v;
+      for (int c = 0; c < CX; ++c) {
+        const T* v = a.p + (long long)cy_ * a.sy + min(ix0 + c, a.nx - 1) + (long long)(z0 - 1) * a.sz;
+#pragma unroll
+        for (int k = 0; k < R; ++k, v -= a.sz) put_behind(r, c, k, detail::to_float(*v));  // plane z0 - 1 - k
       }
+    } else {
+#pragma unroll
+      for (int c = 0; c < CX; ++c)
+#pragma unroll
+        for (int k = 0; k < R; ++k)
+          put_behind(r, c, k, detail::column_value(a, min(ix0 + c, a.nx - 1), cy_, z0 - 1 - k));
     }
   }
+  // Pair stores (fp16, two columns a thread, the plane test's undamped form): one 4-byte store of
+  // a row's two cells where both are inside and 4-byte aligned on every plane (an even plane
+  // stride), instead of two 2-byte stores and conversions.
+  constexpr bool kPairStores = kPlaneTest && CX == 2;
+  bool paired = kPairStores && (a.sz & 1) == 0 && (a.sy & 1) == 0 && (cx_ & 1) == 0 &&
+                (static_cast<uint32_t>(__cvta_generic_to_global(a.pn)) & 3) == 0;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) paired = paired && active[r][0] && active[r][CX - 1];
   bool undamped_xy = true;  // no cell of this thread in the x-y damping zone
 #pragma unroll
   for (int r = 0; r < RY; ++r)
@@ -389,7 +427,13 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
       if constexpr (!kPlaneTest) out[r] += a.sz;
     }
     if constexpr (kPlaneTest) {
-      if (free_plane) {
+      if (kPairStores && free_plane && paired) {  // both cells of each row in one 4-byte store
+#pragma unroll
+        for (int r = 0; r < RY; ++r)
+          *reinterpret_cast<__half2*>(out[r]) =
+              __floats2half2_rn(detail::leapfrog_undamped(cur[r][0], prev[r][0], mj[r][0], lap[r][0]),
+                                detail::leapfrog_undamped(cur[r][1], prev[r][1], mj[r][1], lap[r][1]));
+      } else if (free_plane) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
 #pragma unroll
@@ -446,7 +490,11 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
     kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
   else if (a.l2_hint > 0)
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
-  set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
+  // The Hinted kernel's ring may be shallower (tma_lookahead).
+  const int smem = static_cast<int>(kernel == &tma_kernel<Radius, RY, CX, T, false, !kHalf>
+                                        ? TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes
+                                        : Shape::kSharedBytes);
+  set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem);
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
@@ -458,8 +506,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   int rows = a.chunk_rows;
   if (rows < 0 && zb > TmaPolicy::kChunkMaxPlanes) rows = 0;
   if (rows < 0) {
-    const int resident =
-        resident_blocks(reinterpret_cast<const void*>(kernel), Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
+    const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), Shape::kThreads, smem);
     rows = (resident + tiles_x - 1) / tiles_x;
   }
   const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
@@ -468,7 +515,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   const CUtensorMap& map_p = *static_cast<const CUtensorMap*>(maps.p);
   const CUtensorMap& map_prev = *static_cast<const CUtensorMap*>(maps.p_prev);
   const CUtensorMap& map_m = *static_cast<const CUtensorMap*>(maps.m);
-  kernel<<<grid, block, Shape::kSharedBytes, stream>>>(map_p, map_prev, map_m, a, zb, chunk);
+  kernel<<<grid, block, smem, stream>>>(map_p, map_prev, map_m, a, zb, chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 
