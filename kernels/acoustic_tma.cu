@@ -385,6 +385,13 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
 #pragma unroll
         for (int k = 1; k <= R; ++k) load_cx<CX>(ring + stage[k] + r * TW, front[k - 1]);
       }
+      // The sum of cell (r, c)'s z neighbours k planes away: from the queue, or behind and in front.
+      auto z_pair = [&](int c, int k) {
+        if constexpr (kQueue)
+          return zq[r][c][R - k] + zq[r][c][R + k];
+        else
+          return behind[r][c][k - 1] + front[k - 1][c];
+      };
 #pragma unroll
       for (int c = 0; c < CX; ++c) {
         cur[r][c] = col[r + R][c];
@@ -395,17 +402,13 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
         float l = c0 * cur[r][c];
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
-          if constexpr (kQueue) {
-            l = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], l);
-            l = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], l);
-            l = fmaf(a.cz[k], zq[r][c][R - k] + zq[r][c][R + k], l);
-          } else if constexpr (Whole) {
+          if constexpr (Whole) {
             l += a.cx[k] * (win[c - k - W0] + win[c + k - W0]) + a.cy[k] * (col[r + R - k][c] + col[r + R + k][c]) +
-                 a.cz[k] * (behind[r][c][k - 1] + front[k - 1][c]);
+                 a.cz[k] * z_pair(c, k);
           } else {
             l = fmaf(a.cx[k], win[c - k - W0] + win[c + k - W0], l);
             l = fmaf(a.cy[k], col[r + R - k][c] + col[r + R + k][c], l);
-            l = fmaf(a.cz[k], behind[r][c][k - 1] + front[k - 1][c], l);
+            l = fmaf(a.cz[k], z_pair(c, k), l);
           }
         }
         lap[r][c] = l;
@@ -432,7 +435,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
         for (int r = 0; r < RY; ++r)
           *reinterpret_cast<__half2*>(out[r]) =
               __floats2half2_rn(detail::leapfrog_undamped(cur[r][0], prev[r][0], mj[r][0], lap[r][0]),
-                                detail::leapfrog_undamped(cur[r][1], prev[r][1], mj[r][1], lap[r][1]));
+                                detail::leapfrog_undamped(cur[r][CX - 1], prev[r][CX - 1], mj[r][CX - 1],
+                                                          lap[r][CX - 1]));  // CX - 1: 1 where it runs (CX == 2)
       } else if (free_plane) {
 #pragma unroll
         for (int r = 0; r < RY; ++r)
