@@ -47,13 +47,22 @@ constexpr int pow2_at_least(int v) {
   return p;
 }
 
+// Planes of p and q in flight beyond the R + 1 in use: TtiTmaPolicy::kLookahead, but four (16
+// stages) for the order-8 vti kernel in fp32. H100, 800^3, 1000 steps, plain memory, same card:
+// vti z_block 128 / 32 65.4 / 68.6 -> 70.4 / 73.0 GCells/s with 16 stages; vti fp16 (135.2 /
+// 130.0 -> 134.6 / 129.2) and tti (56.7 / 51.9 -> 56.5 / 51.0) lost with them, so they keep 8
+// (docs/BENCHMARKS.md).
+constexpr int tti_lookahead(int radius, bool tilted, int element_bytes) {
+  return !tilted && radius == 4 && element_bytes == 4 ? 4 : TtiTmaPolicy::kLookahead;
+}
+
 template <int Radius, bool Tilted, class T = float>
 struct TtiShape {
   static constexpr int BX = TtiTmaPolicy::kBlockX, BY = tti_block_y(Radius);
   static constexpr int TW = tti_tile_width(Radius, sizeof(T)), TH = tti_tile_height(Radius),
                        HX = tti_halo_x(Radius, sizeof(T));
   // Stage counts are powers of two: a load's stage and parity are bits of its index.
-  static constexpr int kStages = pow2_at_least(Radius + 1 + TtiTmaPolicy::kLookahead);
+  static constexpr int kStages = pow2_at_least(Radius + 1 + tti_lookahead(Radius, Tilted, sizeof(T)));
   static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // one field's tile, 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   static constexpr int kFieldStages = TtiTmaPolicy::kFieldStages;
