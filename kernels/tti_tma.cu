@@ -7,9 +7,11 @@
 //
 // When a plane enters (plane c + R while plane c is computed), each thread takes from its tile
 // the column's p and q and their first derivatives D_x and D_y, and pushes them into register
-// queues of 2R + 1 planes. Plane c then has
+// queues of 2R + 1 planes; from the same tile values (tti) it takes d_xx and d_yy of p and q into a
+// shared ring of its own cells. Plane c then has
 //   d_zz from the p/q queues, d_xz = D_z (D_x f) and d_yz = D_z (D_y f) from the derivative
-//   queues, d_xx and d_yy from the tile, and d_xy = D_y (D_x f) from D_x f of the tile's rows:
+//   queues, d_xx and d_yy from that ring (vti: from the tile), and d_xy = D_y (D_x f) from D_x f
+//   of the tile's rows:
 //   written to shared memory the plane before (each thread's own row from its queue, the 2R halo
 //   rows computed), in one of two buffers.
 // No __syncthreads in the march: split barriers (mbarriers every thread arrives on) say when a
@@ -76,13 +78,23 @@ struct TtiShape {
   static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(T);
   static_assert(kFieldBytes % 128 == 0, "field stages 128-byte aligned");
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
+  static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
+  static constexpr size_t kLimit = 227 * 1024;  // shared memory of one block, compute capability 9.0
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
-  static constexpr size_t kSharedBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
-                                         size_t(kFieldStages) * kVolumes * kFieldBytes +
-                                         size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
-  static_assert(kSharedBytes <= 227 * 1024, "shared memory of one block beyond the 227 KB of compute capability 9.0");
-  static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
+  static constexpr size_t kBaseBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
+                                       size_t(kFieldStages) * kVolumes * kFieldBytes +
+                                       size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
+  // tti: d_xx and d_yy of p and q, taken when a plane enters from the tile values its D_x and D_y
+  // already load, wait R planes in a ring of this thread's own cells ([stage][4][kThreads], the
+  // stage of their load) instead of being loaded again from the tile: 4 stores and 4 loads a cell
+  // instead of 8R loads. Registers would do without the stores, but the tti kernel holds its
+  // 128 (6 windows of 2R + 2 planes). Where the ring does not fit (order 16 in fp32) the tile is
+  // read again.
+  static constexpr size_t kHorizontalBytes = size_t(kStages) * 4 * kThreads * sizeof(float);
+  static constexpr bool kHorizontal = Tilted && kBaseBytes + kHorizontalBytes <= kLimit;
+  static constexpr size_t kSharedBytes = kBaseBytes + (kHorizontal ? kHorizontalBytes : 0);
+  static_assert(kSharedBytes <= kLimit, "shared memory of one block beyond the 227 KB of compute capability 9.0");
   static constexpr int kMinBlocks = kThreads >= 512 || Radius >= 8 ? 1 : 2;  // blocks an SM must hold
   // Warp 0 issues the p/q tiles, warp 1 + v the per-cell volume v: the issue work is spread so
   // that no warp arrives late at the plane's barrier.
@@ -151,6 +163,9 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   T* fields = ring + S * 2 * SF;                                                        // stage f: NV planes
   // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows (floats: computed values).
   float* gx = reinterpret_cast<float*>(fields + FS * NV * FF);
+  constexpr bool kHorizontal = Shape::kHorizontal;
+  constexpr int NT = Shape::kThreads;
+  float* horizontal = gx + 2 * 2 * Shape::kGxRows * BX;  // [stage][xx p, yy p, xx q, yy q][NT]
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int warp = tid / 32;
@@ -237,18 +252,36 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     const T* tp = ring + 2 * (t & (S - 1)) * SF + centre;
     const T* tq = tp + SF;
     float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
+    float vp = to_float(tp[0]), vq = to_float(tq[0]);
+    // d_xx and d_yy (kHorizontal) in compute's order of terms: the same bits as from the tile.
+    float xxp = a.cx[0] * vp, yyp = a.cy[0] * vp, xxq = a.cx[0] * vq, yyq = a.cy[0] * vq;
 #pragma unroll
     for (int k = 1; k <= R; ++k) {
-      dxp += a.dx[k] * (to_float(tp[k]) - to_float(tp[-k]));
-      dyp += a.dy[k] * (to_float(tp[k * TW]) - to_float(tp[-k * TW]));
-      dxq += a.dx[k] * (to_float(tq[k]) - to_float(tq[-k]));
-      dyq += a.dy[k] * (to_float(tq[k * TW]) - to_float(tq[-k * TW]));
+      const float xp0 = to_float(tp[-k]), xp1 = to_float(tp[k]), yp0 = to_float(tp[-k * TW]),
+                  yp1 = to_float(tp[k * TW]);
+      const float xq0 = to_float(tq[-k]), xq1 = to_float(tq[k]), yq0 = to_float(tq[-k * TW]),
+                  yq1 = to_float(tq[k * TW]);
+      dxp += a.dx[k] * (xp1 - xp0);
+      dyp += a.dy[k] * (yp1 - yp0);
+      dxq += a.dx[k] * (xq1 - xq0);
+      dyq += a.dy[k] * (yq1 - yq0);
+      xxp += a.cx[k] * (xp0 + xp1);
+      yyp += a.cy[k] * (yp0 + yp1);
+      xxq += a.cx[k] * (xq0 + xq1);
+      yyq += a.cy[k] * (yq0 + yq1);
     }
-    float vp = to_float(tp[0]), vq = to_float(tq[0]);
     if constexpr (Image) {
       if (z0 - R + t < 0) {  // odd image (a zero plane without a free surface)
         vp = -vp, vq = -vq, dxp = -dxp, dyp = -dyp, dxq = -dxq, dyq = -dyq;
+        xxp = -xxp, yyp = -yyp, xxq = -xxq, yyq = -yyq;
       }
+    }
+    if constexpr (kHorizontal) {
+      float* h = horizontal + (t & (S - 1)) * 4 * NT + tid;
+      h[0] = xxp;
+      h[NT] = yyp;
+      h[2 * NT] = xxq;
+      h[3 * NT] = yyq;
     }
     qp[In] = vp;
     qq[In] = vq;
@@ -288,21 +321,31 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     const T* cq = cp + SF;
     constexpr int c0 = Base + R;
     detail::Hessian hp, hq;
-    hp.xx = a.cx[0] * qp[c0];
-    hp.yy = a.cy[0] * qp[c0];
+    if constexpr (kHorizontal) {
+      const float* h = horizontal + ((j + R) & (S - 1)) * 4 * NT + tid;
+      hp.xx = h[0];
+      hp.yy = h[NT];
+      hq.xx = h[2 * NT];
+      hq.yy = h[3 * NT];
+    } else {
+      hp.xx = a.cx[0] * qp[c0];
+      hp.yy = a.cy[0] * qp[c0];
+      hq.xx = a.cx[0] * qq[c0];
+      hq.yy = a.cy[0] * qq[c0];
+    }
     hp.zz = a.cz[0] * qp[c0];
-    hq.xx = a.cx[0] * qq[c0];
-    hq.yy = a.cy[0] * qq[c0];
     hq.zz = a.cz[0] * qq[c0];
     const float* g = gx + Base * 2 * kGx + (ty + R) * BX + tx;
 #pragma unroll
     for (int k = 1; k <= R; ++k) {
       const int up = c0 + k, down = c0 - k;
-      hp.xx += a.cx[k] * (to_float(cp[-k]) + to_float(cp[k]));
-      hp.yy += a.cy[k] * (to_float(cp[-k * TW]) + to_float(cp[k * TW]));
+      if constexpr (!kHorizontal) {
+        hp.xx += a.cx[k] * (to_float(cp[-k]) + to_float(cp[k]));
+        hp.yy += a.cy[k] * (to_float(cp[-k * TW]) + to_float(cp[k * TW]));
+        hq.xx += a.cx[k] * (to_float(cq[-k]) + to_float(cq[k]));
+        hq.yy += a.cy[k] * (to_float(cq[-k * TW]) + to_float(cq[k * TW]));
+      }
       hp.zz += a.cz[k] * (qp[down] + qp[up]);
-      hq.xx += a.cx[k] * (to_float(cq[-k]) + to_float(cq[k]));
-      hq.yy += a.cy[k] * (to_float(cq[-k * TW]) + to_float(cq[k * TW]));
       hq.zz += a.cz[k] * (qq[down] + qq[up]);
       if constexpr (Tilted) {
         hp.xz += a.dz[k] * (gxp[up] - gxp[down]);
