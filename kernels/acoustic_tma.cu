@@ -488,16 +488,17 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   const bool whole = kWholeForm && (z_block <= 0 || z_block >= a.z_end() - a.z_lo);
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   auto* kernel = &tma_kernel<Radius, RY, CX, T, false, false>;
-  if (whole)
+  int smem = static_cast<int>(Shape::kSharedBytes);  // each kernel's own, set where it is picked
+  if (whole) {
     kernel = &tma_kernel<Radius, RY, CX, T, kWholeForm, false>;
-  else if (Shape::kDenseForm && zb <= TmaPolicy::kDenseMaxPlanes && a.chunk_rows != 0)  // measured with chunks
+  } else if (Shape::kDenseForm && zb <= TmaPolicy::kDenseMaxPlanes && a.chunk_rows != 0) {  // measured with chunks
     kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
-  else if (a.l2_hint > 0)
+  } else if (a.l2_hint > 0) {
+    // The kernel with L2 hints (fp32; plain memory by the policy, any memory when forced by
+    // SEISRTM_TMA_L2_HINT): its ring may be shallower (tma_lookahead).
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
-  // The Hinted kernel's ring may be shallower (tma_lookahead).
-  const int smem = static_cast<int>(kernel == &tma_kernel<Radius, RY, CX, T, false, !kHalf>
-                                        ? TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes
-                                        : Shape::kSharedBytes);
+    smem = static_cast<int>(TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes);
+  }
   set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem);
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
