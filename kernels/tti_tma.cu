@@ -14,8 +14,8 @@
 //   of the tile's rows:
 //   written to shared memory the plane before (each thread's own row from its queue, the 2R halo
 //   rows computed), in one of two buffers.
-// No __syncthreads in the march: split barriers (mbarriers every thread arrives on) say when a
-// plane's D_x rows are written and when every thread is done with a plane; a thread waits on them
+// No __syncthreads in the march: split barriers (mbarriers every thread arrives on) say when
+// every thread is done with a plane and has written the next plane's D_x rows; a thread waits on them
 // only where it needs them, and the TMA loads into a freed stage are issued by one lane of warp 0
 // (p, q) and of warps 1..NV (one per-cell volume each: 7 for tti, 5 for vti).
 // The march starts R planes above its first plane (z_block edges: the planes above belong to the
@@ -152,11 +152,11 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
-  // Split barriers instead of one __syncthreads a plane: every thread arrives on gx_full[b] when
-  // its D_x rows of the plane using buffer b are written and on consumed[j % 2] when it is done
-  // with plane j's tile, fields and gx buffer; it waits on them only where it needs them, so a
-  // warp runs up to a plane ahead of the slowest instead of idling at a barrier.
-  __shared__ alignas(8) uint64_t gx_full[2];
+  // Split barriers instead of one __syncthreads a plane: every thread arrives on consumed[j % 2]
+  // when it is done with plane j's tile, fields and gx buffer and (tti) has written plane j + 1's
+  // D_x rows; it waits on it only where it needs it, so a warp runs up to a plane ahead of the
+  // slowest instead of idling at a barrier. (One barrier for both: a second one for the D_x rows,
+  // arrived on at the same point, cost an arrival and a wait a plane.)
   __shared__ alignas(8) uint64_t consumed[2];
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
   T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);  // stage s: p, then q
@@ -179,10 +179,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
     for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
-    for (int b = 0; b < 2; ++b) {
-      cuda::ptx::mbarrier_init(&gx_full[b], Shape::kThreads);
-      cuda::ptx::mbarrier_init(&consumed[b], Shape::kThreads);
-    }
+    for (int b = 0; b < 2; ++b) cuda::ptx::mbarrier_init(&consumed[b], Shape::kThreads);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
@@ -227,7 +224,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // The march's barriers by their 32-bit shared-memory addresses, taken once: through generic
   // pointers every wait and arrival rebuilt the address (S2UR, ULEA) in a kernel bound by issue.
   const uint32_t bar_addr = smem_address(bar), field_bar_addr = smem_address(field_bar),
-                 gx_full_addr = smem_address(gx_full), consumed_addr = smem_address(consumed);
+                 consumed_addr = smem_address(consumed);
 
   const bool active = ix < a.nx && iy < a.ny;
   const int cx_ = min(ix, a.nx - 1), cy_ = min(iy, a.ny - 1);
@@ -355,7 +352,9 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
       }
     }
     if constexpr (Tilted) {
-      wait_parity(gx_full_addr + 8 * Base, (j >> 1) & 1);  // plane j's D_x rows: buffer j % 2 = Base
+      // Plane j's D_x rows (buffer j % 2 = Base): written before every thread was done with plane
+      // j - 1 (plane 0's before the warm-up's last __syncthreads).
+      if (j >= 1) wait_parity(consumed_addr + 8 * (1 - Base), ((j - 1) >> 1) & 1);
 #pragma unroll
       for (int k = 1; k <= R; ++k) {
         hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
@@ -389,19 +388,16 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     out_q += a.sz;
   };
   // The end of plane j's work (j >= 0). Once every thread is done with plane j - 1 (its tile:
-  // load j - 1 + R, its fields and gx buffer (j - 1) % 2), the next loads go into that stage and
-  // field stage, and this thread may write plane j + 1's D_x rows into that buffer (Next: the
-  // window slot of plane j + 1, Buffer = (j + 1) % 2).
+  // load j - 1 + R, its fields and gx buffer (j - 1) % 2; tti waited for that in compute(j)), the
+  // next loads go into that stage and field stage, and this thread may write plane j + 1's D_x
+  // rows into that buffer (Next: the window slot of plane j + 1, Buffer = (j + 1) % 2).
   auto finish = [&]<int Next, int Buffer>(int j) {
     if (j >= 1) {
-      wait_parity(consumed_addr + 8 * ((j - 1) & 1), ((j - 1) >> 1) & 1);
+      if constexpr (!Tilted) wait_parity(consumed_addr + 8 * ((j - 1) & 1), ((j - 1) >> 1) & 1);
       if (pq_issuer && j - 1 + R + S < total) issue(j - 1 + R + S);
       if (field_issuer && j - 1 + FS < planes) issue_field(j - 1 + FS);
     }
-    if (Tilted && j + 1 < planes) {
-      prepare_gx.template operator()<Next, Buffer>(j);
-      arrive(gx_full_addr + 8 * Buffer);
-    }
+    if (Tilted && j + 1 < planes) prepare_gx.template operator()<Next, Buffer>(j);
     arrive(consumed_addr + 8 * (j & 1));
   };
 
@@ -418,10 +414,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
       gxq[k] = gxq[k + 1];
       gyq[k] = gyq[k + 1];
     }
-    if (Tilted && t == 2 * R - 1) {
-      prepare_gx.template operator()<R, 0>(-1);  // plane z0: window slot R, buffer 0
-      arrive(gx_full_addr);
-    }
+    if (Tilted && t == 2 * R - 1) prepare_gx.template operator()<R, 0>(-1);  // plane z0: window slot R, buffer 0
     // Loads below R (planes above z0) are read on entry only: their stages take the next loads
     // once every thread has entered them.
     __syncthreads();
