@@ -57,8 +57,11 @@ using TtiArgsHalf = TtiArgsT<__half>;
 // 8 at order 16, where 16 rows' stages would not fit in shared memory.
 struct TtiTmaPolicy {
   static constexpr int kBlockX = 32;
-  static constexpr int kLookahead = 2;    // planes of p and q in flight beyond the R + 1 in use
-  static constexpr int kFieldStages = 4;  // planes of the per-cell volumes in flight (a power of two)
+  static constexpr int kLookahead = 2;  // planes of p and q in flight beyond the R + 1 in use
+  // Stages of two planes of the per-cell volumes (one barrier and one load a volume for two
+  // planes). Three: H100, 800^3, tti z_block 128 / 32 58.8 / 55.1 GCells/s against 54.1 / 52.4
+  // with two and 58.3 / 54.0 with four stages of one plane (docs/BENCHMARKS.md).
+  static constexpr int kFieldPairs = 3;
 };
 constexpr int tti_block_y(int radius) {
   return radius >= 8 ? 8 : 16;

@@ -67,12 +67,13 @@ struct TtiShape {
   static constexpr int kStages = pow2_at_least(Radius + 1 + tti_lookahead(Radius, Tilted, sizeof(T)));
   static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // one field's tile, 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
-  static constexpr int kFieldStages = TtiTmaPolicy::kFieldStages;
-  static_assert((kFieldStages & (kFieldStages - 1)) == 0, "field stages: a power of two");
+  // The per-cell volumes come two planes a load (one barrier and one issue for two planes).
+  static constexpr int kFieldPairs = TtiTmaPolicy::kFieldPairs;
   // Without these the march waits for a load issued only after the wait: load L is issued once
-  // every thread is done with plane L - R - S, field f once every thread is done with plane f - FS.
+  // every thread is done with plane L - R - S, field pair u once every thread is done with plane
+  // 2 (u - FP) + 1.
   static_assert(kStages >= Radius + 2, "p/q stages: at least R + 2");
-  static_assert(kFieldStages >= 2, "field stages: at least 2");
+  static_assert(kFieldPairs >= 2, "field stages: at least 2 pairs of planes");
   static constexpr int kVolumes = Tilted ? 7 : 5;  // p_prev, q_prev, m, a, b (, theta, phi)
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
   static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(T);
@@ -83,7 +84,7 @@ struct TtiShape {
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
   static constexpr size_t kBaseBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
-                                       size_t(kFieldStages) * kVolumes * kFieldBytes +
+                                       size_t(kFieldPairs) * kVolumes * 2 * kFieldBytes +
                                        size_t(2) * 2 * kGxRows * BX * sizeof(float) + 128;
   // tti: d_xx and d_yy of p and q, taken when a plane enters from the tile values its D_x and D_y
   // already load, wait R planes in a ring of this thread's own cells ([stage][4][kThreads], the
@@ -147,11 +148,11 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   using detail::to_float;
   constexpr int BX = Shape::BX, BY = Shape::BY, TW = Shape::TW, HX = Shape::HX, R = Radius;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
-  constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats, NV = Shape::kVolumes;
+  constexpr int FP = Shape::kFieldPairs, FF = Shape::kFieldFloats, NV = Shape::kVolumes;
   constexpr int Q = 2 * R + 1;  // a derivative's window: planes c - R .. c + R
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
-  __shared__ alignas(8) uint64_t field_bar[FS];
+  __shared__ alignas(8) uint64_t field_bar[FP];
   // Split barriers instead of one __syncthreads a plane: every thread arrives on consumed[j % 2]
   // when it is done with plane j's tile, fields and gx buffer and (tti) has written plane j + 1's
   // D_x rows; it waits on it only where it needs it, so a warp runs up to a plane ahead of the
@@ -162,7 +163,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);  // stage s: p, then q
   T* fields = ring + S * 2 * SF;                                                        // stage f: NV planes
   // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows (floats: computed values).
-  float* gx = reinterpret_cast<float*>(fields + FS * NV * FF);
+  float* gx = reinterpret_cast<float*>(fields + FP * NV * 2 * FF);
   constexpr bool kHorizontal = Shape::kHorizontal;
   constexpr int NT = Shape::kThreads;
   float* horizontal = gx + 2 * 2 * Shape::kGxRows * BX;  // [stage][xx p, yy p, xx q, yy q][NT]
@@ -178,7 +179,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
 
   if (tid == 0) {
     for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
-    for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
+    for (int f = 0; f < FP; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
     for (int b = 0; b < 2; ++b) cuda::ptx::mbarrier_init(&consumed[b], Shape::kThreads);
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
@@ -197,8 +198,9 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + (2 * s + 1) * SF, &map_q,
                                     coords, &bar[s]);
   };
-  // Field load f, volume v: plane z0 + f of p_prev, q_prev, m, a, b, theta or phi into field
-  // stage f % FS. Warp 1 + v issues these.
+  // Field load u, volume v: planes z0 + 2u and z0 + 2u + 1 of p_prev, q_prev, m, a, b, theta or
+  // phi into field stage u % FP ([stage][volume][plane][FF]; a plane beyond the block is read and
+  // not used, beyond the grid zero). Warp 1 + v issues these.
   const int volume = warp - 1;
   const CUtensorMap* volume_map = volume == 0   ? &map_pp
                                   : volume == 1 ? &map_qp
@@ -207,20 +209,20 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                                   : volume == 4 ? &map_b
                                   : volume == 5 ? &map_theta
                                                 : &map_phi;
-  auto issue_field = [&](int f) {
-    const int fs = f & (FS - 1);
-    const uint32_t field_bytes = Shape::kFieldBytes;
+  auto issue_field = [&](int u) {
+    const int fs = u % FP;
+    const uint32_t field_bytes = 2 * Shape::kFieldBytes;
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[fs], field_bytes);
-    const int32_t coords[3] = {x0, y0, z0 + f};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + (fs * NV + volume) * FF,
-                                    volume_map, coords, &field_bar[fs]);
+    const int32_t coords[3] = {x0, y0, z0 + 2 * u};
+    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                    fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs]);
   };
   const bool pq_issuer = lane0 && warp == 0, field_issuer = lane0 && warp >= 1 && warp <= NV;
   if (pq_issuer)
     for (int t = 0; t < min(S, total); ++t) issue(t);
   if (field_issuer)
-    for (int f = 0; f < min(FS, planes); ++f) issue_field(f);
+    for (int u = 0; u < min(FP, (planes + 1) / 2); ++u) issue_field(u);
   // The march's barriers by their 32-bit shared-memory addresses, taken once: through generic
   // pointers every wait and arrival rebuilt the address (S2UR, ULEA) in a kernel bound by issue.
   const uint32_t bar_addr = smem_address(bar), field_bar_addr = smem_address(field_bar),
@@ -361,18 +363,21 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
         hq.xy += a.dy[k] * (g[kGx + k * BX] - g[kGx - k * BX]);
       }
     }
-    wait_parity(field_bar_addr + 8 * (j & (FS - 1)), (j >> log2_of(FS)) & 1);
-    const T* fv = fields + (j & (FS - 1)) * NV * FF + tid;
+    // The field pair of planes j - Base, j - Base + 1 (j - Base even: Base 0 in the loop's first
+    // half and in the tail, 1 in its second half, which the first half waited for).
+    const int u = j >> 1;
+    if constexpr (Base == 0) wait_parity(field_bar_addr + 8 * (u % FP), (u / FP) & 1);
+    const T* fv = fields + ((u % FP) * NV * 2 + Base) * FF + tid;  // volume v at fv[2 v FF]
     detail::Axis n;
     if constexpr (Tilted)
-      n = detail::symmetry_axis<true>(model_float(fv[5 * FF], a.theta_scale), model_float(fv[6 * FF], a.phi_scale));
+      n = detail::symmetry_axis<true>(model_float(fv[10 * FF], a.theta_scale), model_float(fv[12 * FF], a.phi_scale));
     const detail::TtiCell cell{qp[c0],
                                to_float(fv[0]),
                                qq[c0],
-                               to_float(fv[FF]),
-                               model_float(fv[2 * FF], a.m_scale),
-                               model_float(fv[3 * FF], a.a_scale),
-                               model_float(fv[4 * FF], a.b_scale),
+                               to_float(fv[2 * FF]),
+                               model_float(fv[4 * FF], a.m_scale),
+                               model_float(fv[6 * FF], a.a_scale),
+                               model_float(fv[8 * FF], a.b_scale),
                                damp_x + (damp_y + a.damp_z[iz])};  // the CPU's order
     float np, nq;
     const float h0p = detail::h0<Tilted>(hp, n), hzq = detail::hz<Tilted>(hq, n);
@@ -395,7 +400,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     if (j >= 1) {
       if constexpr (!Tilted) wait_parity(consumed_addr + 8 * ((j - 1) & 1), ((j - 1) >> 1) & 1);
       if (pq_issuer && j - 1 + R + S < total) issue(j - 1 + R + S);
-      if (field_issuer && j - 1 + FS < planes) issue_field(j - 1 + FS);
+      // Field pair j / 2 - 1 + FP into the stage of pair j / 2 - 1 (planes j - 2, j - 1).
+      if (field_issuer && (j & 1) == 0 && j + 2 * FP - 2 < planes) issue_field(j / 2 - 1 + FP);
     }
     if (Tilted && j + 1 < planes) prepare_gx.template operator()<Next, Buffer>(j);
     arrive(consumed_addr + 8 * (j & 1));
@@ -473,7 +479,7 @@ std::array<int, 3> tti_halo_box(int radius, int element_bytes) {
   return {tti_tile_width(radius, element_bytes), tti_tile_height(radius), 1};
 }
 std::array<int, 3> tti_center_box(int radius) {
-  return {TtiTmaPolicy::kBlockX, tti_block_y(radius), 1};
+  return {TtiTmaPolicy::kBlockX, tti_block_y(radius), 2};  // two planes a load
 }
 
 #define SEISRTM_TTI_TMA(R)                                                                              \
