@@ -62,6 +62,7 @@ struct TtiTmaPolicy {
   // planes). Three: H100, 800^3, tti z_block 128 / 32 58.8 / 55.1 GCells/s against 54.1 / 52.4
   // with two and 58.3 / 54.0 with four stages of one plane (docs/BENCHMARKS.md).
   static constexpr int kFieldPairs = 3;
+  static constexpr int kFieldDepth = 2;  // planes a load of a per-cell volume (the centre box's depth)
 };
 constexpr int tti_block_y(int radius) {
   return radius >= 8 ? 8 : 16;

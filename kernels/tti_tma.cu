@@ -74,6 +74,7 @@ struct TtiShape {
   // 2 (u - FP) + 1.
   static_assert(kStages >= Radius + 2, "p/q stages: at least R + 2");
   static_assert(kFieldPairs >= 2, "field stages: at least 2 pairs of planes");
+  static_assert(TtiTmaPolicy::kFieldDepth == 2, "the field ring holds pairs of planes");
   static constexpr int kVolumes = Tilted ? 7 : 5;  // p_prev, q_prev, m, a, b (, theta, phi)
   static constexpr int kFieldFloats = BX * BY;     // one volume's plane of the block
   static constexpr unsigned kFieldBytes = kFieldFloats * sizeof(T);
@@ -161,7 +162,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   __shared__ alignas(8) uint64_t consumed[2];
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
   T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);  // stage s: p, then q
-  T* fields = ring + S * 2 * SF;                                                        // stage f: NV planes
+  T* fields = ring + S * 2 * SF;  // field stage u: NV volumes x 2 planes
   // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows (floats: computed values).
   float* gx = reinterpret_cast<float*>(fields + FP * NV * 2 * FF);
   constexpr bool kHorizontal = Shape::kHorizontal;
@@ -211,7 +212,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                                                 : &map_phi;
   auto issue_field = [&](int u) {
     const int fs = u % FP;
-    const uint32_t field_bytes = 2 * Shape::kFieldBytes;
+    const uint32_t field_bytes = TtiTmaPolicy::kFieldDepth * Shape::kFieldBytes;
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[fs], field_bytes);
     const int32_t coords[3] = {x0, y0, z0 + 2 * u};
@@ -394,8 +395,9 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   };
   // The end of plane j's work (j >= 0). Once every thread is done with plane j - 1 (its tile:
   // load j - 1 + R, its fields and gx buffer (j - 1) % 2; tti waited for that in compute(j)), the
-  // next loads go into that stage and field stage, and this thread may write plane j + 1's D_x
-  // rows into that buffer (Next: the window slot of plane j + 1, Buffer = (j + 1) % 2).
+  // next p/q loads go into that stage, for even j the next field pair into the stage of planes
+  // j - 2 and j - 1, and this thread may write plane j + 1's D_x rows into that buffer (Next: the
+  // window slot of plane j + 1, Buffer = (j + 1) % 2).
   auto finish = [&]<int Next, int Buffer>(int j) {
     if (j >= 1) {
       if constexpr (!Tilted) wait_parity(consumed_addr + 8 * ((j - 1) & 1), ((j - 1) >> 1) & 1);
@@ -479,7 +481,7 @@ std::array<int, 3> tti_halo_box(int radius, int element_bytes) {
   return {tti_tile_width(radius, element_bytes), tti_tile_height(radius), 1};
 }
 std::array<int, 3> tti_center_box(int radius) {
-  return {TtiTmaPolicy::kBlockX, tti_block_y(radius), 2};  // two planes a load
+  return {TtiTmaPolicy::kBlockX, tti_block_y(radius), TtiTmaPolicy::kFieldDepth};
 }
 
 #define SEISRTM_TTI_TMA(R)                                                                              \
