@@ -606,6 +606,19 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Several ranks: their passes overlap; the time of the migration is its wall time.
   if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
+  // A wavefield that blew up leaves NaN or Inf in the stack: refuse it, and the earlier set stays
+  // (run stops at the first non-finite wavefield; a migrator's passes are not checked step by step).
+  for (const std::vector<float>* v : {&image, &illumination}) {
+    const auto bad = std::find_if(v->begin(), v->end(), [](float x) { return !std::isfinite(x); });
+    if (bad != v->end()) {
+      const long long i = bad - v->begin(), ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
+      throw Error(std::string("the migrated ") + (v == &image ? "image" : "illumination") + " holds NaN or Inf (" +
+                  fmt(*bad) + " at [z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " +
+                  std::to_string(ix) +
+                  "]): a wavefield became NaN or Inf; check time.dt, the model (vp, epsilon, delta, theta, phi) and "
+                  "the data file; nothing was written");
+    }
+  }
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
   const hid_t root = out.root();

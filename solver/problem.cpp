@@ -309,13 +309,21 @@ void add_anisotropy(const Config& c, Problem& p) {
   for (const auto& [name, vol] : {std::pair<std::string, const std::vector<float>*>{"epsilon", &p.epsilon},
                                   std::pair<std::string, const std::vector<float>*>{"delta", &p.delta}}) {
     const std::vector<float>& v = *vol;
-    const size_t i = first_where(cells, [&](size_t k) { return !(1 + 2 * double(v[k]) > 0); });
+    // Finite (a config value beyond the float range samples to inf) and -0.5 < value <= 10: the
+    // Thomsen parameters of rocks lie below about 1, and epsilon = 1e38 would make the time step
+    // 1e-19 of the isotropic one, a run of zeros.
+    const size_t i =
+        first_where(cells, [&](size_t k) { return !std::isfinite(v[k]) || !(1 + 2 * double(v[k]) > 0) || v[k] > 10; });
     if (i < cells)
       throw Error("config key 'model." + name + "' gives " + name + " = " + fmt(v[i]) + " at " + where(i) +
-                  "; valid: " + name + " > -0.5 everywhere (" +
+                  "; valid: -0.5 < " + name + " <= 10 everywhere (" +
                   (name == "delta" ? "sqrt(1 + 2 delta) is a coefficient of the equations"
                                    : "1 + 2 epsilon is the squared ratio of horizontal to vertical P speed") +
-                  ")");
+                  "; rocks lie below about 1)");
+    const size_t big = first_where(cells, [&](size_t k) { return v[k] > 1; });
+    if (big < cells)
+      p.warnings.push_back("model." + name + " is " + fmt(v[big]) + " at " + where(big) +
+                           ": Thomsen parameters of rocks lie below about 1 (a percentage given as a fraction?)");
   }
   const size_t bad = first_where(cells, [&](size_t k) { return p.delta[k] > p.epsilon[k]; });
   if (bad < cells) {
@@ -339,11 +347,17 @@ void add_anisotropy(const Config& c, Problem& p) {
                          "); the model there is not the one configured");
   }
   if (p.equation == "tti") {
-    // The config gives degrees; the solvers take radians.
+    // The config gives degrees; the solvers take radians, reduced to [-pi, pi] from the degrees
+    // in double (a float of 1e9 degrees' radians is 2 radians coarse).
     for (const char* name : {"theta", "phi"}) {
       std::vector<float> vol = build_anisotropy(c, g, name);
+      const size_t i = first_where(cells, [&](size_t k) { return !std::isfinite(vol[k]); });
+      if (i < cells)
+        throw Error(std::string("config key 'model.") + name + "' gives " + name + " = " + fmt(vol[i]) + " at " +
+                    where(i) + "; valid: a finite angle in degrees (a value beyond 3.4e38 does not fit a float)");
 #pragma omp parallel for schedule(static)
-      for (size_t k = 0; k < cells; ++k) vol[k] = static_cast<float>(double(vol[k]) * std::numbers::pi / 180);
+      for (size_t k = 0; k < cells; ++k)
+        vol[k] = static_cast<float>(std::remainder(double(vol[k]), 360.0) * std::numbers::pi / 180);
       (std::string(name) == "theta" ? p.theta : p.phi) = std::move(vol);
     }
   }

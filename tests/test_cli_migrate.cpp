@@ -423,6 +423,13 @@ TEST_CASE("migrate: broken data files are refused with the dataset named", "[int
     g.traces.values[g.traces.values.size() / 2] = std::numeric_limits<double>::quiet_NaN();
     refused("nan", write_data(d / "nan.h5", g), {"'/traces' holds a NaN"});
   }
+  SECTION("traces near the float limit blow the wavefields up: refused, nothing written") {
+    // Finite data (the reader's check passes) whose adjoint wavefield overflows: the stack holds
+    // Inf or NaN, and migrate must fail instead of writing it.
+    DataFile g = load_good();
+    for (double& v : g.traces.values) v = v >= 0 ? 3e38 : -3e38;
+    refused("huge", write_data(d / "huge.h5", g), {"the migrated image holds NaN or Inf", "nothing was written"});
+  }
   SECTION("no dt attribute") {
     DataFile g = load_good();
     g.with_dt = false;

@@ -206,7 +206,37 @@ TEST_CASE("anisotropic problem: radians, delta <= epsilon, clamping, the fastest
   SECTION("1 + 2 delta <= 0 is refused naming the key") {
     CHECK_THROWS_WITH(anisotropic_problem("vti", "{delta: -0.5}"),
                       Catch::Matchers::Contains("'model.delta' gives delta = -0.5 at [z, y, x] = [0, 0, 0]") &&
-                          Catch::Matchers::Contains("delta > -0.5"));
+                          Catch::Matchers::Contains("-0.5 < delta <= 10"));
+  }
+  SECTION("epsilon or delta above 10 or beyond the float range is refused naming the key; above 1 warns") {
+    // 20 is 20% given as a fraction; 1e38 made dt 1e-19 of the isotropic one and a run of zeros;
+    // 1e300 samples to inf in float.
+    CHECK_THROWS_WITH(anisotropic_problem("vti", "{epsilon: 20, delta: 0.1}"),
+                      Catch::Matchers::Contains("'model.epsilon' gives epsilon = 20 at [z, y, x] = [0, 0, 0]") &&
+                          Catch::Matchers::Contains("-0.5 < epsilon <= 10"));
+    CHECK_THROWS_WITH(anisotropic_problem("tti", "{epsilon: 1e38, delta: 0}"),
+                      Catch::Matchers::Contains("'model.epsilon' gives epsilon = 1e+38"));
+    CHECK_THROWS_WITH(anisotropic_problem("vti", "{epsilon: 0.2, delta: 1e300}"),
+                      Catch::Matchers::Contains("'model.delta' gives delta = inf"));
+    const Problem p = anisotropic_problem("vti", "{epsilon: 2, delta: 0.1}");
+    REQUIRE(!p.warnings.empty());
+    CHECK_THAT(p.warnings[0], Catch::Matchers::Contains("model.epsilon is 2 at") &&
+                                  Catch::Matchers::Contains("a percentage given as a fraction?"));
+    CHECK(anisotropic_problem("vti", "{epsilon: 1, delta: 0.1}").warnings.empty());
+  }
+  SECTION("tti: angles reduced to [-180, 180] degrees in double before radians; beyond the float range refused") {
+    // 1e9 degrees is a float exactly and 280 degrees more than a multiple of 360: the same angle
+    // as -80. Converted in float radians (1.7e7 rad, a float step of 2 rad) it was not.
+    const Problem a = anisotropic_problem("tti", "{epsilon: 0.2, delta: 0.1, theta: 1e9, phi: 280}");
+    const float want = static_cast<float>(-80 * std::numbers::pi / 180);
+    CHECK(a.theta[100] == want);
+    CHECK(a.phi[100] == want);
+    // Angles in [-180, 180] keep their exact radians (every earlier result stays the same).
+    CHECK(anisotropic_problem("tti", "{theta: -180, phi: 180}").phi[7] ==
+          static_cast<float>(180 * std::numbers::pi / 180));
+    CHECK_THROWS_WITH(anisotropic_problem("tti", "{epsilon: 0.2, delta: 0.1, phi: 1e39}"),
+                      Catch::Matchers::Contains("'model.phi' gives phi = inf") &&
+                          Catch::Matchers::Contains("a finite angle in degrees"));
   }
   SECTION("vti: dt_max from the fastest, horizontal P speed vp sqrt(1 + 2 eps)") {
     const Problem iso = anisotropic_problem("vti", "{vp: 2000}");
