@@ -85,7 +85,9 @@ int main_of_rank(int argc, char** argv) {
   run->add_option("--set", opt.overrides, "Override a config key, e.g. --set time.steps=200 (repeatable)");
   run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  // An empty --output (an unset shell variable) would silently write to the config's directory.
+  const auto named = [](const std::string& v) { return v.empty() ? std::string("must name a directory, not ''") : ""; };
+  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")->check(named);
   run->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
@@ -96,7 +98,8 @@ int main_of_rank(int argc, char** argv) {
                       "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
   migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)");
+  migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
+      ->check(named);
   migrate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");

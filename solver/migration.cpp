@@ -190,7 +190,12 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   in.problem = build_problem(cc);
   Problem& p = in.problem;
   if (steps_auto) {
-    p.steps = static_cast<long long>(std::floor(d.samples * d.dt / p.dt + 1e-9));
+    const double steps = std::floor(d.samples * d.dt / p.dt + 1e-9);
+    if (steps > 1e12)  // and before the cast, which would overflow
+      throw Error("data file '" + mc.data + "' holds " + fmt(d.samples * d.dt) + " s of data: " + fmt(steps) +
+                  " time steps of " + fmt(p.dt) + " s (the model's fastest speed, " + fmt(p.v_max) +
+                  " m/s, sets dt); check the model's velocities and model.epsilon");
+    p.steps = static_cast<long long>(steps);
     if (p.steps < 2)
       throw Error("data file '" + mc.data + "' holds " + fmt(d.samples * d.dt) +
                   " s of data, less than two "

@@ -220,6 +220,12 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
     CHECK(r.code != 0);
     CHECK_THAT(r.output, Contains("is a directory; give a YAML file"));
   }
+  for (const char* command : {"run", "migrate"}) {
+    // An empty --output (an unset shell variable) once wrote into the config's output.directory.
+    const Result r = run_cli(std::string(command) + " /nonexistent/survey.yaml --output ''");
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Contains("--output") && Contains("must name a directory"));
+  }
   {
     const Result r = run_cli("run /nonexistent/survey.yaml");
     CHECK(r.code != 0);
@@ -303,6 +309,9 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   r = run_cli("bench --compare " + a + " " + (d / "missing.json").string());
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("missing.json"));
+  r = run_cli("bench --compare " + a + " " + d.string());  // once an internal error, exit 3
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("is a directory; give two JSON files"));
   std::ofstream((d / "bad.json").string()) << "{\"cells\": 3}";
   r = run_cli("bench --compare " + a + " " + (d / "bad.json").string());
   CHECK(r.code == 1);

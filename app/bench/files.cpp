@@ -3,6 +3,7 @@
 // for --compare. Both are written under a temporary name and renamed when complete.
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -41,6 +42,8 @@ double same_memory_copy(const Results& r, const Cell& c) {
 
 // Reads a file written by bench --json; one Error naming the file for what is not JSON.
 Json read_json(const std::string& file) {
+  if (std::filesystem::is_directory(file))
+    throw Error("bench --compare: '" + file + "' is a directory; give two JSON files written by bench --json");
   errno = 0;
   std::ifstream in(file);
   if (!in)
