@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include "app/commands.hpp"
@@ -110,7 +112,14 @@ int main_of_rank(int argc, char** argv) {
   validate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   validate->add_option("--cpu-limit", cpu_limit, "Refuse problems whose CPU run would take longer (s)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check([](const std::string& v) {
+        // -1 once meant the default silently, and nan switched the guard off.
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        return std::isfinite(x) && x > 0 && end && *end == 0 ? std::string()
+                                                             : "must be a number of seconds > 0, got '" + v + "'";
+      });
   auto* bench = cli.add_subcommand(
       "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");
   app::BenchOptions bo;

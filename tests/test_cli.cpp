@@ -220,6 +220,11 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
     CHECK(r.code != 0);
     CHECK_THAT(r.output, Contains("is a directory; give a YAML file"));
   }
+  for (const char* limit : {"-1", "nan", "0"}) {  // -1 once meant 300 s silently, nan switched the guard off
+    const Result r = run_cli(std::string("validate /nonexistent/survey.yaml --cpu-limit ") + limit);
+    CHECK(r.code != 0);
+    CHECK_THAT(r.output, Contains("--cpu-limit") && Contains("must be a number of seconds > 0"));
+  }
   for (const char* command : {"run", "migrate"}) {
     // An empty --output (an unset shell variable) once wrote into the config's output.directory.
     const Result r = run_cli(std::string(command) + " /nonexistent/survey.yaml --output ''");
