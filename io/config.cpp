@@ -442,6 +442,11 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.name = output.text("name", c.output.name);
   if (c.output.name.empty() || c.output.name.find('/') != std::string::npos)
     throw Error("config key 'output.name' must be a non-empty file stem without '/', got '" + c.output.name + "'");
+  // The files add suffixes (_wavefield_shot_0000.png, .<pid>.<hex>.partial) within the 255 bytes
+  // of a file name; a longer stem failed only when the first file was created, after the run.
+  if (c.output.name.size() > 128)
+    throw Error("config key 'output.name' has " + std::to_string(c.output.name.size()) +
+                " bytes; valid: at most 128 (the output files add their suffixes to it within a file name's 255)");
   c.output.snapshot_interval = output.integer("snapshot_interval", c.output.snapshot_interval);
   if (c.output.snapshot_interval < 0)
     throw Error("config key 'output.snapshot_interval' must be >= 0 steps (0 = no snapshots)");

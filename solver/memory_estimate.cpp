@@ -98,7 +98,9 @@ void check_host_memory(const HostMemoryEstimate& e, const Config& c, double avai
   if (available <= 0 || e.total <= kHostMemoryMargin * available) return;
   // The key to change: the one behind the largest part.
   const double grid_part = e.model + e.anisotropy + e.smoothing + e.wavefields + e.volumes;
-  const std::string rec_key = c.receivers.layout == "none"   ? "the receiver count"
+  // A migration's receivers come from its data file, not from a receivers key.
+  const std::string rec_key = c.migration ? "the receivers of migration.data '" + c.migration->data + "'"
+                              : c.receivers.layout == "none" ? "the receiver count"
                               : c.receivers.layout == "list" ? "receivers.list"
                                                              : "receivers." + c.receivers.layout + ".count";
   std::string fix;

@@ -140,6 +140,12 @@ TEST_CASE("integers are decimal 64-bit values checked against each key's range",
   CHECK(parse_config(kBase, {"solver.threads=256"}).solver.threads == 256);
   CHECK(parse_config(kBase, {"time.steps=+12"}).time.steps == 12);
   CHECK(parse_config(kBase, {"time.steps=10"}).time.steps == 10);
+  // output.name: a stem the output files' suffixes still fit behind (a 300-byte one failed at the
+  // first file, after the run).
+  CHECK(parse_config(kBase, {"output.name=" + std::string(128, 'x')}).output.name.size() == 128);
+  CHECK_THROWS_WITH(parse_config(kBase, {"output.name=" + std::string(129, 'x')}),
+                    Contains("'output.name' has 129 bytes; valid: at most 128"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"output.name=a/b"}), Contains("'output.name' must be a non-empty file stem"));
 }
 
 TEST_CASE("host memory: the estimate counts what a run holds and refuses what does not fit", "[unit]") {
@@ -166,6 +172,14 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
   const HostMemoryEstimate e = estimate_host_memory(t, "cpu");
   CHECK_THROWS_WITH(check_host_memory(e, t, 1e6),
                     Contains("lower time.steps (1000000) or receivers.line.count (4 receivers)"));
+  // A migration's receivers come from its data file: the message names the file, not a key
+  // the migration config refuses.
+  Config m = t;
+  m.migration.emplace();
+  m.migration->data = "observed.h5";
+  CHECK_THROWS_WITH(
+      check_host_memory(e, m, 1e6),
+      Contains("or the receivers of migration.data 'observed.h5' (4 receivers)") && !Contains("receivers.line.count"));
   // A grid far beyond any machine is refused by build_problem before anything is allocated.
   CHECK_THROWS_WITH(build_problem(parse_config(kBase, {"grid.shape=[100000, 100000, 100000]", "solver.backend=cpu"})),
                     Contains("of host memory") && Contains("shrink grid.shape (1000000000000000 cells)"));
