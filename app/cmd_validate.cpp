@@ -19,7 +19,6 @@
 namespace seisrtm::app {
 
 namespace {
-constexpr double kCpuSecondsLimit = 300;
 
 // Measures the CPU reference's rate on a few steps of `p` and refuses a validation whose CPU
 // side (`passes` propagations a shot) would take longer than the limit.
@@ -143,7 +142,6 @@ int validate_migration(const std::string& config_path, const Config& c, double c
 
 int cmd_validate(const std::string& config_path, const CommonOptions& o, double cpu_limit_s) {
   Config c = load_with_overrides(config_path, o);
-  if (cpu_limit_s <= 0) cpu_limit_s = kCpuSecondsLimit;
   if (c.migration) return validate_migration(config_path, c, cpu_limit_s);
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());

@@ -615,14 +615,11 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   // (run stops at the first non-finite wavefield; a migrator's passes are not checked step by step).
   for (const std::vector<float>* v : {&image, &illumination}) {
     const auto bad = std::find_if(v->begin(), v->end(), [](float x) { return !std::isfinite(x); });
-    if (bad != v->end()) {
-      const long long i = bad - v->begin(), ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
+    if (bad != v->end())
       throw Error(std::string("the migrated ") + (v == &image ? "image" : "illumination") + " holds NaN or Inf (" +
-                  fmt(*bad) + " at [z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " +
-                  std::to_string(ix) +
-                  "]): a wavefield became NaN or Inf; check time.dt, the model (vp, epsilon, delta, theta, phi) and "
+                  fmt(*bad) + " at " + cell_text(g, static_cast<size_t>(bad - v->begin())) +
+                  "): a wavefield became NaN or Inf; check time.dt, the model (vp, epsilon, delta, theta, phi) and "
                   "the data file; nothing was written");
-    }
   }
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 

@@ -17,6 +17,11 @@
 
 namespace seisrtm {
 
+std::string cell_text(const Grid& g, size_t i) {
+  const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
+  return "[z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " + std::to_string(ix) + "]";
+}
+
 namespace {
 
 std::string fmt(double v) {
@@ -230,11 +235,6 @@ std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g) {
                 "]; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
                 std::to_string(want[2]) + "] (grid.shape is [nx, ny, nz])");
   return std::move(a.data);
-}
-
-std::string cell_text(const Grid& g, size_t i) {
-  const long long ix = i % g.n[0], iy = (i / g.n[0]) % g.n[1], iz = i / (g.n[0] * g.n[1]);
-  return "[z, y, x] = [" + std::to_string(iz) + ", " + std::to_string(iy) + ", " + std::to_string(ix) + "]";
 }
 
 // The first index i < n (x fastest, then y, then z) where bad(i), or n; parallel, throws nothing.

@@ -56,6 +56,9 @@ std::vector<float> build_velocity(const Config& c, const Grid& g);
 // bad model file; the ranges (1 + 2 epsilon > 0, delta <= epsilon) are build_problem's to check.
 std::vector<float> build_anisotropy(const Config& c, const Grid& g, const std::string& name);
 
+// Cell i of a volume (x fastest) as "[z, y, x] = [iz, iy, ix]", for messages.
+std::string cell_text(const Grid& g, size_t i);
+
 // Damping profile of one axis: sigma dt / 2 per cell, quadratic in depth into the zone, with
 // sigma_max = 3 v_max ln(1/R) / (W h) so that a normal-incidence round trip through the zone
 // attenuates by R. `low`/`high` say whether each end of the axis has a zone.
