@@ -22,6 +22,7 @@
 #include "kernels/acoustic_common.cuh"
 #include "kernels/acoustic_variants.cuh"
 #include "kernels/cuda_check.hpp"
+#include "kernels/tma_load.cuh"
 
 // The sm_80/89 pass compiles the kernel to a trap, leaving the shape constants unused there.
 #pragma nv_diag_suppress 177
@@ -102,27 +103,6 @@ __device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
   }
 }
 
-// L2 eviction policies (createpolicy, sm_80+) for the loads of fp32 storage in plain memory
-// (AcousticArgsT::l2_hint). A hinted load is not the same as none even with the normal priority:
-// evict-normal hints on every load measured 5% slower in fp32 (157.5 against 166.5 GCells/s,
-// z_block 16, H100) and up to 17% in fp16, so the loads without a hint stay unhinted.
-__device__ __forceinline__ uint64_t l2_policy(bool first) {
-  uint64_t policy;
-  if (first)
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  else
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-__device__ __forceinline__ void tensor_load_hinted(void* dst, const CUtensorMap* map, const int32_t (&c)[3],
-                                                   uint64_t* bar, uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
-      " [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(static_cast<uint32_t>(__cvta_generic_to_shared(dst))),
-      "l"(map), "r"(c[0]), "r"(c[1]), "r"(c[2]), "r"(static_cast<uint32_t>(__cvta_generic_to_shared(bar))), "l"(policy)
-      : "memory");
-}
-
 // Whole: the block marches the whole column (z_block none, or a z_block of at least the planes;
 // fp16 storage, where it pays: fp32 measured 0.6-2.2% slower with it). At order 8 it then takes the
 // Laplacian as before the single FMA chain, summed per k, and two planes an iteration instead of
@@ -187,14 +167,14 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   __syncthreads();
   // The loads' L2 hints (AcousticArgsT::l2_hint; fp32 storage only: fp16 lost with every hint).
   const int hint = Hinted ? a.l2_hint : 0;
-  const uint64_t policy_p = Hinted ? l2_policy(false) : 0, policy_f = Hinted ? l2_policy(true) : 0;
+  const uint64_t policy_p = Hinted ? detail::l2_policy(false) : 0, policy_f = Hinted ? detail::l2_policy(true) : 0;
   auto issue = [&](int j, int s) {            // plane z0 + j of p into stage s
     const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
     const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
     if (hint == 2)
-      tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
+      detail::tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
     else
       cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
                                       &bar[s]);
@@ -205,8 +185,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
                                          &field_bar[f], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
     if (hint >= 1) {
-      tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
-      tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
+      detail::tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
+      detail::tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
       return;
     }
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + 2 * f * FF, &tmap_prev,

@@ -47,6 +47,12 @@ struct TtiArgsT {
   // fp16 storage: the model volumes' scales (powers of two; unused in fp32). Last, so that the
   // fp32 kernels' parameters keep their offsets.
   float m_scale = 1, a_scale = 1, b_scale = 1, theta_scale = 1, phi_scale = 1;
+  // The tma kernel's launch order, as AcousticArgsT::chunk_rows (rows of tiles of BY rows): -1
+  // the policy (tti_chunk_rows_policy), 0 whole layers.
+  int chunk_rows = -1;
+  // L2 eviction priority of the tma kernel's loads in fp32 (fp16 ignores it): 0 none; 1 the
+  // per-cell volumes, read once a step, evict-first; 2 as 1, and p and q evict-last.
+  int l2_hint = 0;
 };
 using TtiArgs = TtiArgsT<float>;
 using TtiArgsHalf = TtiArgsT<__half>;

@@ -27,9 +27,11 @@
 // tiles re-read their halo from L2, and a z_block re-reads 2R planes of p and q.
 #include <cuda.h>
 
+#include <algorithm>
 #include <cuda/ptx>
 
 #include "kernels/cuda_check.hpp"
+#include "kernels/tma_load.cuh"
 #include "kernels/tti_common.cuh"
 #include "kernels/tti_variants.cuh"
 
@@ -143,7 +145,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                    const __grid_constant__ CUtensorMap map_pp, const __grid_constant__ CUtensorMap map_qp,
                    const __grid_constant__ CUtensorMap map_m, const __grid_constant__ CUtensorMap map_a,
                    const __grid_constant__ CUtensorMap map_b, const __grid_constant__ CUtensorMap map_theta,
-                   const __grid_constant__ CUtensorMap map_phi, const TtiArgsT<T> a, int z_block) {
+                   const __grid_constant__ CUtensorMap map_phi, const TtiArgsT<T> a, int z_block, int chunk,
+                   int z_blocks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // never launched below compute capability 9.0 (no bulk tensor copies)
 #else
@@ -174,9 +177,12 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   const int warp = tid / 32;
   const bool lane0 = (tid & 31) == 0;
-  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * BY;
+  // The block's tile and z block (launch_tti_tma's chunked order).
+  const int tiles_x = (a.nx + BX - 1) / BX, tiles = tiles_x * ((a.ny + BY - 1) / BY);
+  const BlockPlace place = block_place(blockIdx.x, tiles, chunk, z_blocks);
+  const int x0 = place.tile % tiles_x * BX, y0 = place.tile / tiles_x * BY;
   const int ix = x0 + tx, iy = y0 + ty;
-  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_end(), z0 + z_block);
+  const int z0 = a.z_lo + place.z_block * z_block, z1 = min(a.z_end(), z0 + z_block);
   const int planes = z1 - z0, total = planes + 2 * R;  // loads: planes z0 - R .. z1 + R - 1
   const int centre = (ty + R) * TW + tx + HX;          // tile index of this thread's cell
 
@@ -196,10 +202,16 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                                          bytes);
     const int e = z0 - R + t;
     const int32_t coords[3] = {x0 - HX, y0 - R, (e < 0 && a.free_surface) ? -e : e};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + 2 * s * SF, &map_p,
-                                    coords, &bar[s]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + (2 * s + 1) * SF, &map_q,
-                                    coords, &bar[s]);
+    if (sizeof(T) == 4 && a.l2_hint == 2) {
+      const uint64_t policy = detail::l2_policy(false);
+      detail::tensor_load_hinted(ring + 2 * s * SF, &map_p, coords, &bar[s], policy);
+      detail::tensor_load_hinted(ring + (2 * s + 1) * SF, &map_q, coords, &bar[s], policy);
+    } else {
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + 2 * s * SF, &map_p,
+                                      coords, &bar[s]);
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + (2 * s + 1) * SF,
+                                      &map_q, coords, &bar[s]);
+    }
   };
   // Field load u, volume v: planes z0 + 2u and z0 + 2u + 1 of p_prev, q_prev, m, a, b, theta or
   // phi into field stage u % FP ([stage][volume][plane][FF]; a plane beyond the block is read and
@@ -218,8 +230,12 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
                                          &field_bar[fs], field_bytes);
     const int32_t coords[3] = {x0, y0, z0 + 2 * u};
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                    fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs]);
+    if (sizeof(T) == 4 && a.l2_hint >= 1)
+      detail::tensor_load_hinted(fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs],
+                                 detail::l2_policy(true));
+    else
+      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
+                                      fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs]);
   };
   const bool pq_issuer = lane0 && warp == 0, field_issuer = lane0 && warp >= 1 && warp <= NV;
   if (pq_issuer)
@@ -560,16 +576,27 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
   set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
                         static_cast<int>(Shape::kSharedBytes));
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
+  const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX, tile_rows = (a.ny + Shape::BY - 1) / Shape::BY,
+            z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
+  // The launch order (TtiArgsT::chunk_rows). In layer order z block k + 1 of a tile starts a
+  // whole layer of tiles after z block k, and the 2R planes of p and q they share have left L2
+  // by then; in chunks of about the resident blocks it starts about as z block k ends.
+  int rows = a.chunk_rows;
+  if (rows < 0) {
+    const int resident = resident_blocks(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
+                                         Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
+    rows = (resident + tiles_x - 1) / tiles_x;
+  }
+  const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
   const dim3 block(Shape::BX, Shape::BY, 1);
-  const dim3 grid((a.nx + Shape::BX - 1) / Shape::BX, (a.ny + Shape::BY - 1) / Shape::BY,
-                  (a.z_end() - a.z_lo + zb - 1) / zb);
+  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;
   const void* phi = Tilted ? maps.phi : maps.m;
   tti_tma_kernel<Radius, Tilted, T><<<grid, block, Shape::kSharedBytes, stream>>>(
       map(maps.p), map(maps.q), map(maps.p_prev), map(maps.q_prev), map(maps.m), map(maps.a), map(maps.b), map(theta),
-      map(phi), a, zb);
+      map(phi), a, zb, chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 

@@ -760,7 +760,7 @@ std::string CudaMigrator::name() const {
                                                             : "tma";
   const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.shape) +
-                                      tma_settings_text(d.l2_hint, d.chunk_rows, d.half) + ")"
+                                      tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false) + ")"
                                 : "";
   return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape +
          (d.half ? ", fp16 storage" : "") + ", z_block " + std::to_string(d.opt.z_block) + ", " +

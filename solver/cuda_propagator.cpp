@@ -74,10 +74,11 @@ int tma_l2_hint(int radius, bool compressible, kernels::Storage storage) {
               "'; valid: 0 (no L2 hints), 1 (p_prev and m evict-first), 2 (1, and p evict-last), or unset");
 }
 
-std::string tma_settings_text(int l2_hint, int chunk_rows, bool half) {
+std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic) {
   std::string t;
-  if (!half && l2_hint == 1) t += ", L2 hints: p_prev and m evict-first";
-  if (!half && l2_hint == 2) t += ", L2 hints: p_prev and m evict-first, p evict-last";
+  const char* once = anisotropic ? "the per-cell volumes" : "p_prev and m";
+  if (!half && l2_hint >= 1) t += std::string(", L2 hints: ") + once + " evict-first";
+  if (!half && l2_hint == 2) t += anisotropic ? ", p and q evict-last" : ", p evict-last";
   if (chunk_rows == 0) t += ", launch order: whole layers";
   if (chunk_rows > 0) t += ", launch order: chunks of " + std::to_string(chunk_rows) + " tile rows";
   return t;
@@ -448,6 +449,7 @@ struct CudaPropagator::Impl {
     }
     t.free_surface = f.free_surface;
     t.z_lo = f.z_lo, t.z_hi = f.z_hi;
+    t.chunk_rows = f.chunk_rows, t.l2_hint = f.l2_hint;
     t.m_scale = model_scale;
     t.a_scale = tti_scales[0], t.b_scale = tti_scales[1], t.theta_scale = tti_scales[2], t.phi_scale = tti_scales[3];
     return t;
@@ -582,8 +584,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     throw Error("solver.storage fp16 runs with solver.kernel tma or naive only");
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
-    d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
+  if (opt.variant == kernels::Variant::tma) {
+    if (!pb.anisotropic()) d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
     d.chunk_rows = tma_chunk_rows();
     d.l2_hint = tma_l2_hint(pb.radius, d.buf[0].compressible(), opt.storage);
   }
@@ -611,6 +613,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
 
   for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
   d.tti_base = tti_args(pb, d.nxp, d.damp);
+  d.tti_base.chunk_rows = d.chunk_rows, d.tti_base.l2_hint = d.l2_hint;
   if (d.anisotropic && !d.half) set_tti_model(d.tti_base, d.m, d.tti);  // fp16: half_tti_args
   d.wavelet = upload(pb.wavelet);
 
@@ -677,10 +680,11 @@ std::string CudaPropagator::name() const {
                   : d.opt.variant == kernels::Variant::smem ? "smem"
                                                             : "tma";
   const GpuInfo g = query_gpu(d.opt.device);
-  const bool tma = d.opt.variant == kernels::Variant::tma && !d.anisotropic;
-  const std::string shape = tma ? std::string(" (") + kernels::tma_shape_name(d.shape) + ")" +
-                                      tma_settings_text(d.l2_hint, d.chunk_rows, d.half)
-                                : "";
+  const bool tma = d.opt.variant == kernels::Variant::tma;
+  const std::string shape = !tma            ? ""
+                            : d.anisotropic ? tma_settings_text(d.l2_hint, d.chunk_rows, d.half, true)
+                                            : std::string(" (") + kernels::tma_shape_name(d.shape) + ")" +
+                                                  tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false);
   const std::string storage = d.half ? ", fp16 storage" : "";
   return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + storage + ", z_block " +
          std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +

@@ -59,7 +59,7 @@ int tma_l2_hint(int radius, bool compressible, kernels::Storage storage);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it
 // takes (none with fp16 storage) and a launch order forced by SEISRTM_TMA_CHUNK_ROWS (chunk_rows
 // >= 0; -1, the policy, adds nothing).
-std::string tma_settings_text(int l2_hint, int chunk_rows, bool half);
+std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
 

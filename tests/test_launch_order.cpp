@@ -73,12 +73,18 @@ TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a
                       Contains(std::string("SEISRTM_TMA_L2_HINT is '") + v + "'") && Contains("0 (no L2 hints)"));
   }
   // Names say which hints a kernel takes (none with fp16 storage) and a forced launch order.
-  CHECK(seisrtm::tma_settings_text(0, -1, false).empty());
-  CHECK(seisrtm::tma_settings_text(2, -1, false) == ", L2 hints: p_prev and m evict-first, p evict-last");
-  CHECK(seisrtm::tma_settings_text(1, -1, false) == ", L2 hints: p_prev and m evict-first");
-  CHECK(seisrtm::tma_settings_text(2, -1, true).empty());
-  CHECK(seisrtm::tma_settings_text(1, -1, true).empty());
-  CHECK(seisrtm::tma_settings_text(0, 0, false) == ", launch order: whole layers");
-  CHECK(seisrtm::tma_settings_text(2, 3, false) ==
+  CHECK(seisrtm::tma_settings_text(0, -1, false, false).empty());
+  CHECK(seisrtm::tma_settings_text(2, -1, false, false) == ", L2 hints: p_prev and m evict-first, p evict-last");
+  CHECK(seisrtm::tma_settings_text(1, -1, false, false) == ", L2 hints: p_prev and m evict-first");
+  CHECK(seisrtm::tma_settings_text(2, -1, true, false).empty());
+  CHECK(seisrtm::tma_settings_text(1, -1, true, false).empty());
+  CHECK(seisrtm::tma_settings_text(0, 0, false, false) == ", launch order: whole layers");
+  CHECK(seisrtm::tma_settings_text(2, 3, false, false) ==
         ", L2 hints: p_prev and m evict-first, p evict-last, launch order: chunks of 3 tile rows");
+  // vti/tti: their loads read once a step are the per-cell volumes, and p and q are re-read.
+  CHECK(seisrtm::tma_settings_text(2, -1, false, true) ==
+        ", L2 hints: the per-cell volumes evict-first, p and q evict-last");
+  CHECK(seisrtm::tma_settings_text(1, 0, false, true) ==
+        ", L2 hints: the per-cell volumes evict-first, launch order: whole layers");
+  CHECK(seisrtm::tma_settings_text(2, 1, true, true) == ", launch order: chunks of 1 tile rows");
 }
