@@ -132,7 +132,9 @@ constexpr TmaShape tma_shape_policy(int radius, bool compressible, Storage stora
 // 32 / 16 with hint 2 against 160.5 / 166.5 without (hint 1: 164.2 / 168.3); in compressible
 // memory +0.3% / -0.6%; fp16 storage lost with either (plain: 194.8 / 216.5 against 239.4 /
 // 223.2). Orders 2, 4 and 16, fp32 plain, z_block 32: 167.3 -> 169.6, 165.5 -> 168.3, 134.4 ->
-// 134.8 with hint 2.
+// 134.8 with hint 2. The vti/tti kernel takes the same policy (TtiArgsT::l2_hint): order-8 tti,
+// fp32 plain, z_block 128 / 64 / 32, chunked order: 59.9 / 59.3 / 57.5 -> 59.9 / 59.5 / 57.6 with
+// hint 2 (layer order: 59.2 / 58.8 / 57.4 -> 59.4 / 59.2 / 57.3).
 constexpr int tma_l2_hint_policy(int radius, bool compressible, Storage storage) {
   (void)radius;
   return storage == Storage::fp32 && !compressible ? 2 : 0;

@@ -51,7 +51,8 @@ struct TtiArgsT {
   // the policy (tti_chunk_rows_policy), 0 whole layers.
   int chunk_rows = -1;
   // L2 eviction priority of the tma kernel's loads in fp32 (fp16 ignores it): 0 none; 1 the
-  // per-cell volumes, read once a step, evict-first; 2 as 1, and p and q evict-last.
+  // per-cell volumes, read once a step, evict-first; 2 as 1, and p and q evict-last. The forward
+  // propagator sets it by tma_l2_hint_policy; the migration's steps leave it 0.
   int l2_hint = 0;
 };
 using TtiArgs = TtiArgsT<float>;

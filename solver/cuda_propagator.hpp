@@ -50,15 +50,15 @@ E env_choice(const char* var, const E (&all)[N], const char* (*name)(E), E fallb
 // The acoustic tma kernel's shape for a radius, memory kind and storage:
 // kernels::tma_shape_policy, or SEISRTM_TMA_SHAPE=rows2|rows4|pairs|quads (the GPU tests run each).
 kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage = kernels::Storage::fp32);
-// The acoustic tma kernel's launch order (kernels::AcousticArgsT::chunk_rows): -1, the policy, or
+// The tma kernels' launch order (kernels::AcousticArgsT::chunk_rows, TtiArgsT::chunk_rows): -1, the policy, or
 // SEISRTM_TMA_CHUNK_ROWS = the tile rows of a chunk (0 = whole layers), for an A/B.
 int tma_chunk_rows();
-// The acoustic tma kernel's L2 hints (kernels::AcousticArgsT::l2_hint): tma_l2_hint_policy, or
+// The tma kernels' L2 hints (kernels::AcousticArgsT::l2_hint, TtiArgsT::l2_hint): tma_l2_hint_policy, or
 // SEISRTM_TMA_L2_HINT=0|1|2 for an A/B; anything else is refused, naming the variable.
 int tma_l2_hint(int radius, bool compressible, kernels::Storage storage);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it
-// takes (none with fp16 storage) and a launch order forced by SEISRTM_TMA_CHUNK_ROWS (chunk_rows
-// >= 0; -1, the policy, adds nothing).
+// takes (none with fp16 storage; anisotropic: vti/tti's loads) and a launch order forced by
+// SEISRTM_TMA_CHUNK_ROWS (chunk_rows >= 0; -1, the policy, adds nothing).
 std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
