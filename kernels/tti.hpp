@@ -44,11 +44,12 @@ struct TtiArgsT {
   // [0, nz). A slab of a z decomposition computes its edge planes and its interior apart.
   int z_lo = 0, z_hi = -1;  // z_hi < 0: up to nz
   __host__ __device__ int z_end() const { return z_hi < 0 ? nz : z_hi; }
-  // fp16 storage: the model volumes' scales (powers of two; unused in fp32). Last, so that the
-  // fp32 kernels' parameters keep their offsets.
+  // fp16 storage: the model volumes' scales (powers of two; unused in fp32).
   float m_scale = 1, a_scale = 1, b_scale = 1, theta_scale = 1, phi_scale = 1;
-  // The tma kernel's launch order, as AcousticArgsT::chunk_rows (rows of tiles of BY rows): -1
-  // the policy (tti_chunk_rows_policy), 0 whole layers.
+  // The tma kernel's launch order (rows of tiles of BY rows; kernels/tti_tma.cu): its tiles go in
+  // chunks of chunk_rows tile rows and each chunk runs its z blocks in turn. -1 the policy: chunks
+  // of the fewest whole rows that hold as many tiles as blocks are resident, for every z_block
+  // (acoustic's policy keeps whole layers beyond 32 planes); 0 whole layers.
   int chunk_rows = -1;
   // L2 eviction priority of the tma kernel's loads in fp32 (fp16 ignores it): 0 none; 1 the
   // per-cell volumes, read once a step, evict-first; 2 as 1, and p and q evict-last. The forward

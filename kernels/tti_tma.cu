@@ -259,8 +259,9 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // a shift per plane. (Unrolling by 2R + 1 to rotate them instead executed 17% fewer
   // instructions but ran slower, 35.7 against 38.8 GCells/s: the 9 copies of the body missed the
   // instruction cache; H100, 800^3, 2026-11-23.)
-  // Four planes an iteration where R is even (the stages of four loads then share a pass of the
-  // ring): a shift by four, half the moves a plane again (order-8 tti hot loop 344 -> 333
+  // Four planes an iteration where R is even, as measured (R = 1 keeps two; the march itself
+  // does not need R even: each pair of planes takes its own state from advance): a shift by
+  // four, half the moves a plane again (order-8 tti hot loop 344 -> 333
   // instructions a plane; H100, 800^3, same card, z_block 128 / 32: tti fp16 62.3 / 55.6 -> 63.6 /
   // 56.3 GCells/s, fp32 59.4 / 57.5 -> 59.3 / 57.7, vti unchanged).
   constexpr int U = R % 2 == 0 ? 4 : 2;  // planes an iteration of the march

@@ -71,7 +71,8 @@ int tma_l2_hint(int radius, bool compressible, kernels::Storage storage) {
   if (e == nullptr || *e == 0) return kernels::tma_l2_hint_policy(radius, compressible, storage);
   if ((e[0] == '0' || e[0] == '1' || e[0] == '2') && e[1] == 0) return e[0] - '0';
   throw Error(std::string("environment variable SEISRTM_TMA_L2_HINT is '") + e +
-              "'; valid: 0 (no L2 hints), 1 (p_prev and m evict-first), 2 (1, and p evict-last), or unset");
+              "'; valid: 0 (no L2 hints), 1 (the loads read once a step evict-first: p_prev and m, vti/tti's "
+              "per-cell volumes), 2 (1, and p, and vti/tti's q, evict-last), or unset");
 }
 
 std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic) {
