@@ -16,7 +16,6 @@
 // march over half the bytes, each value widened as it leaves shared memory.
 #include <cuda.h>
 
-#include <algorithm>
 #include <cuda/ptx>
 
 #include "kernels/acoustic_common.cuh"
@@ -488,13 +487,8 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   // then (800^3, 32-plane blocks: 13.3 B a cell read against 12, the profile in
   // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
   // ends.
-  int rows = a.chunk_rows;
-  if (rows < 0 && zb > TmaPolicy::kChunkMaxPlanes) rows = 0;
-  if (rows < 0) {
-    const int resident = resident_blocks(reinterpret_cast<const void*>(kernel), Shape::kThreads, smem);
-    rows = (resident + tiles_x - 1) / tiles_x;
-  }
-  const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
+  const int rows = a.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : a.chunk_rows;
+  const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows);
   const dim3 block(Shape::TX, Shape::TY, 1);
   const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   const CUtensorMap& map_p = *static_cast<const CUtensorMap*>(maps.p);

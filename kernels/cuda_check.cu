@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -30,6 +31,12 @@ int resident_blocks(const void* kernel, int threads, int shared_bytes) {
   SEISRTM_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
   SEISRTM_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   return known[{device, kernel}] = per_sm * sms;
+}
+
+int chunk_tiles(int chunk_rows, const void* kernel, int threads, int shared_bytes, int tiles_x, int tile_rows) {
+  int rows = chunk_rows;
+  if (rows < 0) rows = (resident_blocks(kernel, threads, shared_bytes) + tiles_x - 1) / tiles_x;
+  return tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
 }
 
 }  // namespace seisrtm::kernels

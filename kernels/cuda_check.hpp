@@ -26,4 +26,9 @@ void set_shared_limit_once(const void* kernel, int bytes);
 // and kernel.
 int resident_blocks(const void* kernel, int threads, int shared_bytes);
 
+// The tiles of a chunk of the tma kernels' launch order (block_place in kernels/acoustic.hpp) on
+// a grid of tiles_x x tile_rows tiles: chunk_rows rows; 0 whole layers; < 0 the fewest whole
+// rows that hold as many tiles as blocks of `kernel` are resident.
+int chunk_tiles(int chunk_rows, const void* kernel, int threads, int shared_bytes, int tiles_x, int tile_rows);
+
 }  // namespace seisrtm::kernels

@@ -27,7 +27,6 @@
 // tiles re-read their halo from L2, and a z_block re-reads 2R planes of p and q.
 #include <cuda.h>
 
-#include <algorithm>
 #include <cuda/ptx>
 
 #include "kernels/cuda_check.hpp"
@@ -585,13 +584,8 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
   // 800^3, order-8 tti, plain memory, z_block 128 / 64 / 32: 59.2 / 58.8 / 57.4 GCells/s in layer
   // order, 59.9 / 59.3 / 57.5 in chunks of the policy's 6 rows (3, 4, 8 and 12 rows: 58.4, 59.2,
   // 59.3, 59.5 at z_block 128; docs/BENCHMARKS.md).
-  int rows = a.chunk_rows;
-  if (rows < 0) {
-    const int resident = resident_blocks(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
-                                         Shape::kThreads, static_cast<int>(Shape::kSharedBytes));
-    rows = (resident + tiles_x - 1) / tiles_x;
-  }
-  const int chunk = tiles_x * (rows == 0 ? tile_rows : std::min(rows, tile_rows));
+  const int chunk = chunk_tiles(a.chunk_rows, reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
+                                Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
