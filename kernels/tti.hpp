@@ -47,9 +47,9 @@ struct TtiArgsT {
   // fp16 storage: the model volumes' scales (powers of two; unused in fp32).
   float m_scale = 1, a_scale = 1, b_scale = 1, theta_scale = 1, phi_scale = 1;
   // The tma kernel's launch order (rows of tiles of BY rows; kernels/tti_tma.cu): its tiles go in
-  // chunks of chunk_rows tile rows and each chunk runs its z blocks in turn. -1 the policy: chunks
-  // of the fewest whole rows that hold as many tiles as blocks are resident, for every z_block
-  // (acoustic's policy keeps whole layers beyond 32 planes); 0 whole layers.
+  // chunks of chunk_rows tile rows and each chunk runs its z blocks in turn. -1 the policy
+  // (tti_chunk_rows_policy): chunks of the most whole rows the resident blocks cover, for every
+  // z_block (acoustic's policy keeps whole layers beyond 32 planes); 0 whole layers.
   int chunk_rows = -1;
   // L2 eviction priority of the tma kernel's loads in fp32 (fp16 ignores it): 0 none; 1 the
   // per-cell volumes, read once a step, evict-first; 2 as 1, and p and q evict-last. The forward
@@ -58,6 +58,18 @@ struct TtiArgsT {
 };
 using TtiArgs = TtiArgsT<float>;
 using TtiArgsHalf = TtiArgsT<__half>;
+
+// The tma launch order's chunk by the policy (TtiArgsT::chunk_rows -1), in tile rows of tiles_x
+// tiles: the most whole rows that `resident` blocks cover, at least one. A chunk no larger than
+// the resident blocks starts z block k + 1 of a tile shortly before z block k ends, so the 2R
+// planes of p and q they share are still in L2; a larger one starts it after. H100, 800^3,
+// plain memory (132 resident blocks, 25 tiles a row: 5 rows against the fewest rows holding
+// them, 6), same card: order-8 tti z_block 128 / 64 / 32 59.96 / 59.47 / 57.64 -> 60.16 / 59.63
+// / 58.19 GCells/s (z_block 128 again: 59.89 -> 60.17), vti z_block 128 / 32 72.11 / 74.33 ->
+// 72.37 / 75.10, tti fp16 63.35 / 56.44 -> 63.78 / 56.47 (docs/BENCHMARKS.md).
+constexpr int tti_chunk_rows_policy(int resident, int tiles_x) {
+  return resident / tiles_x > 1 ? resident / tiles_x : 1;
+}
 
 // The tma variant's block: BX x BY threads, one column each; the p and q tiles carry R halo
 // cells on every side (corners included: the xy mixed derivative needs them). BY is 16 rows

@@ -582,10 +582,16 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
   // whole layer of tiles after z block k, and the 2R planes of p and q they share have left L2
   // by then; in chunks of about the resident blocks it starts about as z block k ends. H100,
   // 800^3, order-8 tti, plain memory, z_block 128 / 64 / 32: 59.2 / 58.8 / 57.4 GCells/s in layer
-  // order, 59.9 / 59.3 / 57.5 in chunks of the policy's 6 rows (3, 4, 8 and 12 rows: 58.4, 59.2,
-  // 59.3, 59.5 at z_block 128; docs/BENCHMARKS.md).
-  const int chunk = chunk_tiles(a.chunk_rows, reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
-                                Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+  // order, 59.9 / 59.3 / 57.5 in chunks of 6 rows (3, 4, 8 and 12 rows: 58.4, 59.2, 59.3, 59.5 at
+  // z_block 128), and 5 rows, the policy (tti_chunk_rows_policy), beat 6 on every kernel measured
+  // (docs/BENCHMARKS.md).
+  const void* kernel = reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>);
+  const int rows =
+      a.chunk_rows >= 0
+          ? a.chunk_rows
+          : tti_chunk_rows_policy(resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes)),
+                                  tiles_x);
+  const int chunk = chunk_tiles(rows, kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };

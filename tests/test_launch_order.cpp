@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/acoustic.hpp"
+#include "kernels/tti.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "tests/catch.hpp"
 #include "tests/scoped_env.hpp"
@@ -46,6 +47,27 @@ TEST_CASE("the chunked launch order places each block on one tile and z block, c
           CHECK(in_order);
           for (int v : seen) REQUIRE(v == 1);
         }
+}
+
+TEST_CASE("the tti tma launch order's policy: the most whole tile rows the resident blocks cover", "[unit]") {
+  using seisrtm::kernels::tti_chunk_rows_policy;
+  // H100 at 800^3: 132 resident blocks, 25 tiles a row: 5 rows (125 tiles, no more than are
+  // resident), not the 6 rows that hold them all.
+  CHECK(tti_chunk_rows_policy(132, 25) == 5);
+  CHECK(tti_chunk_rows_policy(125, 25) == 5);
+  CHECK(tti_chunk_rows_policy(149, 25) == 5);
+  CHECK(tti_chunk_rows_policy(150, 25) == 6);
+  // Fewer resident blocks than a row's tiles: one row.
+  CHECK(tti_chunk_rows_policy(24, 25) == 1);
+  CHECK(tti_chunk_rows_policy(1, 25) == 1);
+  for (int resident : {1, 7, 132, 264, 1000})
+    for (int tiles_x : {1, 3, 25, 400}) {
+      const int rows = tti_chunk_rows_policy(resident, tiles_x);
+      INFO(resident << " resident, " << tiles_x << " tiles a row: " << rows << " rows");
+      CHECK(rows >= 1);
+      CHECK((rows == 1 || rows * tiles_x <= resident));  // never more tiles than are resident
+      CHECK((rows + 1) * tiles_x > resident);            // and the most whole rows that fit
+    }
 }
 
 TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a kernel name says", "[unit]") {
