@@ -586,12 +586,12 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
   // z_block 128), and 5 rows, the policy (tti_chunk_rows_policy), beat 6 on every kernel measured
   // (docs/BENCHMARKS.md).
   const void* kernel = reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>);
-  const int rows =
-      a.chunk_rows >= 0
-          ? a.chunk_rows
-          : tti_chunk_rows_policy(resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes)),
-                                  tiles_x);
-  const int chunk = chunk_tiles(rows, kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+  const int rows = a.chunk_rows >= 0
+                       ? a.chunk_rows
+                       : tti_chunk_rows_policy(
+                             resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes)), tiles_x);
+  const int chunk =
+      chunk_tiles(rows, kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
   const dim3 block(Shape::BX, Shape::BY, 1);
   const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
