@@ -28,7 +28,8 @@ int resident_blocks(const void* kernel, int threads, int shared_bytes);
 
 // The tiles of a chunk of the tma kernels' launch order (block_place in kernels/acoustic.hpp) on
 // a grid of tiles_x x tile_rows tiles: chunk_rows rows; 0 whole layers; < 0 the fewest whole
-// rows that hold as many tiles as blocks of `kernel` are resident.
+// rows that hold as many tiles as blocks of `kernel` are resident (acoustic's policy; the tti
+// launcher passes the rows of its own, tti_chunk_rows_policy).
 int chunk_tiles(int chunk_rows, const void* kernel, int threads, int shared_bytes, int tiles_x, int tile_rows);
 
 }  // namespace seisrtm::kernels
