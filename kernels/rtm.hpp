@@ -64,8 +64,8 @@ void launch_image(const __half* s, const __half* r, float* image, float* illumin
 
 // The fused backward step (kernels/rtm_fused.cu, the tma march, radius <= 4): s and r are
 // the source and receiver fields' step arguments (p = level n + 1, pn = level n + 2 on entry,
-// level n on exit; the same model, damping and weights); with image_level set, image and
-// illumination accumulate the level n + 1 products over the box [box_lo, box_hi). The planes
+// level n on exit; the same model, damping and weights); with image_level set, image
+// accumulates s^{n+1} r^{n+2} and illumination (s^{n+1})^2 over the box [box_lo, box_hi). The planes
 // computed are s's [z_lo, z_end()) (a z slab's own planes; r's range is not read).
 struct FusedArgs {
   AcousticArgs s, r;

@@ -1,17 +1,18 @@
 // The fused backward step of migration (tma, radius <= 4): one kernel advances the rebuilt
 // source field and the adjoint receiver field by one step backwards in time and images the
-// level both fields are at, reading the model once for both.
+// source level the stencils are at, reading the model once for both.
 //
 //   S^n   = [2 S^{n+1} - (1 - s) S^{n+2} + m L S^{n+1}] / (1 + s)   (exact where s = 0)
 //   chi^n = [2 chi^{n+1} - (1 - s) chi^{n+2} + m L chi^{n+1}] / (1 + s)
-//   image += S^{n+1} chi^{n+1}, illumination += (S^{n+1})^2     (imaging levels, interior box)
+//   image += S^{n+1} chi^{n+2}, illumination += (S^{n+1})^2     (imaging levels, interior box)
 //
-// The level imaged is the one both stencils already hold in registers (the tiles' centres), so
-// imaging reads no field again. Memory movement per cell: S^{n+1}, S^{n+2}, chi^{n+1},
-// chi^{n+2}, m read (20 B), S^n and chi^n written (8 B), image and illumination read and
-// written on imaging levels (16 B): 28 or 44 B against the forward step's 16.
-// The march is the tma variant's (kernels/acoustic_tma.cu): two halo rings of plane tiles, one
-// per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m.
+// S^{n+1} pairs with chi^{n+2}: the zero-lag correlation at equal physical times
+// (docs/ADJOINT.md, "Imaging"). Both are in registers (the tile's centre of S, the block's own
+// column of chi^{n+2} that the update reads), so imaging reads no field again. Memory movement per cell: S^{n+1},
+// S^{n+2}, chi^{n+1}, chi^{n+2}, m read (20 B), S^n and chi^n written (8 B), image and illumination read and written on
+// imaging levels (16 B): 28 or 44 B against the forward step's 16. The march is the tma variant's
+// (kernels/acoustic_tma.cu): two halo rings of plane tiles, one per field, and one ring of the block's own columns of
+// S^{n+2}, chi^{n+2} and m.
 #include <cuda.h>
 
 #include <cuda/ptx>
@@ -194,7 +195,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     const float dz = a.damp_z[iz];
     const bool image_z = images_plane(iz);
     // The two fields one after the other: the same stencil on each ring.
-    float cur_s[RY], cur_r[RY], next_s[RY], next_r[RY];
+    float cur_s[RY], next_s[RY], next_r[RY];
 #pragma unroll
     for (int field = 0; field < 2; ++field) {
       const float* ring = field == 0 ? ring_s : ring_r;
@@ -221,7 +222,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
                  a.cz[k] * (behind[k - 1] + front[k - 1][r * TW]);
         const float v = detail::leapfrog(cur, field == 0 ? prev_s[r] : prev_r[r], mj[r], lap, damp_xy[r] + dz);
         (field == 0 ? next_s : next_r)[r] = (a.free_surface && iz == 0) ? 0.0f : v;
-        (field == 0 ? cur_s : cur_r)[r] = cur;
+        if (field == 0) cur_s[r] = cur;
 #pragma unroll
         for (int k = Radius - 1; k > 0; --k) behind[k] = behind[k - 1];
         behind[0] = cur;
@@ -234,7 +235,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
       f.s.pn[i] = next_s[r];
       f.r.pn[i] = next_r[r];
       if (image_z && image_xy[r]) {
-        f.image[i] = img_j[r] + cur_s[r] * cur_r[r];
+        f.image[i] = img_j[r] + cur_s[r] * prev_r[r];
         f.illumination[i] = ill_j[r] + cur_s[r] * cur_s[r];
       }
     }

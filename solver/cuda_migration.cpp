@@ -1007,7 +1007,9 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
 
   // Backward: chi^n (forward kernel, data sample n - 1 injected); p^n rebuilt by the forward
   // kernel over the whole grid (exact where s = 0; the damping zone holds values nobody
-  // reads) with the shell written back; image every `every` levels inside the interior box.
+  // reads) with the shell written back; every `every` levels, p^n imaged with chi^{n+1} inside
+  // the interior box (the zero-lag correlation at equal times: docs/ADJOINT.md, "Imaging";
+  // validation/cpu_migration.cpp pairs the same levels).
   const CellBox& in = d.interior;
   kernels::ImageBox box;
   for (int a = 0; a < 3; ++a) box.lo[a] = static_cast<int>(in.lo[a]), box.hi[a] = static_cast<int>(in.hi[a]);
@@ -1077,13 +1079,14 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   const long long period = every % 2 == 0 ? every : 2 * every;
   if (d.fused && nt >= 3) {
     // Levels N and N - 1 of the receiver field by plain steps; the source field's are the
-    // forward pass's last two. Then each fused step makes level n of both fields and images
-    // level n + 1; level 1 is imaged at the end.
+    // forward pass's last two. Level N is imaged with chi^{N+1} = 0 (its illumination counts)
+    // before chi^{N+1}'s buffer takes chi^{N-1}. Then each fused step makes level n of both
+    // fields and images p^{n+1} with chi^{n+2}; level 1 is imaged with chi^2 at the end.
     leading_receiver_step();
+    if (nt % every == 0) image_now(d.s[cs], d.r[1 - cr]);
     after_backward(nt);
     leading_receiver_step();
     cs = 1 - cs;
-    if (nt % every == 0) image_now(d.s[1 - cs], d.r[1 - cr]);
     after_backward(nt - 1);
     kernels::FusedArgs fa;
     fa.image = d.image.as<float>();
@@ -1120,15 +1123,16 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cr = 1 - cr;
     };
     replay(nt - 2, nt - 2, -1, period, PhaseTimer::fused_step, fused_step, after_backward);
-    if (1 % every == 0) image_now(d.s[cs], d.r[cr]);
+    if (1 % every == 0) image_now(d.s[cs], d.r[1 - cr]);
   } else {
-    // Levels N and N - 1: receiver steps only (the source field's are the forward pass's last two).
+    // Levels N and N - 1: receiver steps only (the source field's are the forward pass's last
+    // two). After a receiver step, d.r[cr] holds chi^n and d.r[1 - cr] chi^{n+1} (zero at n = N).
     for (long long n = nt; n >= std::max(1LL, nt - 1); --n) {
       leading_receiver_step();
       if (n == nt - 1) cs = 1 - cs;  // the last two levels are p^N, p^{N-1}: start from them
       if (n % every == 0) {
         t.mark(PhaseTimer::image, st);
-        image_now(d.s[cs], d.r[cr]);
+        image_now(d.s[cs], d.r[1 - cr]);
       }
       after_backward(n);
     }
@@ -1155,7 +1159,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
       cs = 1 - cs;
       if (n % every == 0) {
         if (marks) t.mark(PhaseTimer::image, st);
-        image_now(d.s[cs], d.r[cr]);
+        image_now(d.s[cs], d.r[1 - cr]);
       }
       kernels::launch_add_level(d.lvl(), -1, st);
     };

@@ -56,16 +56,20 @@ void receiver_step(Wave& w, const Problem& pb, long long n, const Real* data) {
 
 // The boundary store: the fields a pair steps (p; p and q), their values at the store's cells
 // in the pair's layout, saved from the current level and restored into the new one.
-int fields(const CpuWave<float>&) {
+template <class Real>
+int fields(const CpuWave<Real>&) {
   return 1;
 }
-int fields(const CpuTti<float>&) {
+template <class Real>
+int fields(const CpuTti<Real>&) {
   return 2;
 }
-std::vector<long long> storage_index(const CpuWave<float>&, const Grid&, const std::vector<long long>& cells) {
+template <class Real>
+std::vector<long long> storage_index(const CpuWave<Real>&, const Grid&, const std::vector<long long>& cells) {
   return cells;
 }
-std::vector<long long> storage_index(const CpuTti<float>& w, const Grid& g, const std::vector<long long>& cells) {
+template <class Real>
+std::vector<long long> storage_index(const CpuTti<Real>& w, const Grid& g, const std::vector<long long>& cells) {
   std::vector<long long> out(cells.size());
   for (size_t k = 0; k < cells.size(); ++k) {
     const long long c = cells[k];
@@ -73,61 +77,77 @@ std::vector<long long> storage_index(const CpuTti<float>& w, const Grid& g, cons
   }
   return out;
 }
-void save_shell(const CpuWave<float>& w, const std::vector<long long>& at, float* slot) {
-  const float* p = w.current();
+template <class Real>
+void save_shell(const CpuWave<Real>& w, const std::vector<long long>& at, Real* slot) {
+  const Real* p = w.current();
   for (size_t k = 0; k < at.size(); ++k) slot[k] = p[at[k]];
 }
-void save_shell(const CpuTti<float>& w, const std::vector<long long>& at, float* slot) {
-  const float *p = w.p_current(), *q = w.q_current();
+template <class Real>
+void save_shell(const CpuTti<Real>& w, const std::vector<long long>& at, Real* slot) {
+  const Real *p = w.p_current(), *q = w.q_current();
   const size_t ns = at.size();
   for (size_t k = 0; k < ns; ++k) slot[k] = p[at[k]];
   for (size_t k = 0; k < ns; ++k) slot[ns + k] = q[at[k]];
 }
-void restore_shell(CpuWave<float>& w, const std::vector<long long>& at, const float* slot) {
-  float* p = w.previous();
+template <class Real>
+void restore_shell(CpuWave<Real>& w, const std::vector<long long>& at, const Real* slot) {
+  Real* p = w.previous();
   for (size_t k = 0; k < at.size(); ++k) p[at[k]] = slot[k];
 }
-void restore_shell(CpuTti<float>& w, const std::vector<long long>& at, const float* slot) {
-  float *p = w.p_previous(), *q = w.q_previous();
+template <class Real>
+void restore_shell(CpuTti<Real>& w, const std::vector<long long>& at, const Real* slot) {
+  Real *p = w.p_previous(), *q = w.q_previous();
   const size_t ns = at.size();
   for (size_t k = 0; k < ns; ++k) p[at[k]] = slot[k];
   for (size_t k = 0; k < ns; ++k) q[at[k]] = slot[ns + k];
 }
 
 // Where a field keeps p: grid cell (ix, iy, iz) is data[base + ix + iy sy + iz sz].
+template <class Real>
 struct FieldView {
-  const float* data = nullptr;
+  const Real* data = nullptr;
   long long base = 0, sy = 0, sz = 0;
-  const float* row(long long iy, long long iz) const { return data + base + iy * sy + iz * sz; }
+  const Real* row(long long iy, long long iz) const { return data + base + iy * sy + iz * sz; }
 };
-FieldView grid_view(const Grid& g, const float* v) {
+template <class Real>
+FieldView<Real> grid_view(const Grid& g, const Real* v) {
   return {v, 0, g.n[0], g.n[0] * g.n[1]};
 }
-FieldView view(const CpuWave<float>& w, const Grid& g) {
+template <class Real>
+FieldView<Real> view(const CpuWave<Real>& w, const Grid& g) {
   return grid_view(g, w.current());
 }
-FieldView view(const CpuTti<float>& w, const Grid&) {
+template <class Real>
+FieldView<Real> view(const CpuTti<Real>& w, const Grid&) {
   return {w.p_current(), w.padded_index(0, 0, 0), w.padded_stride(1), w.padded_stride(2)};
 }
 // The current p in grid layout: the acoustic field as it is, the pair's copied into `buffer`.
-const float* grid_p(const CpuWave<float>& w, const Grid&, std::vector<float>&) {
+template <class Real>
+const Real* grid_p(const CpuWave<Real>& w, const Grid&, std::vector<Real>&) {
   return w.current();
 }
-const float* grid_p(const CpuTti<float>& w, const Grid& g, std::vector<float>& buffer) {
+template <class Real>
+const Real* grid_p(const CpuTti<Real>& w, const Grid& g, std::vector<Real>& buffer) {
   buffer.resize(static_cast<size_t>(g.cells()));
-  w.p_field(buffer.data());
+  if constexpr (std::is_same_v<Real, float>) {
+    w.p_field(buffer.data());
+  } else {
+    const std::vector<double> p = w.p_field();
+    std::copy(p.begin(), p.end(), buffer.begin());
+  }
   return buffer.data();
 }
 
 // I += S R, illumination += S^2 over the cells of `box` (image and illumination in grid layout).
-void image_level(const Grid& g, const Box& box, const FieldView& s, const FieldView& r, float* image,
-                 float* illumination) {
+template <class Real>
+void image_level(const Grid& g, const Box& box, const FieldView<Real>& s, const FieldView<Real>& r, Real* image,
+                 Real* illumination) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
     for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
       const long long row = g.index(0, iy, iz);
-      const float* sr = s.row(iy, iz);
-      const float* rr = r.row(iy, iz);
+      const Real* sr = s.row(iy, iz);
+      const Real* rr = r.row(iy, iz);
 #pragma omp simd
       for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
         image[row + ix] += sr[ix] * rr[ix];
@@ -248,8 +268,17 @@ void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, 
     migrate_with<CpuWave<float>>(shot, data, image, illumination, progress);
 }
 
-template <class Wave>
-void CpuMigrator::migrate_with(long long shot, const float* data, float* image, float* illumination,
+void CpuMigrator::migrate_shot(long long shot, const double* data, double* image, double* illumination) {
+  if (slab_ || half_peak_exponent_) throw Error("CpuMigrator: the double passes run on the whole grid in double");
+  const Progress quiet = [](const std::string&, long long) {};
+  if (pb_.anisotropic())
+    migrate_with<CpuTti<double>>(shot, data, image, illumination, quiet);
+  else
+    migrate_with<CpuWave<double>>(shot, data, image, illumination, quiet);
+}
+
+template <class Wave, class Real>
+void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Real* illumination,
                                const Progress& progress) {
   const MigrationConfig& mc = *pb_.config.migration;
   const Grid& g = pb_.grid;
@@ -257,6 +286,7 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
   const bool boundary = mc.mode == "boundary";
   const PointSet& src = pb_.shots[shot];
   const Box all = whole(pb_);
+  constexpr bool single = std::is_same_v<Real, float>;
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
   // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
@@ -270,34 +300,43 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
       r.store_as_half(data_field_scale(pb_, data, e), true, HalfFields::levels);
     }
   }
+  auto exchange = [&](Wave& w) {
+    if constexpr (single) {
+      if (slab_) exchange_halos(w, pb_, *slab_);
+    }
+  };
   const std::vector<long long> at = storage_index(s, g, shell_);
   const size_t per_level = fields(s) * shell_.size();
-  std::vector<float> store(boundary ? per_level * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
-  std::vector<std::vector<float>> snapshots(boundary ? 0 : static_cast<size_t>(nt / every + 1));
-  std::vector<float> buffer;  // p of the pair in grid layout
+  std::vector<Real> store(boundary ? per_level * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
+  std::vector<std::vector<Real>> snapshots(boundary ? 0 : static_cast<size_t>(nt / every + 1));
+  std::vector<Real> buffer;  // p of the pair in grid layout
   for (long long n = 0; n < nt; ++n) {
     s.update();
     for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n]), all);
     s.finish();
-    if (slab_) exchange_halos(s, pb_, *slab_);
+    exchange(s);
     const long long level = n + 1;
     if (boundary && level <= nt - 2) {
       save_shell(s, at, store.data() + (level - 1) * per_level);
     } else if (!boundary && level % every == 0) {
-      const float* p = grid_p(s, g, buffer);
+      const Real* p = grid_p(s, g, buffer);
       snapshots[level / every].assign(p, p + g.cells());
     }
     progress("forward", n + 1);
   }
 
-  // Backward: the receiver field chi^n from the time-reversed data; the source field p^n
-  // rebuilt in reverse (boundary) or taken from the snapshots; image every `every` levels.
+  // Backward, n = N .. 1: the source field p^n, rebuilt in reverse (boundary) or taken from the
+  // snapshots; on imaging levels I += p^n chi^{n+1} (the receiver field still holds chi^{n+1}:
+  // zero at n = N); then the receiver field's step to chi^n from the time-reversed data.
+  // p^n pairs with chi^{n+1}: the data sample n - 1 enters chi^n and was recorded from p^n, and
+  // the gradient of the data misfit with respect to m = v^2 dt^2 is
+  //   m^2 g = sum_n chi^{n+1} (p^{n+1} - 2 p^n + p^{n-1}) = C(+1) - 2 C(0) + C(-1),
+  //   C(j) = sum_n p^n chi^{n+1+j}   (docs/ADJOINT.md, "Imaging"),
+  // centred on C(0); p^n chi^n is C(-1), a depth bias of about v dt / 2.
   progress("backward", 0);
   for (long long n = nt; n >= 1; --n) {
-    receiver_step(r, pb_, n, data);
-    if (slab_) exchange_halos(r, pb_, *slab_);
-    const float* sn = nullptr;  // p^n in grid layout, for the callback
-    FieldView sv;
+    const Real* sn = nullptr;  // p^n in grid layout, for the callback
+    FieldView<Real> sv;
     if (boundary) {
       if (n == nt - 1) {
         s.swap_levels();  // the last two levels are p^N, p^{N-1}: start from them
@@ -309,16 +348,20 @@ void CpuMigrator::migrate_with(long long shot, const float* data, float* image, 
         for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n + 1]), inner_);
         restore_shell(s, at, store.data() + (n - 1) * per_level);
         s.finish();
-        if (slab_) exchange_halos(s, pb_, *slab_);
+        exchange(s);
       }
       sv = view(s, g);
-      if (on_source_level) sn = grid_p(s, g, buffer);
+      if (single && on_source_level) sn = grid_p(s, g, buffer);
     } else if (n % every == 0) {
       sn = snapshots[n / every].data();
       sv = grid_view(g, sn);
     }
     if (n % every == 0) image_level(g, interior_, sv, view(r, g), image, illumination);
-    if (sn && on_source_level) on_source_level(n, sn);
+    if constexpr (single) {
+      if (sn && on_source_level) on_source_level(n, sn);
+    }
+    receiver_step(r, pb_, n, data);
+    exchange(r);
     progress("backward", nt - n + 1);
   }
 }

@@ -50,6 +50,9 @@ class CpuMigrator final : public Migrator {
   std::string name() const override;
   void migrate_shot(long long shot, const float* data, float* image, float* illumination,
                     const Progress& progress) override;
+  // The same passes in double on the whole grid (no slab, no half storage): the gradient test's
+  // exact path. data [receiver][step]; image and illumination are added to.
+  void migrate_shot(long long shot, const double* data, double* image, double* illumination);
   // The CPU backend images each shot into the caller's volumes; with SEISRTM_TEST_OWN_STACK set
   // (tests/test_mpi.cpp) it keeps a stack of its own as the GPU backend does, so that the
   // shot-parallel path of such a backend runs in CI.
@@ -66,9 +69,9 @@ class CpuMigrator final : public Migrator {
   std::function<void(long long n, const float* source_field)> on_source_level;
 
  private:
-  // The passes of one shot over a wave pair: CpuWave<float> (acoustic) or CpuTti<float>.
-  template <class Wave>
-  void migrate_with(long long shot, const float* data, float* image, float* illumination, const Progress& progress);
+  // The passes of one shot over a wave pair: CpuWave<Real> (acoustic) or CpuTti<Real>.
+  template <class Wave, class Real>
+  void migrate_with(long long shot, const Real* data, Real* image, Real* illumination, const Progress& progress);
 
   void find_shell();
   const Problem& pb_;

@@ -38,6 +38,11 @@ class CpuWave {
   // as a GPU kernel that loads halves, computes in float and stores halves.
   void store_as_half(float field_scale, bool model, HalfFields fields, HalfFormat format = HalfFormat::binary16);
   float half_scale() const { return half_scale_; }  // 0: Real storage
+  // m += eps dm at every cell (m = v^2 dt^2, m^2): the gradient test's perturbed model, in Real
+  // (a perturbation of vp in float would be rounded to float's 6e-8).
+  void perturb_model(const std::vector<double>& dm, double eps) {
+    for (size_t i = 0; i < m_.size(); ++i) m_[i] = static_cast<Real>(double(m_[i]) + eps * dm[i]);
+  }
   // Swaps the two levels without stepping (the backward pass starts from the last two levels).
   void swap_levels() { p_.swap(pp_); }
 
