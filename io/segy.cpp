@@ -424,10 +424,21 @@ FileLayout read_layout(const std::string& path) {
               "240-byte header only (0)");
   segy_get_bfield(bin, SEGY_BIN_SAMPLES, &v);
   L.samples = static_cast<uint16_t>(v);
-  if (major >= 2 && get_raw(b + 3269 - 3201, 4, L.lsb) != 0)
+  std::string samples_field = "binary header bytes 3221-3222 (samples per trace)";
+  if (major >= 2 && get_raw(b + 3269 - 3201, 4, L.lsb) != 0) {
     L.samples = static_cast<long long>(get_raw(b + 3269 - 3201, 4, L.lsb));
-  if (L.samples < 1)
-    throw bad("binary header bytes 3221-3222 (samples per trace) = 0; it must give the samples of every trace");
+    samples_field = "binary header bytes 3269-3272 (rev 2 extended samples per trace)";
+  }
+  if (L.samples < 1) throw bad(samples_field + " = 0; it must give the samples of every trace");
+  // segyio holds a trace's size in bytes in an int: the 240-byte header and 4 bytes a sample
+  // (formats 1 and 5) stay below 2^31 up to (2^31 - 1 - 240) / 4 samples. A 32-bit count past
+  // that wrapped the size (2^30 + 11 samples read as traces of 11) and planned a read of GiB.
+  constexpr long long kMaxSamples = (static_cast<long long>(INT32_MAX) - kTrace) / 4;
+  if (L.samples > kMaxSamples)
+    throw bad(samples_field + " = " + std::to_string(L.samples) + ": a trace of 240 + 4 x " +
+              std::to_string(L.samples) + " bytes exceeds the " + std::to_string(INT32_MAX) +
+              " bytes a trace may hold; valid: 1 to " + std::to_string(kMaxSamples) +
+              " samples (a corrupt or mis-declared header)");
   segy_get_bfield(bin, SEGY_BIN_INTERVAL, &v);
   double us = static_cast<uint16_t>(v);
   if (major >= 2) {
@@ -464,7 +475,7 @@ FileLayout read_layout(const std::string& path) {
               "-byte file header are not a whole number of traces of " + std::to_string(per) +
               " bytes (240-byte "
               "header + " +
-              std::to_string(L.samples) + " samples x 4 bytes, binary header bytes 3221-3222): trace " +
+              std::to_string(L.samples) + " samples x 4 bytes, " + samples_field + "): trace " +
               std::to_string(body / per + 1) + " is cut short after " + std::to_string(body % per) +
               " bytes (a truncated file, or traces of varying length)");
   if (body / per > INT32_MAX) throw bad("holds more than 2^31 traces");

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -206,6 +207,34 @@ TEST_CASE("a SEG-Y gather reads back with segyio: samples bit for bit, headers, 
     }
     CHECK(io::read_segy(file, SegyHeaderConfig{}).dt == 1294e-6);
   }
+}
+
+TEST_CASE("a rev 2 sample count that overflows the trace size is refused from the header", "[integration][segy]") {
+  using namespace seisrtm;
+  const fs::path d = fresh_dir("samples");
+  const std::vector<std::array<double, 3>> src{{100, 40, 10}};
+  const std::vector<std::array<double, 3>> rec{{20, 40, 5}, {180, 40, 5}};
+  const long long steps = 10;  // 11 samples a trace
+  const std::vector<float> traces(rec.size() * steps, 0.5f);
+  io::SegyRun run = io::plan_segy(2, 0.002, steps, src, rec);
+  const std::string file = (d / "wrap.sgy").string();
+  io::write_segy_shot(file, run, 0, src[0], rec, traces.data());
+  // Bytes 3269-3272 (big-endian) = 2^30 + 11: 4 bytes a sample wrap segyio's int trace size to
+  // 44 bytes, the size of the real traces, so the file looked whole with 2^30 + 11 samples.
+  const uint32_t declared = (1u << 30) + 11;
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3268);
+    const char be[4] = {char(declared >> 24), char((declared >> 16) & 0xff), char((declared >> 8) & 0xff),
+                        char(declared & 0xff)};
+    f.write(be, 4);
+    REQUIRE(f.good());
+  }
+  // Headers only: before the fix this returned 2^30 + 10 samples a trace (and a read of them
+  // planned GiB per trace).
+  CHECK_THROWS_WITH(io::read_segy(file, SegyHeaderConfig{}, false),
+                    Contains("SEG-Y file '" + file + "'") && Contains("bytes 3269-3272") &&
+                        Contains("= " + std::to_string(declared)) && Contains("valid: 1 to 536870851 samples"));
 }
 
 TEST_CASE("run -> SEG-Y -> migrate gives the image of run -> HDF5 -> migrate, bit for bit", "[integration][segy]") {
