@@ -91,6 +91,26 @@ std::vector<float> read_float1(const std::string& file, const std::string& datas
   return v;
 }
 
+DeclaredDataset declared_dataset(const std::string& file, const std::string& dataset) {
+  H5QuietErrors quiet;
+  DeclaredDataset out;
+  if (!std::filesystem::exists(file)) return out;
+  H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
+  if (!f.valid() || H5Lexists(f.get(), dataset.c_str(), H5P_DEFAULT) <= 0) return out;
+  H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) return out;
+  H5Handle sp(H5Dget_space(d.get()), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(sp.get());
+  std::vector<hsize_t> dims(rank > 0 ? rank : 0);
+  if (rank <= 0 || H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr) != rank) return out;
+  out.dims = dims;
+  if (H5Aexists(d.get(), "dt") > 0) {
+    H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
+    if (a.valid() && H5Aread(a.get(), H5T_NATIVE_DOUBLE, &out.dt) < 0) out.dt = 0;
+  }
+  return out;
+}
+
 namespace {
 
 // " to '<file>' failed" for messages about writes at `loc` (the final name for a run's

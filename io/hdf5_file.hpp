@@ -57,6 +57,16 @@ Array3 read_float3(const std::string& file, const std::string& dataset);
 // Reads a 1D float dataset; `dt` receives the attribute "dt" when present (else 0).
 std::vector<float> read_float1(const std::string& file, const std::string& dataset, double* dt);
 
+// What a dataset declares, from the file's metadata only: its shape (empty when it cannot be
+// read: the reader then says why) and its attribute dt (0 when absent). A small file can
+// declare a huge dataset (a chunked one that was never written costs no disk), so shapes are
+// compared with what a reader accepts before any value is read.
+struct DeclaredDataset {
+  std::vector<hsize_t> dims;
+  double dt = 0;
+};
+DeclaredDataset declared_dataset(const std::string& file, const std::string& dataset);
+
 // Writes helpers used by the output file and by tests that make inputs.
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const float* data);
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const double* data);

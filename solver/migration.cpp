@@ -16,6 +16,7 @@
 
 #include "base/error.hpp"
 #include "base/format.hpp"
+#include "io/hdf5_file.hpp"
 #include "io/interrupt.hpp"
 #include "io/observed_data.hpp"
 #include "io/output_file.hpp"
@@ -136,19 +137,47 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
       for (long long n = 0; n < o.samples; ++n)
         o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
     } else {
+      const std::string named = "wavelet file '" + w.file + "' dataset '" + w.dataset + "'";
+      // run's rule (wavelet_file_limit) with the data's record for the run's steps, from the
+      // declared shape and dt before anything is read.
+      const io::DeclaredDataset decl = io::declared_dataset(w.file, w.dataset);
+      if (decl.dims.size() == 1) {
+        const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : o.dt;
+        const double used = std::ceil(double(o.samples) * o.dt / fdt) + 1;
+        const double limit = wavelet_file_limit(used);
+        if (double(decl.dims[0]) > limit)
+          throw Error(named + " declares shape [" + std::to_string(decl.dims[0]) + "]; the data's record uses [" +
+                      std::to_string(static_cast<long long>(used)) + "] samples (" + std::to_string(o.samples) +
+                      " samples of " + fmt(o.dt) + " s / the file's dt " + fmt(fdt) + " s) and at most [" +
+                      std::to_string(static_cast<long long>(limit)) +
+                      "] are accepted (migration.wavelet.file); nothing was read");
+      }
       double wdt = 0;
       auto raw = io::read_float1(w.file, w.dataset, &wdt);
       for (size_t i = 0; i < raw.size(); ++i)
         if (!std::isfinite(raw[i]))
-          throw Error("wavelet file '" + w.file + "' dataset '" + w.dataset +
-                      "' (migration.wavelet) has a NaN or "
+          throw Error(named +
+                      " (migration.wavelet) has a NaN or "
                       "infinite value at sample " +
                       std::to_string(i));
+      if (!std::isfinite(wdt) || wdt < 0)
+        throw Error(named + " has the attribute dt = " + fmt(wdt) +
+                    "; it must be a positive sample interval in s (or absent: sampled at the data's dt) "
+                    "(migration.wavelet.file)");
       // Without a dt attribute it is taken at the data's dt; else resampled (band-limited) to it.
-      o.wavelet = wdt > 0 && wdt != o.dt
-                      ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
-                                 static_cast<long long>(std::ceil(raw.size() * wdt / o.dt)), o.dt, 0.0)
-                      : raw;
+      // At the data's dt it may not hold more samples than the same rule allows the file (a
+      // 2^20-sample file at 1 s resampled to 1 ms would be 10^9 samples).
+      const double resampled = std::ceil(double(raw.size()) * wdt / o.dt);
+      const double resampled_limit = wavelet_file_limit(double(o.samples) + 1);
+      if (wdt > 0 && resampled > resampled_limit)
+        throw Error(named + " lasts " + fmt(double(raw.size()) * wdt) + " s (" + std::to_string(raw.size()) +
+                    " samples of dt " + fmt(wdt) + " s): " + std::to_string(static_cast<long long>(resampled)) +
+                    " samples at the data's dt " + fmt(o.dt) + " s, and at most " +
+                    std::to_string(static_cast<long long>(resampled_limit)) +
+                    " are accepted (migration.wavelet.file); check its attribute dt");
+      o.wavelet = wdt > 0 && wdt != o.dt ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
+                                                    static_cast<long long>(resampled), o.dt, 0.0)
+                                         : raw;
     }
     return o;
   };

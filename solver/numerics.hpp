@@ -21,6 +21,15 @@ double max_stable_dt(const std::array<double, 3>& h, int radius, double v_max);
 // Ricker wavelet (1 - 2 (pi f (t - t0))^2) exp(-(pi f (t - t0))^2).
 double ricker(double t, double peak_frequency, double delay);
 
+// The most samples a wavelet file may declare when `used` of its samples cover the record
+// (sources.wavelet.file of run, migration.wavelet of a SEG-Y migration). The file is read in
+// full and its spectrum taken, so a length far beyond what is used is a mis-declared dataset:
+// up to 4 times the samples used, and any length up to 2^20 samples (4 MiB; its spectrum, an
+// FFT of 2^21 points, takes well under a second), so a long wavelet file still serves short runs.
+inline double wavelet_file_limit(double used) {
+  return used * 4 > double(1 << 20) ? used * 4 : double(1 << 20);
+}
+
 // The frequency (Hz) above the spectrum's peak where the amplitude spectrum of `w`
 // (sampled at dt) first falls under `fraction` of its maximum.
 double highest_useful_frequency(const std::vector<float>& w, double dt, double fraction);

@@ -51,34 +51,6 @@ std::string dims_text(const std::vector<hsize_t>& d) {
   return s + "]";
 }
 
-// What a dataset declares, from the file's metadata only: its shape (empty when it cannot be
-// read: the reader then says why) and its attribute dt (0 when absent). A small file can
-// declare a huge dataset (a chunked one that was never written costs no disk), so shapes are
-// compared before any value is read.
-struct Declared {
-  std::vector<hsize_t> dims;
-  double dt = 0;
-};
-Declared declared(const std::string& file, const std::string& dataset) {
-  io::H5QuietErrors quiet;
-  Declared out;
-  if (!std::filesystem::exists(file)) return out;
-  io::H5Handle f(H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
-  if (!f.valid() || H5Lexists(f.get(), dataset.c_str(), H5P_DEFAULT) <= 0) return out;
-  io::H5Handle d(H5Dopen2(f.get(), dataset.c_str(), H5P_DEFAULT), H5Dclose);
-  if (!d.valid()) return out;
-  io::H5Handle sp(H5Dget_space(d.get()), H5Sclose);
-  const int rank = H5Sget_simple_extent_ndims(sp.get());
-  std::vector<hsize_t> dims(rank > 0 ? rank : 0);
-  if (rank <= 0 || H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr) != rank) return out;
-  out.dims = dims;
-  if (H5Aexists(d.get(), "dt") > 0) {
-    io::H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
-    if (a.valid() && H5Aread(a.get(), H5T_NATIVE_DOUBLE, &out.dt) < 0) out.dt = 0;
-  }
-  return out;
-}
-
 bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, bool free_surface) {
   for (int a = 0; a < 3; ++a) {
     const double i = p[a] / g.h[a];
@@ -223,7 +195,7 @@ std::vector<float> sample_volume(const VolumeConfig& m, const Grid& g) {
 // stored; its values are the caller's to check.
 std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g) {
   const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
-  const std::vector<hsize_t> dims = declared(m.file, m.dataset).dims;
+  const std::vector<hsize_t> dims = io::declared_dataset(m.file, m.dataset).dims;
   if (!dims.empty() && dims != std::vector<hsize_t>{hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])})
     throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' declares shape " + dims_text(dims) +
                 "; the grid needs [nz, ny, nx] = [" + std::to_string(want[0]) + ", " + std::to_string(want[1]) + ", " +
@@ -455,15 +427,12 @@ Problem build_problem(const Config& c) {
       p.wavelet[n] = static_cast<float>(ricker(n * p.dt, wc.peak_frequency, delay));
     f_max = 2.5 * wc.peak_frequency;
   } else {
-    // The file is read in full (and its spectrum taken): a length far beyond what the run uses
-    // is a mis-declared dataset. Allowed: up to 4 times the samples the run uses, and any
-    // length up to 2^20 samples (4 MiB; its spectrum, an FFT of 2^21 points, takes well under
-    // a second), so a long wavelet file still serves short runs.
-    const Declared decl = declared(wc.file, wc.dataset);
+    // The declared length against wavelet_file_limit before anything is read.
+    const io::DeclaredDataset decl = io::declared_dataset(wc.file, wc.dataset);
     if (decl.dims.size() == 1) {
       const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : p.dt;
       const double used = std::ceil(double(p.steps) * p.dt / fdt) + 1;
-      const double limit = std::max(4 * used, double(1 << 20));
+      const double limit = wavelet_file_limit(used);
       if (double(decl.dims[0]) > limit)
         throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' declares shape " +
                     dims_text(decl.dims) + "; the run uses [" + std::to_string(static_cast<long long>(used)) +

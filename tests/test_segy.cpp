@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/error.hpp"
+#include "io/hdf5_file.hpp"
 #include "io/segy.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
@@ -358,5 +359,63 @@ TEST_CASE("bad SEG-Y is refused with one message naming file, trace and header b
     r = run_cli("migrate " + write_text(d / "b.yaml", cfg) + " --quiet --backend cpu --output " + d.string());
     CHECK(r.code == 1);
     CHECK_THAT(r.output, Contains("'migration.segy_headers.source_x' = 74 is not the first byte"));
+  }
+}
+
+namespace {
+// A file of a few KiB whose float dataset declares `dims` (chunked, never written: no disk).
+std::string write_declared(const fs::path& file, const std::string& name, const std::vector<hsize_t>& dims) {
+  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  const std::vector<hsize_t> chunk(dims.size(), 1);
+  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  H5Dclose(d);
+  H5Pclose(p);
+  H5Sclose(s);
+  H5Fclose(f);
+  REQUIRE(fs::file_size(file) < 64 * 1024);
+  return file.string();
+}
+}  // namespace
+
+TEST_CASE("a migration.wavelet file of SEG-Y data is held to run's rules: declared length and dt",
+          "[integration][segy]") {
+  const fs::path d = fresh_dir("wavelet");
+  const std::string data = (run_dir() / "data_shot_*.sgy").string();
+  // The SEG-Y migration with `file` as its wavelet must stop with one message holding every
+  // `expected` part, exit 1 and no output.
+  auto refused = [&](const std::string& name, const std::string& file, const std::vector<std::string>& expected) {
+    std::string cfg = migration_config("rtm", data, true);
+    const std::string ricker = "{peak_frequency: 15}";
+    cfg.replace(cfg.find(ricker), ricker.size(), "{type: file, file: '" + file + "'}");
+    const Result r = run_cli("migrate " + write_text(d / (name + ".yaml"), cfg) + " --quiet --backend cpu --output " +
+                             (d / name).string());
+    INFO(name << ": " << r.output);
+    CHECK(r.code == 1);
+    for (const auto& e : expected) CHECK_THAT(r.output, Contains(e));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(d / name / "rtm.h5"));
+  };
+  // 5e7 samples declared (a few KiB on disk): run refuses such a file from its shape; the SEG-Y
+  // path read it in full (200 MB) and took its spectrum. Without a dt attribute the file is at
+  // the data's dt; the record's 200 samples use 201 of it, so the 2^20-sample floor applies.
+  const std::string huge = write_declared(d / "huge.h5", "wavelet", {50000000});
+  refused("declared", huge,
+          {"wavelet file '" + huge + "' dataset 'wavelet' declares shape [50000000]", "at most [1048576]",
+           "migration.wavelet.file", "nothing was read"});
+  // A dt attribute that is negative or NaN was ignored (the samples taken at the data's dt).
+  std::vector<float> w(60, 0.0f);
+  w[10] = 1.0f;
+  for (const double dt : {-0.002, std::nan("")}) {
+    const std::string name = std::isnan(dt) ? "dt_nan" : "dt_negative";
+    const std::string f = (d / (name + ".h5")).string();
+    seisrtm::io::write_float_file(f, "wavelet", {60}, w, dt);
+    refused(name, f,
+            {"wavelet file '" + f + "' dataset 'wavelet' has the attribute dt = " + (std::isnan(dt) ? "nan" : "-0.002"),
+             "must be a positive sample interval in s"});
   }
 }
