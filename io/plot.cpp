@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 
@@ -79,17 +81,25 @@ void dashed_line(gdImagePtr im, double x0, double y0, double x1, double y1, uint
   }
 }
 
+// ": <strerror>" of the system call that failed since errno was cleared; every failure of a
+// picture says why (a missing directory, permissions, a full disk).
+std::string system_reason() {
+  const int e = errno;
+  return e != 0 ? std::string(": ") + std::strerror(e) : std::string(": the system reported no reason");
+}
+
 // Encodes with libpng (through gd) and writes the bytes; the close is checked: a full disk
 // often shows only there.
 void save_png(gdImagePtr im, const std::string& path) {
   int size = 0;
   std::unique_ptr<void, GdBufferDeleter> png(gdImagePngPtrEx(im, &size, kPngLevel));
   if (!png || size <= 0) throw Error("encoding picture '" + shown_name(path) + "' as PNG failed");
+  errno = 0;
   std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error("cannot write picture '" + shown_name(path) + "'" + write_failure_reason());
+  if (!out) throw Error("cannot write picture '" + shown_name(path) + "'" + system_reason());
   out.write(static_cast<const char*>(png.get()), size);
   out.close();
-  if (!out) throw Error("writing picture '" + shown_name(path) + "' failed" + write_failure_reason());
+  if (!out) throw Error("writing picture '" + shown_name(path) + "' failed" + system_reason());
 }
 
 GdImage blank(int w, int h) {
@@ -225,10 +235,21 @@ Ticks nice_ticks(double lo, double hi, int n) {
       t.step = m * p;
       break;
     }
-  // Integer multiples of the step, so 0 is exactly 0 and labels do not drift.
-  const long long first = static_cast<long long>(std::ceil(lo / t.step - 1e-9));
-  for (long long k = first; k * t.step <= hi + 1e-9 * t.step; ++k) t.values.push_back(double(k) * t.step);
-  return t;
+  // Integer multiples of the step, so 0 is exactly 0 and labels do not drift. A step of about
+  // the whole range can leave one or two multiples inside it (a colour bar of [-1.5, 1.5] with
+  // step 2 had only "0"): the next smaller 1-2-5 step is taken until there are three. Steps
+  // shrink by at most 2.5 and a step <= (hi - lo) / 3 always has three multiples in [lo, hi],
+  // so it takes at most 3 rounds from a first step <= 2.5 (hi - lo) (n >= 1); the bound of 6
+  // only guards against rounding in ranges of a few ulps.
+  for (int round = 0;; ++round) {
+    t.values.clear();
+    const long long first = static_cast<long long>(std::ceil(lo / t.step - 1e-9));
+    for (long long k = first; double(k) * t.step <= hi + 1e-9 * t.step; ++k) t.values.push_back(double(k) * t.step);
+    if (t.values.size() >= 3 || round == 6) return t;
+    const int e = static_cast<int>(std::floor(std::log10(t.step) + 1e-9));
+    const long long m = std::llround(t.step / std::pow(10.0, e));  // 1, 2, 5 (or 10)
+    t.step = m == 1 ? 5 * std::pow(10.0, e - 1) : m == 2 ? std::pow(10.0, e) : 2 * std::pow(10.0, e);
+  }
 }
 
 std::string tick_label(double v, double step) {

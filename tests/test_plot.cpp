@@ -2,10 +2,12 @@
 // to check where values, the colour bar and the axis labels land; [integration] seisrtm plot on
 // the file of a small run of configs/quickstart.yaml and a migration of it.
 #include <gd.h>
+#include <hdf5.h>
 
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -348,4 +350,40 @@ TEST_CASE("seisrtm plot draws every item of a run's and a migration's file and r
     CHECK_THAT(r.output, Contains("seisrtm: error:") && Contains(b.needle));
     CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == std::ptrdiff_t(before));
   }
+}
+
+TEST_CASE("ticks: at least three, inside the range, increasing and evenly spaced over a sweep of ranges", "[unit]") {
+  // Colour bars of about half of all clip values had a single "0": [-1.5, 1.5] with 2
+  // intervals took step 2. Swept: symmetric ranges +/-c, [0, c] and odd [a, b] for c from 1e-6
+  // to 1e6 in steps of 10^(1/37) (no 1-2-5 value lands on a round step), n from 1 to 12.
+  long long cases = 0;
+  for (int e = -6 * 37; e <= 6 * 37; ++e) {
+    const double c = std::pow(10.0, e / 37.0);
+    for (const auto& [lo, hi] : {std::pair{-c, c}, std::pair{0.0, c}, std::pair{-0.3 * c, 1.7 * c},
+                                 std::pair{1.1 * c, 1.37 * c}, std::pair{-c, -0.01 * c}})
+      for (int n = 1; n <= 12; ++n) {
+        const io::Ticks t = io::nice_ticks(lo, hi, n);
+        INFO("nice_ticks(" << lo << ", " << hi << ", " << n << "): " << t.values.size() << " ticks, step " << t.step);
+        REQUIRE(t.values.size() >= 3);
+        // The ends are included to 1e-9 of a step (nice_ticks' own allowance for rounding).
+        CHECK(t.values.front() >= lo - 1e-9 * t.step);
+        CHECK(t.values.back() <= hi + 1e-9 * t.step);
+        // Each value is k * step rounded once: a difference is off by at most 2 ulps of the
+        // largest |value|, 4 eps |v| with margin.
+        const double big = std::max(std::abs(lo), std::abs(hi));
+        for (size_t i = 1; i < t.values.size(); ++i) {
+          CHECK(t.values[i] > t.values[i - 1]);
+          CHECK(std::abs(t.values[i] - t.values[i - 1] - t.step) <= 4 * std::numeric_limits<double>::epsilon() * big);
+        }
+        ++cases;
+      }
+  }
+  CHECK(cases == (12 * 37 + 1) * 5 * 12);
+}
+
+TEST_CASE("a picture that cannot be written says why", "[unit]") {
+  const fs::path d = fresh_dir("unwritable");
+  // Before: "cannot write picture '...'" and nothing more (ENOENT was not among the reasons given).
+  CHECK_THROWS_WITH(io::write_image((d / "no" / "such" / "x.png").string(), known_image()),
+                    Contains("cannot write picture") && Contains("No such file or directory"));
 }
