@@ -1,14 +1,17 @@
 // seisrtm plot FILE.h5 [what]: redraws a picture of a result file (run or migrate) with the
 // slice, clip and colour map chosen on the command line.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
+#include "solver/memory_estimate.hpp"
 
 namespace seisrtm::app {
 
@@ -54,6 +57,7 @@ class ResultFile {
         throw Error(where(name) + ": index " + std::to_string(index) + " outside");
       start[0] = hsize_t(index), count[0] = 1;
     }
+    check_fits(name, n, count, 4);
     size_t total = 1;
     for (hsize_t c : count) total *= c;
     std::vector<float> v(total);
@@ -69,8 +73,10 @@ class ResultFile {
 
   std::vector<double> read_double(const std::string& name) const {
     io::H5Handle d = open(name);
+    const auto n = dims(name);
+    check_fits(name, n, n, 8);
     size_t total = 1;
-    for (hsize_t c : dims(name)) total *= c;
+    for (hsize_t c : n) total *= c;
     std::vector<double> v(total);
     if (H5Dread(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
       throw Error(where(name) + ": reading failed");
@@ -90,6 +96,31 @@ class ResultFile {
   }
 
  private:
+  // A small file can declare a huge dataset (chunks never written cost no disk): the bytes a
+  // read of `count` (of a dataset of shape `shape`) holds are compared with the host's
+  // available memory before anything is allocated. `value_bytes` a value read (4: float, 8:
+  // double); a picture of a plane of it then holds at most 16 B a cell of the two largest
+  // axes (its float values, percentile's float |v| copy and double copy; the read is freed
+  // first), so the estimate is the larger of the read with its picture's values and that.
+  void check_fits(const std::string& name, const std::vector<hsize_t>& shape, const std::vector<hsize_t>& count,
+                  double value_bytes) const {
+    double cells = 1;  // in double: the product of declared sizes may overflow 64 bits
+    for (hsize_t c : count) cells *= double(c);
+    std::vector<double> sorted(count.begin(), count.end());
+    std::sort(sorted.rbegin(), sorted.rend());
+    const double plane = (sorted.size() > 0 ? sorted[0] : 1) * (sorted.size() > 1 ? sorted[1] : 1);
+    const double bytes = std::max(value_bytes * cells + 4 * plane, 16 * plane);
+    const double available = available_host_memory();
+    if (available > 0 && bytes > kHostMemoryMargin * available) {
+      std::string s;
+      for (hsize_t c : shape) s += (s.empty() ? "" : ", ") + std::to_string(c);
+      throw Error(where(name) + " declares shape [" + s + "]: drawing it needs " + gib(bytes) + " of host memory but " +
+                  gib(available) + " is available (MemAvailable; seisrtm plot may use " +
+                  std::to_string(static_cast<int>(kHostMemoryMargin * 100)) +
+                  "% of it); nothing was read (a corrupt file, or draw it on a larger machine)");
+    }
+  }
+
   std::string where(const std::string& name) const { return "result file '" + path_ + "', dataset '" + name + "'"; }
   io::H5Handle open(const std::string& name) const {
     if (!has(name)) throw Error("result file '" + path_ + "' has no dataset '" + name + "'");
@@ -174,7 +205,15 @@ FileGrid grid_of(const ResultFile& f, const std::vector<hsize_t>& zyx) {
   FileGrid g;
   const auto h = f.attribute("spacing", {});
   if (h.size() != 3) throw Error("result file '" + f.path() + "' has no attribute 'spacing' [x, y, z] (m)");
+  // A NaN, zero or negative spacing was drawn as it was (or blamed on --at): refused here.
+  if (!std::all_of(h.begin(), h.end(), [](double v) { return std::isfinite(v) && v > 0; }))
+    throw Error("result file '" + f.path() + "': attribute 'spacing' = [" + metres(h[0]) + ", " + metres(h[1]) + ", " +
+                metres(h[2]) + "] m; every grid spacing [x, y, z] must be a positive finite number of metres");
   const auto o = f.attribute("origin", {0, 0, 0});
+  if (!std::all_of(o.begin(), o.end(), [](double v) { return std::isfinite(v); }))
+    throw Error("result file '" + f.path() +
+                "': attribute 'origin' holds a NaN or infinite value; it must be the "
+                "grid's first node [x, y, z] in m");
   for (int k = 0; k < 3; ++k) {
     g.n[k] = static_cast<long long>(zyx[zyx.size() - 1 - k]);
     g.h[k] = h[k];
@@ -256,10 +295,10 @@ int cmd_plot(const PlotOptions& o) {
     const auto n = f.dims(ds);
     if (n.size() != 4 || n[0] == 0)
       throw Error("result file '" + o.file + "': /" + ds + " must be [snapshot, z, y, x]");
-    const long long k = o.snapshot < 0 ? static_cast<long long>(n[0]) - 1 : o.snapshot;
-    if (k >= static_cast<long long>(n[0]))
-      throw Error("--snapshot " + std::to_string(o.snapshot) + ": " + ds + " has snapshots 0.." +
-                  std::to_string(n[0] - 1));
+    const long long k = o.snapshot ? *o.snapshot : static_cast<long long>(n[0]) - 1;
+    if (k < 0 || k >= static_cast<long long>(n[0]))
+      throw Error("--snapshot " + std::to_string(k) + ": '" + o.file + "' /" + ds + " has snapshots 0.." +
+                  std::to_string(n[0] - 1) + " (omit --snapshot for the last)");
     const FileGrid g = grid_of(f, n);
     io::Point3 at = mean_source(f, g);
     if (f.has("sources/positions")) {
@@ -309,6 +348,9 @@ int cmd_plot(const PlotOptions& o) {
   if (!o.cmap.empty()) im.map = io::colormap_from_name(o.cmap);
 
   const std::string out = o.output.empty() ? stem + "_plot_" + suffix + ".png" : o.output;
+  // As run does for output.directory: a missing directory of --output is made.
+  const fs::path dir = fs::path(out).parent_path();
+  if (!dir.empty()) io::ensure_directory(dir.string());
   io::PartialFile png(out);
   io::write_image(png.temp_path(), im);
   png.commit();

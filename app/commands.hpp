@@ -2,6 +2,7 @@
 // One function per subcommand; main wires them to CLI11 and turns exceptions into exit codes.
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,7 @@ int bench_rtm(const BenchOptions& b, const Config& base);
 struct PlotOptions {
   std::string file, what;
   long long shot = 0;
-  long long snapshot = -1;                               // -1: the last
+  std::optional<long long> snapshot;                     // none: the last
   std::string slice;                                     // x | y | z; empty: y (an x-z section)
   double at = std::numeric_limits<double>::quiet_NaN();  // m, the slice's position; NaN: through the (mean) source, or
                                                          // depth_slice

@@ -387,3 +387,98 @@ TEST_CASE("a picture that cannot be written says why", "[unit]") {
   CHECK_THROWS_WITH(io::write_image((d / "no" / "such" / "x.png").string(), known_image()),
                     Contains("cannot write picture") && Contains("No such file or directory"));
 }
+
+namespace {
+
+// A result file as run writes one, in small: /model/vp [nz, ny, nx] = [4, 3, 5] (or `declared`,
+// chunked and never written: a few KiB), /snapshots/shot_0000 [2, 4, 3, 5] and the root
+// attribute spacing [x, y, z] (m).
+std::string write_result(const fs::path& file, const std::array<double, 3>& spacing,
+                         const std::vector<hsize_t>& declared = {}) {
+  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  auto put = [&](const char* name, const std::vector<hsize_t>& dims, bool write) {
+    const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+    const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+    const std::vector<hsize_t> chunk(dims.size(), 1);
+    if (!write) H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+    const hid_t d = H5Dcreate2(f, name, H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    if (write) {
+      size_t n = 1;
+      for (hsize_t v : dims) n *= v;
+      std::vector<float> v(n);
+      for (size_t i = 0; i < n; ++i) v[i] = 1500.0f + float(i);
+      REQUIRE(H5Dwrite(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) >= 0);
+    }
+    H5Dclose(d);
+    H5Pclose(p);
+    H5Sclose(s);
+  };
+  for (const char* g : {"model", "snapshots"}) H5Gclose(H5Gcreate2(f, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT));
+  put("model/vp", declared.empty() ? std::vector<hsize_t>{4, 3, 5} : declared, declared.empty());
+  put("snapshots/shot_0000", {2, 4, 3, 5}, true);
+  const hsize_t three = 3;
+  const hid_t s = H5Screate_simple(1, &three, nullptr);
+  const hid_t a = H5Acreate2(f, "spacing", H5T_IEEE_F64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(H5Awrite(a, H5T_NATIVE_DOUBLE, spacing.data()) >= 0);
+  H5Aclose(a);
+  H5Sclose(s);
+  H5Fclose(f);
+  REQUIRE(fs::file_size(file) < 64 * 1024);
+  return file.string();
+}
+
+}  // namespace
+
+TEST_CASE("seisrtm plot refuses untrusted sizes, bad indices and spacings, and makes its output directory",
+          "[integration]") {
+  const fs::path d = fresh_dir("untrusted");
+  const std::string good = write_result(d / "good.h5", {10, 10, 5});
+  // A missing directory of --output is made, as run makes output.directory ("cannot write
+  // picture" before).
+  test::Result r = test::run_cli("plot " + good + " model --output " + (d / "new" / "sub" / "m.png").string());
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(decode((d / "new" / "sub" / "m.png").string()));
+  r = test::run_cli("plot " + good + " wavefield --snapshot 0 --output " + (d / "w.png").string());
+  CHECK(r.code == 0);
+
+  struct Bad {
+    std::string name, args;
+    std::vector<std::string> needles;
+  };
+  // 20000^3 floats (32 TB) on any machine: std::bad_alloc before. 4 B x 8e12 read and 4 B x
+  // 4e8 of a plane's picture: 29803.813 GiB.
+  const std::string huge = write_result(d / "huge.h5", {10, 10, 5}, {20000, 20000, 20000});
+  std::vector<Bad> bad = {
+      {"huge",
+       huge + " model",
+       {"result file '" + huge + "', dataset 'model/vp' declares shape [20000, 20000, 20000]",
+        "drawing it needs 29803.813 GiB", "is available (MemAvailable", "nothing was read"}},
+      // A negative index drew the last snapshot.
+      {"snapshot -5",
+       good + " wavefield --snapshot -5",
+       {"--snapshot -5: '" + good + "' /snapshots/shot_0000 has snapshots 0..1"}},
+      {"snapshot -1", good + " wavefield --snapshot -1", {"--snapshot -1", "has snapshots 0..1"}},
+  };
+  // A NaN spacing was drawn, a zero or negative one blamed on --at.
+  for (const double h : {std::nan(""), 0.0, -10.0}) {
+    const std::string f = write_result(d / ("spacing" + std::to_string(bad.size()) + ".h5"), {10, h, 5});
+    const std::string shown = std::isnan(h) ? "nan" : h == 0 ? "0" : "-10";
+    for (const char* what : {" model", " wavefield"})
+      bad.push_back({"spacing " + shown + what,
+                     f + what,
+                     {"result file '" + f + "': attribute 'spacing' = [10, " + shown + ", 5] m",
+                      "must be a positive finite number of metres"}});
+  }
+  for (const auto& b : bad) {
+    const auto before = std::distance(fs::directory_iterator(d), fs::directory_iterator());
+    const test::Result e = test::run_cli("plot " + b.args + " --output " + (d / "bad.png").string());
+    INFO(b.name << ": " << e.output);
+    CHECK(e.code == 1);
+    CHECK(std::count(e.output.begin(), e.output.end(), '\n') == 1);
+    for (const auto& n : b.needles) CHECK_THAT(e.output, Contains("seisrtm: error:") && Contains(n));
+    CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == before);
+  }
+}
