@@ -5,6 +5,7 @@
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "io/output_file.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/decomposition.hpp"
@@ -25,6 +26,8 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     throw Error("config file '" + config_path +
                 "' has no 'migration' section: seisrtm migrate needs "
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
+  // Before the data are read or a shot migrated: the image must not take an input's place.
+  io::check_output_set(c.output.directory, c.output.name, io::input_files(c));
   set_cpu_threads(c);
   GpuInfo gpu;
   const std::string backend = chosen = resolve_backend(c, &gpu);

@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "io/output_file.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/decomposition.hpp"
@@ -115,6 +116,8 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
       throw Error("config file '" + config_path +
                   "' has a 'migration' section: it is a migration config; run it "
                   "with seisrtm migrate (seisrtm run models the sources and receivers a config lists)");
+    // Before the model is read or a shot stepped: the results must not take an input's place.
+    io::check_output_set(config->output.directory, config->output.name, io::input_files(*config));
     problem.emplace(build_problem(*config));
     prop = make_propagator(*problem, config->solver.backend, &chosen);
   });

@@ -16,7 +16,9 @@
 #include <system_error>
 
 #include "base/error.hpp"
+#include "io/config.hpp"
 #include "io/interrupt.hpp"
+#include "io/segy.hpp"
 
 namespace seisrtm::io {
 
@@ -177,6 +179,61 @@ bool in_output_set(const std::string& name, const std::string& f) {
         kind.find_first_not_of("0123456789", k.size()) == std::string::npos)
       return true;
   return false;
+}
+
+std::vector<InputFile> input_files(const Config& c) {
+  std::vector<InputFile> v;
+  auto add = [&](const std::string& path, const std::string& key) {
+    std::error_code ec;
+    if (!path.empty() && fs::exists(path, ec)) v.push_back({path, key});
+  };
+  add(c.source_file, "config file");
+  const std::pair<const char*, const VolumeConfig*> volumes[] = {{"vp", &c.model.vp},
+                                                                 {"epsilon", &c.model.epsilon},
+                                                                 {"delta", &c.model.delta},
+                                                                 {"theta", &c.model.theta},
+                                                                 {"phi", &c.model.phi}};
+  for (const auto& [name, vol] : volumes)
+    if (vol->type == "file") add(vol->file, std::string("model.") + name + ".file");
+  if (c.sources.wavelet.type == "file") add(c.sources.wavelet.file, "sources.wavelet.file");
+  if (!c.migration) return v;
+  const MigrationConfig& mc = *c.migration;
+  if (!is_segy_path(mc.data)) {
+    add(mc.data, "migration.data");
+  } else {
+    // A glob that matches nothing, or a missing file, is the reader's to report (segy_files
+    // names it), after this check.
+    std::vector<std::string> files;
+    try {
+      files = segy_files(mc.data);
+    } catch (const Error&) {
+    }
+    for (const auto& f : files) add(f, "migration.data");
+  }
+  if (mc.wavelet && mc.wavelet->type == "file") add(mc.wavelet->file, "migration.wavelet.file");
+  return v;
+}
+
+void check_output_set(const std::string& directory, const std::string& name, const std::vector<InputFile>& inputs) {
+  std::error_code ec;
+  // No directory yet: no member to replace (ensure_directory reports a file in its place).
+  if (!fs::is_directory(directory, ec)) return;
+  const std::string fix = "set output.name or --output to another name or directory";
+  for (const auto& e : fs::directory_iterator(directory, ec)) {
+    const std::string f = e.path().filename().string();
+    if (!in_output_set(name, f)) continue;
+    // Which members a run writes depends on its shots and flags: a directory under any member's
+    // name is refused now, not when the commit cannot rename over it after the whole run.
+    if (fs::is_directory(fs::symlink_status(e.path(), ec)))
+      throw Error("output file '" + e.path().string() + "' of the result set '" + name +
+                  "' (output.name) is an existing directory, which the results cannot replace; remove it, or " + fix);
+    for (const auto& in : inputs)
+      if (fs::equivalent(e.path(), in.path, ec))
+        throw Error(in.named_by + " '" + in.path + "' is '" + e.path().string() + "', a file of the result set '" +
+                    name + "' (output.name) in '" + directory +
+                    "' that this command replaces or removes when it writes its results: refused before any work; " +
+                    fix);
+  }
 }
 
 OutputSet::OutputSet(const std::string& directory, const std::string& name)

@@ -13,6 +13,10 @@
 
 #include "io/hdf5_file.hpp"
 
+namespace seisrtm {
+struct Config;
+}
+
 namespace seisrtm::io {
 
 // A file written as `<final>.<pid>.<random>.partial` and renamed to `<final>` by commit();
@@ -73,6 +77,23 @@ class OutputFile {
 // `<name>_shot_NNNN.sgy` (output.segy). Nothing else in the directory is ever
 // taken for part of a set.
 bool in_output_set(const std::string& name, const std::string& file_name);
+
+// A file a command reads and what names it ("config file", "model.vp.file", "migration.data").
+struct InputFile {
+  std::string path;
+  std::string named_by;
+};
+
+// Every file a command run on `c` reads that a config names: the config file itself,
+// model.<volume>.file, sources.wavelet.file, migration.data (each file a SEG-Y glob matches) and
+// migration.wavelet.file. Files that are missing are left out (their readers say so).
+std::vector<InputFile> input_files(const Config& c);
+
+// Refuses, before any work, the result set `<directory>/<name>` when one of its members already
+// in the directory (the files its commit replaces or removes) is a file in `inputs`, compared by
+// identity (device and inode: other spellings and symbolic links are caught), or is a directory
+// (a member cannot replace it). Throws an Error naming both files and how to avoid it.
+void check_output_set(const std::string& directory, const std::string& name, const std::vector<InputFile>& inputs);
 
 class OutputSet {
  public:

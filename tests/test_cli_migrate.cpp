@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -606,4 +609,71 @@ TEST_CASE("migrate: a tti survey migrates on the CPU backend, on the GPU where t
       CHECK_THAT(r.output, !Contains("'physics.equation' is tti"));
     }
   }
+}
+
+namespace {
+
+// The regular files of `dir` by name with their bytes.
+std::map<std::string, std::string> files_of(const fs::path& dir) {
+  std::map<std::string, std::string> m;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) {
+      std::ifstream f(e.path(), std::ios::binary);
+      m[e.path().filename().string()] = std::string(std::istreambuf_iterator<char>(f), {});
+    }
+  return m;
+}
+
+// kTrueModel under the default output name, its gathers also as SEG-Y, run into `out`.
+void run_default_name_with_segy(const fs::path& d, const fs::path& out) {
+  std::string yaml = kTrueModel;
+  const std::string named = "output: {name: data, pictures: false}";
+  yaml.replace(yaml.find(named), named.size(), "output: {segy: rev1, pictures: false}");
+  const Result r =
+      run_cli("run " + write_text(d / "true.yaml", yaml) + " --quiet --backend cpu --output " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(fs::exists(out / "seisrtm.h5"));
+  REQUIRE(fs::exists(out / "seisrtm_shot_0000.sgy"));
+}
+
+// A migration config of the SEG-Y files `glob` (kTrueModel's Ricker) with the default output name.
+std::string segy_migration_config(const std::string& glob) {
+  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
+         "boundary: {damping_width: 6, free_surface: true}\n"
+         "model: {vp: 2000}\n"
+         "output: {pictures: false}\n"
+         "migration: {data: '" +
+         glob + "', wavelet: {peak_frequency: 15}, mute: {velocity: 2000}}\n";
+}
+
+}  // namespace
+
+TEST_CASE("migrate: a result set that would replace or remove the data is refused before any work", "[integration]") {
+  const std::string kind = GENERATE(std::string("hdf5"), std::string("segy_glob"));
+  const fs::path d = fresh_dir("reads_" + kind);
+  fs::path out;
+  std::string cfg, data, name;
+  if (kind == "hdf5") {  // migration.data d/x.h5 into output directory d, name x: the image replaced it
+    out = d;
+    data = (d / "x.h5").string();
+    name = "x";
+    fs::copy_file(good_data(), data);
+    cfg = write_text(d / "migrate.yaml", migration_config(data));
+  } else {  // run's SEG-Y gathers, members of the set of the name the migration is given: removed
+    out = d / "out";
+    run_default_name_with_segy(d, out);
+    data = (out / "seisrtm_shot_0000.sgy").string();
+    name = "seisrtm";
+    cfg = write_text(d / "migrate.yaml", segy_migration_config((out / "seisrtm_shot_*.sgy").string()));
+  }
+  const auto before = files_of(out);
+  // Not --quiet: anything the migration did would print.
+  const Result r = run_cli("migrate " + cfg + " --backend cpu --output " + out.string() + " --set output.name=" + name);
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error: migration.data '" + data + "'") && Contains("output.name") &&
+                           Contains("--output"));
+  CHECK(files_of(out) == before);
 }

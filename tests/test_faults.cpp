@@ -172,6 +172,57 @@ TEST_CASE("a member that cannot replace its file fails the run before the HDF5 f
   CHECK(temporaries(out).empty());
 }
 
+TEST_CASE("a run never replaces or removes a file it reads, however it is spelled", "[integration]") {
+  // The model file, the wavelet file or the config file itself is a member of the set the run
+  // writes. Before, the commit replaced it (or removed it as a stale member) and the run exited 0.
+  const std::string kind = GENERATE(std::string("model"), std::string("wavelet"), std::string("config"));
+  const fs::path d = fresh_dir("reads_" + kind);
+  const fs::path out = good_set(d, seisrtm::test::write_text(d / "survey.yaml", kSmall));
+  std::string cfg = (d / "survey.yaml").string(), path, named;
+  std::vector<std::string> sets;
+  if (kind == "model") {  // another spelling of out/small.h5
+    path = (d / "out" / ".." / "out" / "small.h5").string();
+    named = "model.vp.file";
+    sets = {"model.vp={type: file, file: '" + path + "', dataset: model/vp}"};
+  } else if (kind == "wavelet") {  // a symbolic link to out/small.h5
+    path = (d / "wavelet.h5").string();
+    fs::create_symlink(out / "small.h5", path);
+    named = "sources.wavelet.file";
+    sets = {"sources.wavelet={type: file, file: '" + path + "', dataset: sources/wavelet}"};
+  } else {  // a stale member: the gather picture of a shot this one-shot run does not have
+    path = cfg = seisrtm::test::write_text(out / "small_gather_shot_0007.png", kSmall);
+    named = "config file";
+  }
+  const auto before = files_of(out);
+  std::vector<std::string> args{"run", cfg, "--output", out.string()};
+  for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+  const Result r = run_args(args);  // not --quiet: anything the run did would print
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(lines(r.output) == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error: " + named + " '" + path + "'") && Contains("output.name") &&
+                           Contains("--output"));
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
+
+TEST_CASE("an output file that is an existing directory is refused before the run", "[integration]") {
+  // Before, the run stepped every shot and failed only at the commit, when the HDF5 file could
+  // not be renamed over the directory.
+  const fs::path d = fresh_dir("h5_directory");
+  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
+  const fs::path out = d / "out";
+  fs::create_directories(out / "small.h5" / "keep");
+  const Result r = run_args({"run", cfg, "--output", out.string()});  // not --quiet, as above
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK(lines(r.output) == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error: output file '" + (out / "small.h5").string() + "'") &&
+                           Contains("is an existing directory") && Contains("output.name"));
+  CHECK(fs::is_directory(out / "small.h5" / "keep"));
+  CHECK(temporaries(out).empty());
+}
+
 TEST_CASE("a rerun with fewer outputs leaves none of the earlier set's members", "[integration]") {
   const fs::path d = fresh_dir("fewer");
   const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);
