@@ -439,7 +439,7 @@ Config from_tree(const YAML::Node& root_node) {
   auto output = root.child("output");
   output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures", "segy"});
   c.output.directory = output.text("directory", c.output.directory);
-  c.output.name = output.text("name", c.output.name);
+  c.output.name = output.text("name", migration ? OutputConfig::migration_name : c.output.name);
   if (c.output.name.empty() || c.output.name.find('/') != std::string::npos)
     throw Error("config key 'output.name' must be a non-empty file stem without '/', got '" + c.output.name + "'");
   // The files add suffixes (_wavefield_shot_0000.png, .<pid>.<hex>.partial) within the 255 bytes

@@ -649,6 +649,25 @@ std::string segy_migration_config(const std::string& glob) {
 
 }  // namespace
 
+TEST_CASE("migrate: the default output name differs from run's, so a migration of run's SEG-Y keeps every file",
+          "[integration]") {
+  // Before, both defaulted to out/seisrtm: the migration's commit took the run's SEG-Y files for
+  // stale members of its set and removed them, and replaced the run's seisrtm.h5 with the image.
+  const fs::path d = fresh_dir("default_names");
+  const fs::path out = d / "out";
+  run_default_name_with_segy(d, out);
+  const auto before = files_of(out);
+  const std::string cfg = write_text(d / "migrate.yaml", segy_migration_config((out / "seisrtm_shot_*.sgy").string()));
+  const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + out.string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("seisrtm_image.h5"));
+  auto after = files_of(out);
+  CHECK(after.erase("seisrtm_image.h5") == 1);
+  CHECK(after.erase("seisrtm_image.xmf") == 1);
+  CHECK(after == before);
+}
+
 TEST_CASE("migrate: a result set that would replace or remove the data is refused before any work", "[integration]") {
   const std::string kind = GENERATE(std::string("hdf5"), std::string("segy_glob"));
   const fs::path d = fresh_dir("reads_" + kind);
