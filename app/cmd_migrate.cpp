@@ -44,7 +44,7 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   }
   const CudaOptions co = cuda_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
-  auto check_memory = [&](const Problem& p, long long data_samples) {
+  auto check_memory = [&](const Problem& p, const DataShape& data) {
     if (backend == "cuda") {
       // A slab's share (solver.decomposition z; make_slab refuses slabs thinner than the halo).
       std::optional<Slab> slab;
@@ -59,13 +59,19 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
                      gpu.free_memory / 1073741824.0);
       // Device store, or the host store where it does not fit; refused here, before the traces
       // are read, when neither place holds it.
-      if (migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory) && !o.quiet)
+      bool host_store = false;
+      try {
+        host_store = migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory);
+      } catch (const Error& e) {  // the refusal, with the data it is about
+        throw Error(data.describe() + ": " + e.what());
+      }
+      if (host_store && !o.quiet)
         std::fprintf(stderr,
                      "seisrtm: the boundary store (%.3f GiB) goes to pinned host memory: %.3f GiB of the GPU "
                      "needed\n",
                      fp.store / 1073741824.0, fp.total_host_store / 1073741824.0);
     } else {
-      const MigrationPlan plan = plan_migration(p, data_samples, available_host_memory());
+      const MigrationPlan plan = plan_migration(p, data, available_host_memory());
       if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());
     }
   };

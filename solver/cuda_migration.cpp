@@ -141,13 +141,19 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   if (need > free_b || (host && !host_fits)) {
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
+    // Fewer steps (time.steps; auto = the whole record) migrate only the start of the record:
+    // said only where the two steps a migration needs fit at all.
+    const long long fit = static_cast<long long>(spare / std::max<std::size_t>(1, fp.store_per_step));
+    const std::string device_fix =
+        fit >= 2 ? "the store would fit the device for about " + std::to_string(fit) + " of the " +
+                       std::to_string(pb.steps) + " steps (time.steps " + std::to_string(fit) +
+                       " migrates only the start of the record)"
+                 : "the volumes and the data leave no room on the device for the store of even 2 steps";
     throw Error(
         "the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) + " volumes " +
         gib(fp.volumes) + ", boundary store " + gib(fp.store) + (pb.anisotropic() ? " of p and q" : "") + " for " +
         std::to_string(pb.steps) + " steps, data " + gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " +
-        gib(total_b) + "; the store would fit the device for about " +
-        std::to_string(spare / std::max<std::size_t>(1, fp.store_per_step)) +
-        " steps (time.steps); in host memory it needs " + gib(fp.store) + " pinned plus about " +
+        gib(total_b) + "; " + device_fix + "; in host memory it needs " + gib(fp.store) + " pinned plus about " +
         gib(static_cast<std::size_t>(own * fp.image_volume)) + " for the host's own volumes, within 80% of the " +
         gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
   }

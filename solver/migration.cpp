@@ -250,7 +250,7 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   }
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.
   std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
-  if (check_memory) check_memory(p, d.samples);
+  if (check_memory) check_memory(p, DataShape{mc.data, d.shots, d.receivers, d.samples, d.dt});
   d = read_data(true);
   // Traces that are zero everywhere image nothing: a whole survey of them gives a zero image,
   // a shot of them is dead. Both are said (single dead traces are common and not).
@@ -366,7 +366,13 @@ std::string MigrationPlan::describe() const {
   return s;
 }
 
-MigrationPlan plan_migration(const Problem& pb, long long data_samples, double available) {
+std::string DataShape::describe() const {
+  return "data file '" + file + "' (" + std::to_string(shots) + (shots == 1 ? " shot x " : " shots x ") +
+         std::to_string(receivers) + " receivers x " + std::to_string(samples) + " samples of " + fmt(dt) + " s)";
+}
+
+MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double available) {
+  const long long data_samples = data.samples;
   const MigrationConfig& mc = *pb.config.migration;
   MigrationPlan pl;
   pl.mode = mc.mode;
@@ -407,10 +413,21 @@ MigrationPlan plan_migration(const Problem& pb, long long data_samples, double a
   if (available > 0 && pl.total_bytes > 0.9 * available) {
     std::string alt =
         mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
-    throw Error("the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode + " store " +
-                gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " + gib(pl.data_bytes) + ") but " +
-                gib(available) + " is available; at most about " + std::to_string(pl.max_steps) +
-                " steps would fit (time.steps, or a coarser grid.shape)" + alt);
+    // Fewer steps migrate only the start of the record (time.steps, auto = all of it): worth
+    // saying only where at least the two steps a migration needs fit; else the volumes and the
+    // data as read are too large by themselves.
+    const std::string fix =
+        pl.max_steps >= 2
+            ? "at most about " + std::to_string(pl.max_steps) + " of its " + std::to_string(pb.steps) + " steps of " +
+                  fmt(pb.dt) + " s fit: time.steps " + std::to_string(pl.max_steps) + " migrates " +
+                  fmt(pl.max_steps * pb.dt) + " s (the data hold " + fmt(data.samples * data.dt) +
+                  " s); or a coarser grid.shape"
+            : "the volumes and the data as read (" + gib(pl.volumes_bytes + data_fixed) +
+                  ") leave no room for the store of even 2 steps: a coarser grid.shape, or fewer shots or receivers "
+                  "in the data";
+    throw Error(data.describe() + ": the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode +
+                " store " + gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " +
+                gib(pl.data_bytes) + ") but " + gib(available) + " is available; " + fix + alt);
   }
   return pl;
 }

@@ -46,7 +46,15 @@ std::string resolve_data_filter(const std::string& key, const std::vector<std::a
 // wavelet to the problem's dt and applies the mute. Throws Error naming file/dataset/key.
 // `check_memory` (optional) runs once the problem and the data's shape are known and before
 // the traces are read: the place to refuse a run that does not fit.
-using MemoryCheck = std::function<void(const Problem& problem, long long data_samples)>;
+// What migration.data declares, read before its traces: for the plan and its refusals.
+struct DataShape {
+  std::string file;  // migration.data as given (a SEG-Y glob included)
+  long long shots = 0, receivers = 0, samples = 0;
+  double dt = 0;  // s, the data's sample interval
+  // "data file 'f' (2 shots x 12 receivers x 200 samples of 0.002 s)"
+  std::string describe() const;
+};
+using MemoryCheck = std::function<void(const Problem& problem, const DataShape& data)>;
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory = {});
 
 // Direct-arrival mute weight at time t for a trace at `offset` m (MuteConfig).
@@ -64,9 +72,10 @@ struct MigrationPlan {
   long long max_steps = 0;     // the most steps whose store would fit
   std::string describe() const;
 };
-// The plan for `data_samples` samples a trace in the data file; throws Error with the numbers
-// and the largest step count that fits when it does not.
-MigrationPlan plan_migration(const Problem& pb, long long data_samples, double available_bytes);
+// The plan for the data file's `data`; when it does not fit, throws Error naming the data file,
+// its shape and dt, the numbers, and the record length that would fit (or, when not even two
+// steps do, what else to shrink).
+MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double available_bytes);
 // MemAvailable of /proc/meminfo in bytes (0 when unknown).
 double available_host_memory();
 

@@ -10,10 +10,14 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
+#include "io/config.hpp"
 #include "solver/device_info.hpp"
+#include "solver/migration.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 
@@ -695,4 +699,31 @@ TEST_CASE("migrate: a result set that would replace or remove the data is refuse
   CHECK_THAT(r.output, Contains("seisrtm: error: migration.data '" + data + "'") && Contains("output.name") &&
                            Contains("--output"));
   CHECK(files_of(out) == before);
+}
+
+TEST_CASE("migrate: a memory-plan refusal names the data file, its shape and dt, and what would fit", "[integration]") {
+  const std::string data = good_data();
+  std::ostringstream dt;  // as the message writes it: 6 significant digits
+  dt.precision(6);
+  dt << read_dt(data);
+  const std::string shape = "data file '" + data + "' (1 shot x 12 receivers x 200 samples of " + dt.str() + " s)";
+  SECTION("a store too large: the record length that fits") {
+    // Snapshots of every step for 10^7 steps: 10^7 volumes of 36 x 30 x 32 x 4 B = 1.4 TB, beyond
+    // any host's memory, while the 13 volumes and the data fit any.
+    expect_refused(
+        "plan_steps", migration_config(data),
+        "--backend cpu --set migration.mode=snapshots --set migration.image_interval=1 --set "
+        "time.steps=10000000",
+        {"seisrtm: error: " + shape + ": the migration needs", "of its 10000000 steps of", "s (the data hold"});
+  }
+  SECTION("the volumes alone too large: no step count is offered") {
+    // Before, this said "at most about 0 steps would fit (time.steps, ...)".
+    const seisrtm::MigrationInput in = seisrtm::prepare_migration(seisrtm::parse_config(migration_config(data)));
+    const seisrtm::DataShape declared{data, 1, 12, 200, read_dt(data)};
+    // 1 MiB: less than the 13 volumes of 36 x 30 x 32 x 4 B = 138 kB (1.8 MB) the plan holds
+    // before any step.
+    CHECK_THROWS_WITH(seisrtm::plan_migration(in.problem, declared, 1 << 20),
+                      Contains(shape + ": the migration needs") && Contains("no room for the store of even 2 steps") &&
+                          Contains("grid.shape") && !Contains("time.steps") && !Contains("0 steps"));
+  }
 }
