@@ -1,6 +1,7 @@
 #include "io/config.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -61,6 +62,12 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
 // byte counts of a few volumes (16 B a cell and more) and cell indices stay exact in 64 bits
 // and in double. What fits the memory is checked later (solver/memory_estimate).
 constexpr long long kMaxCells = 1LL << 50;
+
+// The largest config file read: 16 MiB. A config is a few kB; the longest real ones list
+// receivers, about 30 B a line, so 16 MiB holds over 500 000 of them, more than a list written
+// out by hand (a survey's geometry comes in a data file), and far less than any host's memory.
+// A device (/dev/zero) or an endless file would otherwise be read until the memory ran out.
+constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{16} << 20;
 
 // solver.threads: at most 4 threads per hardware thread of this machine, and at least 256 so
 // that a config written for a large machine still runs on a small one. More only oversubscribe
@@ -553,13 +560,33 @@ Config parse_config(const std::string& yaml_text, const std::vector<std::string>
 }
 
 Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  if (std::filesystem::is_directory(path))
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (fs::is_directory(st))
     throw Error("config file '" + path + "' is a directory; give a YAML file, e.g. configs/quickstart.yaml");
-  std::ifstream in(path);
+  const std::string limit = "valid: a YAML file of at most " + std::to_string(kMaxConfigBytes >> 20) +
+                            " MiB (a config is a few kB; long receiver lists belong in receivers.grid or a data file)";
+  if (fs::is_regular_file(st)) {
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > kMaxConfigBytes)
+      throw Error("config file '" + path + "' has " + std::to_string(size) + " bytes; " + limit + "; nothing was read");
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("config file '" + path + "' cannot be opened (missing or unreadable)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_config(ss.str(), overrides, path);
+  // Read with the cap whatever the file is: a device (/dev/zero) or a pipe has no size to check
+  // first and may never end.
+  std::string text;
+  std::vector<char> buf(1 << 16);
+  while (in.read(buf.data(), static_cast<std::streamsize>(buf.size())) || in.gcount() > 0) {
+    text.append(buf.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > kMaxConfigBytes)
+      throw Error("config file '" + path + "' gave more than " + std::to_string(kMaxConfigBytes) + " bytes" +
+                  (fs::is_regular_file(st) ? "" : " (it is not a regular file: a device or a pipe)") +
+                  " and was not read further; " + limit);
+  }
+  if (in.bad()) throw Error("config file '" + path + "' could not be read (an I/O error)");
+  return parse_config(text, overrides, path);
 }
 
 std::string to_yaml(const Config& c) {

@@ -2,6 +2,7 @@
 // input gets one clear message, a non-zero exit and no output file left behind.
 #include <hdf5.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -492,4 +493,29 @@ TEST_CASE("bench --compare reads the committed bench --json files of docs/runs",
   CHECK((r.code == 0 || r.code == 1));
   CHECK_THAT(r.output, Contains("24 cells compared"));
   CHECK(r.output.find("error") == std::string::npos);
+}
+
+TEST_CASE("a config path that is a device or a huge file is refused, not read until memory runs out", "[integration]") {
+  // Before: /dev/zero was read into memory without end.
+  Result r = run_cli("run /dev/zero --quiet");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error: config file '/dev/zero' gave more than 16777216 bytes (it is not a "
+                                "regular file: a device or a pipe)") &&
+                           Contains("at most 16 MiB"));
+  // A regular file over the cap is refused from its size, unread (sparse: no disk used).
+  const fs::path d = fresh_dir("config_size");
+  const fs::path big = d / "big.yaml";
+  std::ofstream(big) << "grid: {shape: [32, 30, 28], spacing: 10}\n";
+  fs::resize_file(big, (16u << 20) + 1);
+  r = run_cli("run " + big.string() + " --quiet");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output,
+             Contains("config file '" + big.string() + "' has 16777217 bytes") && Contains("nothing was read"));
+  // A config through a pipe (process substitution) is still read.
+  const std::string cfg = write_config(d, kSmall);
+  const int status = std::system(("cat " + cfg + " | " + SEISRTM_BINARY + " run /dev/stdin --quiet --output " +
+                                  (d / "out").string() + " --set time.steps=2 >/dev/null 2>&1")
+                                     .c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
