@@ -5,7 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <limits>
+#include <optional>
+#include <sstream>
 
 #include "base/error.hpp"
 #include "base/format.hpp"
@@ -94,7 +99,7 @@ std::string HostMemoryEstimate::describe() const {
   return s + ", geometry and wavelet " + gib(geometry) + ")";
 }
 
-void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available) {
+void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available, const std::string& source) {
   if (available <= 0 || e.total <= kHostMemoryMargin * available) return;
   // The key to change: the one behind the largest part.
   const double grid_part = e.model + e.anisotropy + e.smoothing + e.wavefields + e.volumes;
@@ -114,18 +119,120 @@ void check_host_memory(const HostMemoryEstimate& e, const Config& c, double avai
     fix = "lower " + rec_key + " (" + std::to_string(static_cast<long long>(e.receivers)) + " receivers, " +
           c.receivers.interpolation + " interpolation) or time.steps (" +
           std::to_string(static_cast<long long>(e.steps)) + ")";
-  throw Error("the run needs " + e.describe() + " but " + gib(available) + " is available (MemAvailable; a run may " +
-              "use " + std::to_string(static_cast<int>(kHostMemoryMargin * 100)) + "% of it): " + fix);
+  throw Error("the run needs " + e.describe() + " but " + gib(available) + " is available (" + source +
+              "; a run may use " + std::to_string(static_cast<int>(kHostMemoryMargin * 100)) + "% of it): " + fix);
+}
+
+namespace {
+
+// The first line of a file, trimmed of its newline; empty when it cannot be read.
+std::string first_line(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  if (!f || !std::getline(f, line)) return "";
+  return line;
+}
+
+// A byte count as the cgroup files write it (decimal); nullopt for anything else ("max").
+std::optional<double> byte_count(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stod(text);
+}
+
+// The value of `key` in a memory.stat file ("key value" lines); 0 when absent.
+double stat_value(const std::string& path, const std::string& key) {
+  std::ifstream f(path);
+  std::string k;
+  double v = 0;
+  while (f >> k >> v)
+    if (k == key) return v;
+  return 0;
+}
+
+// v1 writes "no limit" as PAGE_COUNTER_MAX pages, 2^63 less a page (9223372036854771712 with 4 KiB
+// pages). Any limit from 2^62 bytes (4 EiB, beyond every machine) up is taken as none.
+constexpr double kNoLimit = 4611686018427387904.0;  // 2^62
+
+// One hierarchy: from `dir` (the process's cgroup under its mount) up to `mount`, the smallest
+// limit - (usage - reclaimable file cache). The inactive file pages are left out of the usage as
+// docker stats and the kubelet's working set do: page cache of files written earlier fills a
+// cgroup up to its limit and is reclaimed on demand, as MemAvailable counts it too.
+void walk(const std::filesystem::path& mount, const std::string& cgroup, const char* limit_file, const char* usage_file,
+          const char* inactive_key, AvailableMemory& best) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(mount, ec)) return;
+  fs::path rel = fs::path(cgroup).relative_path();
+  for (;;) {
+    const fs::path dir = mount / rel;
+    const std::string limit_path = (dir / limit_file).string();
+    if (const auto limit = byte_count(first_line(limit_path)); limit && *limit < kNoLimit) {
+      const double usage = byte_count(first_line((dir / usage_file).string())).value_or(0);
+      const double inactive = stat_value((dir / "memory.stat").string(), inactive_key);
+      const double used = std::max(0.0, usage - inactive);
+      const double room = std::max(0.0, *limit - used);
+      if (room < best.bytes)
+        best = {room, "cgroup limit " + limit_path + " " + gib(*limit) + " less " + gib(used) + " in use"};
+    }
+    if (rel.empty()) break;
+    rel = rel.parent_path();
+  }
+}
+
+}  // namespace
+
+AvailableMemory cgroup_headroom(const std::string& root, const std::string& proc_self_cgroup) {
+  AvailableMemory best{std::numeric_limits<double>::infinity(), ""};
+  // /proc/self/cgroup: "hierarchy-id:controllers:path"; v2 is "0::path", v1 lists "memory" among
+  // the controllers of its line.
+  std::istringstream lines(proc_self_cgroup);
+  std::optional<std::string> v2, v1;
+  for (std::string line; std::getline(lines, line);) {
+    const auto a = line.find(':'), b = a == std::string::npos ? a : line.find(':', a + 1);
+    if (b == std::string::npos) continue;
+    const std::string controllers = line.substr(a + 1, b - a - 1), path = line.substr(b + 1);
+    if (line.substr(0, a) == "0" && controllers.empty()) v2 = path;
+    std::istringstream cs(controllers);
+    for (std::string ctl; std::getline(cs, ctl, ',');)
+      if (ctl == "memory") v1 = path;
+  }
+  const std::filesystem::path r(root);
+  if (v2) {
+    walk(r, *v2, "memory.max", "memory.current", "inactive_file", best);
+    walk(r / "unified", *v2, "memory.max", "memory.current", "inactive_file", best);
+  }
+  if (v1) walk(r / "memory", *v1, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file", best);
+  return best;
+}
+
+AvailableMemory available_host_memory_detail() {
+  AvailableMemory out{0, "MemAvailable"};
+  {
+    std::ifstream f("/proc/meminfo");
+    std::string key, unit;
+    double kb = 0;
+    while (f >> key >> kb >> unit)
+      if (key == "MemAvailable:") {
+        out.bytes = kb * 1024;
+        break;
+      }
+  }
+  if (out.bytes <= 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    out = {pages > 0 && page > 0 ? double(pages) * double(page) : 0, "free physical pages"};
+  }
+  const char* env = std::getenv("SEISRTM_CGROUP_ROOT");
+  std::ifstream f("/proc/self/cgroup");
+  std::stringstream text;
+  text << f.rdbuf();
+  const AvailableMemory cg = cgroup_headroom(env && *env ? env : "/sys/fs/cgroup", text.str());
+  if (out.bytes <= 0 || cg.bytes < out.bytes) out = cg;
+  if (!std::isfinite(out.bytes)) out = {0, "unknown"};
+  return out;
 }
 
 double available_host_memory() {
-  std::ifstream f("/proc/meminfo");
-  std::string key, unit;
-  double kb = 0;
-  while (f >> key >> kb >> unit)
-    if (key == "MemAvailable:") return kb * 1024;
-  const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? double(pages) * double(page) : 0;
+  return available_host_memory_detail().bytes;
 }
 
 }  // namespace seisrtm

@@ -33,11 +33,29 @@ HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& back
 // Fraction of the available memory a run may plan to use; the rest is left to the system, the
 // HDF5 library and what the estimate does not count (a few MiB of buffers).
 inline constexpr double kHostMemoryMargin = 0.9;
-// Throws Error naming the figures, the available memory and the key to change when
-// e.total > kHostMemoryMargin * available_bytes; available_bytes <= 0 (unknown) checks nothing.
-void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available_bytes);
-// MemAvailable of /proc/meminfo in bytes; where there is none, the free physical pages
-// (sysconf); 0 when neither is known.
+// Throws Error naming the figures, the available memory (and `source`, where that figure comes
+// from) and the key to change when e.total > kHostMemoryMargin * available_bytes;
+// available_bytes <= 0 (unknown) checks nothing.
+void check_host_memory(const HostMemoryEstimate& e, const Config& c, double available_bytes,
+                       const std::string& source = "MemAvailable");
+
+// Memory this process may still take, in bytes, and where the figure comes from.
+struct AvailableMemory {
+  double bytes = 0;    // 0: unknown; +inf: no limit found (cgroup_headroom only)
+  std::string source;  // "MemAvailable", or the cgroup file whose limit binds, with its numbers
+};
+// The smallest headroom of the memory cgroups that hold this process: for its own cgroup and
+// every ancestor up to the mount root, the limit less the usage that cannot be reclaimed. cgroup
+// v2: memory.max and memory.current (under `root`, or `root`/unified on a hybrid mount); v1:
+// memory.limit_in_bytes and memory.usage_in_bytes under `root`/memory. `proc_self_cgroup` is the
+// text of /proc/self/cgroup, which names the process's cgroup per hierarchy. "max" (v2) and v1's
+// "no limit" (2^63 less a page) are no limit; directories that do not exist are skipped (in a
+// container the mount root is the container's own cgroup). +inf where nothing limits.
+AvailableMemory cgroup_headroom(const std::string& root, const std::string& proc_self_cgroup);
+// The smaller of MemAvailable (/proc/meminfo; where there is none, the free physical pages from
+// sysconf) and the cgroup headroom, cgroups under $SEISRTM_CGROUP_ROOT (tests) or /sys/fs/cgroup.
+AvailableMemory available_host_memory_detail();
+// available_host_memory_detail().bytes; 0 when unknown.
 double available_host_memory();
 
 }  // namespace seisrtm

@@ -381,7 +381,8 @@ Problem build_problem(const Config& c) {
   // The host memory of the whole run, before anything large is allocated; the backend that
   // solver.backend auto will choose (the GPU where there is one, as make_propagator does).
   const std::string backend = c.solver.backend != "auto" ? c.solver.backend : gpu_available() ? "cuda" : "cpu";
-  check_host_memory(estimate_host_memory(c, backend), c, available_host_memory());
+  const AvailableMemory available = available_host_memory_detail();
+  check_host_memory(estimate_host_memory(c, backend), c, available.bytes, available.source);
 
   p.vp = build_velocity(c, g);
   smooth_slowness(g, c.model.vp.smoothing, p.vp);

@@ -519,3 +519,30 @@ TEST_CASE("a config path that is a device or a huge file is refused, not read un
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("host memory respects the cgroup limit of a container or batch job", "[integration]") {
+  // A fake cgroup tree (SEISRTM_CGROUP_ROOT) limiting the process to 64 MiB, for v2 and v1 alike
+  // (the limit sits at the mount root, an ancestor of any cgroup /proc/self/cgroup names).
+  // 200^3 cells on the CPU backend need vp and three wavefields, 4 x 32 MB: refused with the
+  // numbers. Before: MemAvailable alone was compared and the run went ahead (a real job is
+  // killed by the kernel instead).
+  const fs::path d = fresh_dir("cgroup");
+  const fs::path root = d / "cgroup";
+  fs::create_directories(root / "memory");
+  seisrtm::test::write_text(root / "memory.max", "67108864\n");
+  seisrtm::test::write_text(root / "memory.current", "0\n");
+  seisrtm::test::write_text(root / "memory" / "memory.limit_in_bytes", "67108864\n");
+  seisrtm::test::write_text(root / "memory" / "memory.usage_in_bytes", "0\n");
+  const std::string cfg = write_config(d, kSmall);
+  REQUIRE(setenv("SEISRTM_CGROUP_ROOT", root.c_str(), 1) == 0);
+  const Result r =
+      run_cli("run " + cfg + " --quiet --output " + (d / "out").string() +
+              " --backend cpu --set grid.shape=[200,200,200] --set time.steps=2 --set output.snapshot_interval=0");
+  unsetenv("SEISRTM_CGROUP_ROOT");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("seisrtm: error: the run needs") &&
+                           Contains("but 0.062 GiB is available (cgroup limit " + root.string()) &&
+                           Contains("shrink grid.shape (8000000 cells)"));
+  CHECK(!fs::exists(d / "out" / "small.h5"));
+}

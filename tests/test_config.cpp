@@ -1,4 +1,8 @@
 // [unit] The config schema: defaults, overrides, and one clear message for each kind of bad input.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
 #include "base/error.hpp"
 #include "io/config.hpp"
 #include "solver/memory_estimate.hpp"
@@ -309,4 +313,65 @@ TEST_CASE("host memory of vti and tti: the anisotropy volumes and the CPU solver
   const Config vti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=vti"});
   CHECK(estimate_host_memory(vti, "cpu").anisotropy == 2 * v);
   CHECK(estimate_host_memory(parse_config(kBase), "cpu").anisotropy == 0);
+}
+
+namespace {
+// A fake cgroup tree under `root`: writes `text` to root/rel.
+void put(const std::filesystem::path& root, const std::string& rel, const std::string& text) {
+  std::filesystem::create_directories((root / rel).parent_path());
+  std::ofstream(root / rel) << text;
+}
+}  // namespace
+
+TEST_CASE(
+    "host memory: the cgroup limit of the process or an ancestor binds, v2 and v1, 'max' and v1's huge value are none",
+    "[unit]") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / "seisrtm_test_cgroup";
+  fs::remove_all(root);
+  const double gi = 1073741824.0, mi = 1048576.0;
+  SECTION("v2: the job's limit, less its usage without the reclaimable file cache") {
+    put(root, "job/memory.max", "2147483648\n");
+    put(root, "job/memory.current", std::to_string(300 * 1048576LL) + "\n");
+    put(root, "job/memory.stat", "anon 104857600\ninactive_file " + std::to_string(200 * 1048576LL) + "\n");
+    put(root, "job/step/memory.max", "max\n");
+    put(root, "job/step/memory.current", "1000\n");
+    const AvailableMemory a = cgroup_headroom(root.string(), "0::/job/step\n");
+    CHECK(a.bytes == 2 * gi - 100 * mi);
+    CHECK_THAT(a.source, Contains("job/memory.max 2.000 GiB less 0.098 GiB in use"));
+    // A 700^3 run in this 2 GiB cgroup is refused with the numbers instead of being killed.
+    const Config c = parse_config(kBase, {"grid.shape=[700, 700, 700]"});
+    CHECK_THROWS_WITH(check_host_memory(estimate_host_memory(c, "cpu"), c, a.bytes, a.source),
+                      Contains("of host memory (cpu backend") && Contains("but 1.902 GiB is available (cgroup limit") &&
+                          Contains("shrink grid.shape (343000000 cells)"));
+  }
+  SECTION("v2 on a hybrid mount (unified), the smaller of two levels") {
+    put(root, "unified/memory.max", "1073741824\n");
+    put(root, "unified/a/memory.max", "2147483648\n");
+    CHECK(cgroup_headroom(root.string(), "0::/a\n").bytes == gi);
+  }
+  SECTION("v2 'max' everywhere: no limit") {
+    put(root, "memory.max", "max\n");
+    put(root, "job/memory.max", "max\n");
+    CHECK(std::isinf(cgroup_headroom(root.string(), "0::/job\n").bytes));
+  }
+  SECTION("v1: memory.limit_in_bytes less memory.usage_in_bytes") {
+    put(root, "memory/batch/memory.limit_in_bytes", "1073741824\n");
+    put(root, "memory/batch/memory.usage_in_bytes", "268435456\n");
+    const AvailableMemory a = cgroup_headroom(root.string(), "5:cpuacct,cpu:/\n4:memory:/batch\n0::/\n");
+    CHECK(a.bytes == 0.75 * gi);
+    CHECK_THAT(a.source, Contains("memory.limit_in_bytes"));
+  }
+  SECTION("v1's 'no limit' (2^63 less a page) and missing files: no limit") {
+    put(root, "memory/batch/memory.limit_in_bytes", "9223372036854771712\n");
+    put(root, "memory/batch/memory.usage_in_bytes", "268435456\n");
+    CHECK(std::isinf(cgroup_headroom(root.string(), "4:memory:/batch\n").bytes));
+    CHECK(std::isinf(cgroup_headroom((root / "absent").string(), "4:memory:/batch\n0::/x\n").bytes));
+  }
+  SECTION("usage above the limit leaves nothing") {
+    put(root, "memory.max", "1000\n");
+    put(root, "memory.current", "5000\n");
+    CHECK(cgroup_headroom(root.string(), "0::/\n").bytes == 0);
+  }
+  fs::remove_all(root);
 }
