@@ -1,5 +1,6 @@
 #include "solver/geometry.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -40,6 +41,13 @@ void axis_weights(double x, long long n, const std::string& method, std::vector<
       push(i, sinc * win);
     }
   }
+}
+
+bool only_on_top_plane(const Grid& g, const std::array<double, 3>& pos, const std::string& method) {
+  std::vector<long long> idx;
+  std::vector<double> w;
+  axis_weights(pos[2] / g.h[2], g.n[2], method, idx, w);
+  return std::all_of(idx.begin(), idx.end(), [](long long i) { return i == 0; });
 }
 
 void PointSet::add(const Grid& g, const std::array<double, 3>& pos, const std::string& method) {

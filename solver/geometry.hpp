@@ -29,4 +29,9 @@ inline constexpr double kHicksKaiserB = 4.14;
 void axis_weights(double x, long long n, const std::string& method, std::vector<long long>& idx,
                   std::vector<double>& w);
 
+// Whether a point at `pos` with `method` has interpolation weights on the plane z = 0 only (a
+// point at z = 0, or nearest to that plane): under a free surface, where p = 0 is enforced there,
+// it would record zeros and inject nothing.
+bool only_on_top_plane(const Grid& g, const std::array<double, 3>& pos, const std::string& method);
+
 }  // namespace seisrtm

@@ -531,14 +531,28 @@ Problem build_problem(const Config& c) {
   } else if (rc.layout == "list") {
     rec = rc.list;
   }
-  long long damped = 0;
+  long long damped = 0, moved = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
     const std::string key = "receivers." + rc.layout +
                             (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
                                                  : std::string(" (receiver ") + std::to_string(r) + ")");
     check_inside(g, rec[r], key);
+    // p = 0 is enforced on the plane z = 0 under a free surface: a receiver whose weights lie
+    // on that plane only would record zeros in a run and inject into zeroed values in a
+    // migration. It records one cell down instead, where the field is.
+    if (p.free_surface && only_on_top_plane(g, rec[r], rc.interpolation)) {
+      rec[r][2] = g.h[2];
+      ++moved;
+    }
     p.receivers.add(g, rec[r], rc.interpolation);
   }
+  if (moved > 0)
+    p.warnings.push_back(std::to_string(moved) + " of " + std::to_string(rec.size()) +
+                         " receivers lie on the free surface (z = 0, " + rc.interpolation +
+                         " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
+                         "down, to z = " +
+                         fmt(g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
+                         (c.migration ? "the receivers of migration.data" : "receivers." + rc.layout) + ")");
   for (const auto& q : rec) damped += in_damping_zone(g, q, w, p.free_surface);
   if (damped > 0 && w > 0) {
     std::string interior;

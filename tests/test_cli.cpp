@@ -2,6 +2,8 @@
 // input gets one clear message, a non-zero exit and no output file left behind.
 #include <hdf5.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -493,6 +495,31 @@ TEST_CASE("bench --compare reads the committed bench --json files of docs/runs",
   CHECK((r.code == 0 || r.code == 1));
   CHECK_THAT(r.output, Contains("24 cells compared"));
   CHECK(r.output.find("error") == std::string::npos);
+}
+
+TEST_CASE("receivers on a free surface record one cell down, with one warning, instead of zeros", "[integration]") {
+  // Before: receivers at z = 0 under a free surface (field SEG-Y with elevation 0) recorded
+  // all-zero traces, exit 0 and no warning.
+  const fs::path d = fresh_dir("rec_surface");
+  const std::string cfg = write_config(d, kSmall);
+  const Result r = run_cli("run " + cfg + " --quiet --output " + (d / "out").string() +
+                           " --set boundary.free_surface=true --set receivers.line.start=[60,150,0]"
+                           " --set receivers.line.end=[250,150,0]");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string warning = "seisrtm: warning: 8 of 8 receivers lie on the free surface";
+  CHECK_THAT(r.output, Contains(warning) && Contains("moved one cell down, to z = 10 m"));
+  CHECK(r.output.find(warning) == r.output.rfind(warning));
+  const std::string h5 = (d / "out" / "small.h5").string();
+  const std::vector<float> traces = seisrtm::test::read_dataset(h5, "traces");
+  for (int rec = 0; rec < 8; ++rec) {
+    float peak = 0;
+    for (int t = 0; t < 40; ++t) peak = std::max(peak, std::abs(traces[rec * 40 + t]));
+    INFO("receiver " << rec);
+    CHECK(peak > 0);
+  }
+  const std::vector<float> pos = seisrtm::test::read_dataset(h5, "receivers/positions");
+  for (int rec = 0; rec < 8; ++rec) CHECK(pos[rec * 3 + 2] == 10.0f);
 }
 
 TEST_CASE("a config path that is a device or a huge file is refused, not read until memory runs out", "[integration]") {

@@ -1,4 +1,5 @@
 // [unit] The config schema: defaults, overrides, and one clear message for each kind of bad input.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -374,4 +375,35 @@ TEST_CASE(
     CHECK(cgroup_headroom(root.string(), "0::/\n").bytes == 0);
   }
   fs::remove_all(root);
+}
+
+TEST_CASE("receivers whose weights lie on the free surface plane only are moved one cell down", "[unit]") {
+  // 10 m cells, p = 0 enforced on z = 0: nearest rounds z < 5 m onto it, trilinear and hicks
+  // only an on-plane point (z = 0); a point between planes keeps a weight below.
+  const char* list = "receivers.list=[[100, 150, 0], [110, 150, 4], [120, 150, 6], [130, 150, 3]]";
+  for (const std::string method : {"nearest", "trilinear", "hicks"}) {
+    INFO(method);
+    const Problem p =
+        build_problem(parse_config(kBase, {"boundary.damping_width=5", "boundary.free_surface=true",
+                                           "receivers.line=null", list, "receivers.interpolation=" + method}));
+    const bool nearest = method == "nearest";
+    CHECK(p.receivers.position[0][2] == 10.0);
+    CHECK(p.receivers.position[1][2] == (nearest ? 10.0 : 4.0));
+    CHECK(p.receivers.position[2][2] == 6.0);
+    CHECK(p.receivers.position[3][2] == (nearest ? 10.0 : 3.0));
+    const long long plane = 40 * 30;  // cells of one z plane
+    for (long long k = p.receivers.offset[0]; k < p.receivers.offset[1]; ++k) CHECK(p.receivers.cell[k] / plane >= 1);
+    const std::string moved = nearest ? "3 of 4" : "1 of 4";
+    const auto w = std::count_if(p.warnings.begin(), p.warnings.end(), [](const std::string& s) {
+      return s.find("lie on the free surface") != std::string::npos;
+    });
+    CHECK(w == 1);
+    CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [&](const std::string& s) {
+      return s.find(moved + " receivers lie on the free surface (z = 0, " + method) != std::string::npos &&
+             s.find("moved one cell down, to z = 10 m") != std::string::npos;
+    }));
+  }
+  // Without a free surface nothing moves.
+  const Problem q = build_problem(parse_config(kBase, {"boundary.damping_width=5", "receivers.line=null", list}));
+  CHECK(q.receivers.position[0][2] == 0.0);
 }
