@@ -272,8 +272,8 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
-  root.allow_only(
-      {"grid", "time", "physics", "model", "boundary", "sources", "receivers", "output", "solver", "migration"});
+  root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers", "output", "solver", "checks",
+                   "migration"});
   // A migration config takes its sources, receivers and record length from the data file.
   const bool migration = root_node["migration"].IsDefined();
   if (migration && !root_node["migration"].IsMap())
@@ -505,6 +505,9 @@ Config from_tree(const YAML::Node& root_node) {
   c.solver.threads = static_cast<int>(
       solver.integer_in("threads", c.solver.threads, 0, max_threads(),
                         "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
+  auto checks = root.child("checks");
+  checks.allow_only({"physical_ranges"});
+  c.checks.physical_ranges = checks.boolean("physical_ranges", c.checks.physical_ranges);
   if (migration) c.migration = parse_migration(root.child("migration"));
   if (c.migration && c.solver.storage == "fp16" && c.migration->mode != "boundary")
     throw Error(
@@ -712,6 +715,8 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
   e << YAML::Key << "device" << YAML::Value << c.solver.device;
   e << YAML::Key << "decomposition" << YAML::Value << c.solver.decomposition << YAML::EndMap;
+  e << YAML::Key << "checks" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "physical_ranges" << YAML::Value << c.checks.physical_ranges << YAML::EndMap;
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;

@@ -200,6 +200,14 @@ struct MigrationConfig {
   std::optional<WaveletConfig> wavelet;
 };
 
+// Plausibility checks that refuse a run before it starts; each can be switched off for the rare
+// real case outside them (solver/problem.cpp, check_physical_ranges).
+struct ChecksConfig {
+  // model.vp within [100, 10000] m/s, and at least 2 grid points per wavelength at the
+  // wavelet's highest useful frequency. false: both become warnings.
+  bool physical_ranges = true;
+};
+
 struct Config {
   GridConfig grid;
   TimeConfig time;
@@ -210,6 +218,7 @@ struct Config {
   ReceiverConfig receivers;
   OutputConfig output;
   SolverConfig solver;
+  ChecksConfig checks;
   std::optional<MigrationConfig> migration;  // migration configs only
   std::string source_file;                   // the YAML file this came from (not part of the schema)
 };

@@ -60,6 +60,48 @@ bool in_damping_zone(const Grid& g, const std::array<double, 3>& p, int width, b
   return false;
 }
 
+// Physical range of vp (checks.physical_ranges). 100 m/s: below the slowest P speed of dry sand
+// (about 200 m/s) and of air (343 m/s); a velocity in km/s (water 1.48, the fastest rock below 9)
+// lies far below it. 10000 m/s: above every rock of the crust and the upper mantle (dolomite
+// about 7000 m/s, the mantle below the Moho 8100 to 9000 m/s); the deep mantle, up to 13700 m/s,
+// needs the override. A velocity in ft/s (a factor 3.28 too large) lies above it from 3050 m/s.
+constexpr double kVpMin = 100, kVpMax = 10000;  // m/s
+
+// The fewest grid points per wavelength at f_max that can represent a wave at all: the Nyquist
+// limit, 2 samples a period. The milder shortfall, below required_points_per_wavelength of the
+// space order (4 to 10), is a warning.
+constexpr double kMinPointsPerWavelength = 2;
+
+// The likely unit mistake behind a vp outside [kVpMin, kVpMax].
+std::string vp_unit_hint(double v) {
+  if (v < kVpMin && v * 1000 >= kVpMin && v * 1000 <= kVpMax) return "; km/s? use " + fmt(v * 1000);
+  if (v < kVpMin) return "";
+  if (v * 0.3048 >= kVpMin && v * 0.3048 <= kVpMax) return "; ft/s? use " + fmt(v * 0.3048);
+  return "";
+}
+
+// vp of the built model (a file's values, layers, bodies and smoothing included) against the
+// physical range; refused unless checks.physical_ranges is false, then a warning.
+void check_vp_range(const Config& c, const Grid& g, const std::vector<float>& vp, std::vector<std::string>& warnings) {
+  const auto [mn, mx] = std::minmax_element(vp.begin(), vp.end());
+  for (const auto* it : {&*mn, &*mx}) {
+    const double v = *it;
+    if ((v >= kVpMin && v <= kVpMax) || (it == &*mx && *mx == *mn)) continue;
+    const auto i = static_cast<size_t>(it - vp.data());
+    const VolumeConfig& m = c.model.vp;
+    const std::string where = m.type == "file"
+                                  ? "model file '" + m.file + "' dataset '" + m.dataset + "' (model.vp.file) has vp = "
+                                  : "config key 'model.vp' gives vp = ";
+    const std::string what = v < kVpMin
+                                 ? "slower than any rock or fluid (water 1480 m/s, air 343 m/s, dry sand about 200 m/s)"
+                                 : "faster than any rock of the crust or upper mantle (at most about 9000 m/s)";
+    const std::string text = where + fmt(v) + " m/s at " + cell_text(g, i) + ", " + what + vp_unit_hint(v) +
+                             "; valid: " + fmt(kVpMin) + " to " + fmt(kVpMax) + " m/s";
+    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false for a medium outside it)");
+    warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+  }
+}
+
 // Model sampling (docs/MODEL.md). The wave equation is (1/v^2) p_tt = lap p, so a node carries
 // the mean of the slowness squared s = 1/v^2 over its cell [z - hz/2, z + hz/2], clipped to the
 // model's depth range [0, (nz - 1) hz]. The discrete model then has its interface where the
@@ -386,6 +428,7 @@ Problem build_problem(const Config& c) {
 
   p.vp = build_velocity(c, g);
   smooth_slowness(g, c.model.vp.smoothing, p.vp);
+  check_vp_range(c, g, p.vp, p.warnings);
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
   p.v_min = *mn;
   p.v_max = *mx;
@@ -473,7 +516,33 @@ Problem build_problem(const Config& c) {
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);
-  if (ppw < need_ppw)
+  // A migration's wavelet is its data's (prepare_migration), not this default one.
+  if (ppw < kMinPointsPerWavelength && !c.migration) {
+    const std::string key = wc.type == "ricker" ? "sources.wavelet.peak_frequency" : "sources.wavelet.file";
+    const std::string value =
+        wc.type == "ricker"
+            ? " = " + fmt(wc.peak_frequency) + " Hz (a Ricker reaches f_max = 2.5 f_peak = " + fmt(f_max) + " Hz)"
+            : " '" + wc.file + "' reaches f_max = " + fmt(f_max) + " Hz (where its spectrum falls to 3.3%)";
+    // The peak frequency that would give kMinPointsPerWavelength and need_ppw.
+    const double f_ok = p.v_min / (kMinPointsPerWavelength * h_max * 2.5), f_good = p.v_min / (need_ppw * h_max * 2.5);
+    // From 1 kHz a peak lies beyond every seismic source (lab ultrasonics needs mm cells and the
+    // override anyway): likely a value in the wrong unit.
+    const std::string hint =
+        wc.type == "ricker" && wc.peak_frequency >= 1000 && wc.peak_frequency / 1000 <= f_ok
+            ? "; was " + fmt(wc.peak_frequency / 1000) + " Hz meant (a value 1000 times too large)?"
+            : "";
+    const std::string text =
+        "config key '" + key + "'" + value + ": v_min " + fmt(p.v_min) + " m/s / (f_max " + fmt(f_max) +
+        " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) + " points per wavelength; fewer than " +
+        fmt(kMinPointsPerWavelength) + " cannot represent the wave at all" + hint + "; valid: " +
+        (wc.type == "ricker" ? "a peak frequency <= " + fmt(f_ok) + " Hz (space_order " +
+                                   std::to_string(c.physics.space_order) + " wants <= " + fmt(f_good) + " Hz)"
+                             : "a wavelet with f_max <= " + fmt(2.5 * f_ok) + " Hz (space_order " +
+                                   std::to_string(c.physics.space_order) + " wants <= " + fmt(2.5 * f_good) + " Hz)") +
+        ", or grid.spacing <= " + fmt(p.v_min / (f_max * need_ppw)) + " m";
+    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
+    p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+  } else if (ppw < need_ppw)
     p.warnings.push_back("too few points per wavelength: v_min " + fmt(p.v_min) + " m/s / (f_max " + fmt(f_max) +
                          " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) + " points; space_order " +
                          std::to_string(c.physics.space_order) + " wants >= " + fmt(need_ppw) +

@@ -281,9 +281,11 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
 TEST_CASE("too few points per wavelength warns with the numbers and still runs", "[integration]") {
   const fs::path d = fresh_dir("ppw");
   const std::string cfg = write_config(d, kSmall);
-  const Result r = run_cli("run " + cfg + " --output " + d.string() + " --set sources.wavelet.peak_frequency=40");
+  // 25 Hz: f_max 62.5 Hz, 2000 / (62.5 x 10) = 3.2 points, between the 2 that are refused and
+  // the 5 that order 8 wants.
+  const Result r = run_cli("run " + cfg + " --output " + d.string() + " --set sources.wavelet.peak_frequency=25");
   CHECK(r.code == 0);
-  CHECK_THAT(r.output, Contains("warning: too few points per wavelength") && Contains("100 Hz"));
+  CHECK_THAT(r.output, Contains("warning: too few points per wavelength") && Contains("62.5 Hz"));
 }
 
 TEST_CASE("bench: --compare judges two runs against their spread; bad bench input is refused", "[integration]") {
@@ -495,6 +497,39 @@ TEST_CASE("bench --compare reads the committed bench --json files of docs/runs",
   CHECK((r.code == 0 || r.code == 1));
   CHECK_THAT(r.output, Contains("24 cells compared"));
   CHECK(r.output.find("error") == std::string::npos);
+}
+
+TEST_CASE("physical ranges: vp in km/s or ft/s and a frequency the grid cannot hold stop the run before it starts",
+          "[integration]") {
+  // Before: vp 2 (km/s meant) and a 15000 Hz peak ran to exit 0 with a warning at most.
+  expect_refused("vp_kms", kSmall, "--set model.vp=2.0",
+                 "config key 'model.vp' gives vp = 2 m/s at [z, y, x] = [0, 0, 0], slower than any rock or fluid");
+  expect_refused("vp_kms_hint", kSmall, "--set model.vp=2.0", "km/s? use 2000; valid: 100 to 10000 m/s");
+  expect_refused("vp_layers_kms", kSmall,
+                 "'--set=model.vp={type: layers, layers: [{top: 0, vp: 1.5}, {top: 100, vp: 2.5}]}'", "vp = 1.5 m/s");
+  expect_refused("vp_fts", kSmall, "--set model.vp=20000", "ft/s? use 6096");
+  // The built values of a model file are checked too: one cell in km/s names the file and the cell.
+  const fs::path md = fresh_dir("vp_file");
+  std::vector<float> v(28 * 30 * 32, 2000.0f);
+  v[100] = 2.0f;
+  const std::string f = (md / "kms.h5").string();
+  seisrtm::io::write_float_file(f, "vp", {28, 30, 32}, v);
+  expect_refused("vp_file_kms", kSmall, "--set model.vp.type=file --set model.vp.file=" + f,
+                 "model file '" + f + "' dataset 'vp' (model.vp.file) has vp = 2 m/s at [z, y, x] = [0, 3, 4]");
+  // 15000 Hz on 10 m cells: f_max 37500 Hz, 2000 / (37500 x 10) = 0.0053 points per wavelength.
+  expect_refused("f_peak", kSmall, "--set sources.wavelet.peak_frequency=15000",
+                 "config key 'sources.wavelet.peak_frequency' = 15000 Hz");
+  expect_refused("f_peak_hint", kSmall, "--set sources.wavelet.peak_frequency=15000",
+                 "0.00533333 points per wavelength; fewer than 2 cannot represent the wave at all; was 15 Hz meant");
+  expect_refused("checks_unknown", kSmall, "--set checks.vp=false", "'checks.vp' is unknown");
+  // The override runs the rare real case, with the finding as a warning.
+  const fs::path d = fresh_dir("ranges_off");
+  const std::string cfg = write_config(d, kSmall);
+  const Result r = run_cli("run " + cfg + " --quiet --output " + (d / "out").string() +
+                           " --set checks.physical_ranges=false --set model.vp=20000 --set time.steps=4");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("seisrtm: warning: config key 'model.vp' gives vp = 20000 m/s") &&
+                           Contains("checks.physical_ranges is false: run as given"));
 }
 
 TEST_CASE("receivers on a free surface record one cell down, with one warning, instead of zeros", "[integration]") {

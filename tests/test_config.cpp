@@ -101,10 +101,11 @@ TEST_CASE("problem checks: stability, geometry, sampling", "[unit]") {
     CHECK_THROWS_WITH(build_problem(c), Contains("receivers.line") && Contains("outside the grid"));
   }
   SECTION("too few points per wavelength is a warning with the numbers") {
-    const Config c = parse_config(kBase, {"sources.wavelet.peak_frequency=60", "boundary.damping_width=5"});
+    // 30 Hz: f_max 75 Hz, 2000 / (75 x 10) = 2.7 points, above the 2 that are refused.
+    const Config c = parse_config(kBase, {"sources.wavelet.peak_frequency=30", "boundary.damping_width=5"});
     const Problem p = build_problem(c);
     REQUIRE(!p.warnings.empty());
-    CHECK_THAT(p.warnings[0], Contains("points per wavelength") && Contains("150 Hz"));
+    CHECK_THAT(p.warnings[0], Contains("points per wavelength") && Contains("75 Hz"));
   }
   SECTION("a grid too small for the damping zone") {
     const Config c = parse_config(kBase);
@@ -375,6 +376,36 @@ TEST_CASE(
     CHECK(cgroup_headroom(root.string(), "0::/\n").bytes == 0);
   }
   fs::remove_all(root);
+}
+
+TEST_CASE(
+    "physical ranges: vp outside 100..10000 m/s and fewer than 2 points per wavelength are refused by build_problem",
+    "[unit]") {
+  const std::vector<std::string> base{"boundary.damping_width=5"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), base.begin(), base.end());
+    return parse_config(kBase, more);
+  };
+  CHECK_THROWS_WITH(build_problem(with({"model.vp=1.48"})), Contains("vp = 1.48 m/s") && Contains("km/s? use 1480"));
+  CHECK_THROWS_WITH(build_problem(with({"model.vp={type: gradient, value: 1.5, gradient: 0.001}"})),
+                    Contains("config key 'model.vp' gives vp = 1.5") && Contains("km/s? use 15"));
+  CHECK_THROWS_WITH(build_problem(with({"model.vp={type: constant, value: 2000, bodies: [{center: [200, 150, 100], "
+                                        "radii: 50, vp: 4.5}]}"})),
+                    Contains("km/s? use"));
+  CHECK_THROWS_WITH(build_problem(with({"model.vp=15000"})),
+                    Contains("faster than any rock") && Contains("ft/s? use 4572"));
+  CHECK_NOTHROW(build_problem(with({"model.vp=100", "sources.wavelet.peak_frequency=1", "time.steps=200"})));
+  CHECK_NOTHROW(build_problem(with({"model.vp=10000", "time.steps=2"})));
+  // 2000 / (2.5 f 10) < 2 from f = 40 Hz.
+  CHECK_THROWS_WITH(build_problem(with({"sources.wavelet.peak_frequency=41"})),
+                    Contains("'sources.wavelet.peak_frequency' = 41 Hz") && Contains("peak frequency <= 40 Hz"));
+  CHECK_NOTHROW(build_problem(with({"sources.wavelet.peak_frequency=39"})));
+  // checks.physical_ranges: false makes both warnings.
+  const Problem p = build_problem(with({"checks.physical_ranges=false", "model.vp=2", "time.dt=0.001"}));
+  REQUIRE(p.warnings.size() >= 2);
+  CHECK_THAT(p.warnings[0], Contains("vp = 2 m/s") && Contains("run as given"));
+  CHECK_THAT(p.warnings[1], Contains("points per wavelength") && Contains("run as given"));
+  CHECK(to_yaml(parse_config(kBase)).find("physical_ranges: true") != std::string::npos);
 }
 
 TEST_CASE("receivers whose weights lie on the free surface plane only are moved one cell down", "[unit]") {
