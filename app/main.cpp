@@ -23,7 +23,8 @@ extern "C" void record_signal(int s) {
   seisrtm::io::remove_temporaries_now();
 }
 
-// SIGINT and SIGTERM stop run and migrate at the next check, cleanly. SA_RESETHAND: a second
+// SIGINT, SIGTERM and SIGHUP (the terminal closed, the ssh connection dropped) stop run and
+// migrate at the next check, cleanly. SA_RESETHAND: a second
 // signal ends the process at once. SA_RESTART: a write under way is not cut short (EINTR), so a
 // signal can never look like a failed write.
 void stop_on_signals() {
@@ -33,6 +34,7 @@ void stop_on_signals() {
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
   // SIGPIPE: the reader of stderr is gone (mpirun ended after a SIGINT): the next progress line
   // killed rank 0 before it removed its temporaries. Stop at the next check instead, and keep
   // the handler: later writes just fail.
@@ -235,11 +237,9 @@ int main_of_rank(int argc, char** argv) {
                  "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
                  "temporaries removed\n",
                  isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
-                 e.signal() == SIGINT    ? "SIGINT"
-                 : e.signal() == SIGPIPE ? "SIGPIPE"
-                                         : "SIGTERM",
-                 run->parsed() ? "run" : "migrate", config.c_str(), e.where().c_str(), e.directory().c_str());
-    return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM
+                 io::signal_name(e.signal()), run->parsed() ? "run" : "migrate", config.c_str(), e.where().c_str(),
+                 e.directory().c_str());
+    return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP
   } catch (const cluster::QuietExit& e) {
     return e.code;  // rank 0 says what failed
   } catch (const Error& e) {

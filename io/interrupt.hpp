@@ -1,6 +1,6 @@
 #pragma once
-// SIGINT and SIGTERM stop a run cleanly: main installs handlers that only record the signal
-// (async-signal-safe); the time loops call check_interrupt() between chunks of steps, which
+// SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh connection) stop a run cleanly: main installs handlers
+// that only record the signal (async-signal-safe); the time loops call check_interrupt() between chunks of steps, which
 // throws Interrupted, so every RAII owner of a temporary file removes it on the way out and
 // the results of earlier runs are never touched. A second signal is not caught: it ends the
 // process at once (for a loop that does not come back to a check).
@@ -15,6 +15,22 @@ namespace seisrtm::io {
 
 // The signal that asked the run to stop, 0 while none did.
 inline volatile std::sig_atomic_t interrupt_signal = 0;
+
+// The name a message gives the signal that stopped the run.
+inline const char* signal_name(int signal) {
+  switch (signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    default:
+      return "a signal";
+  }
+}
 
 // Thrown by check_interrupt; not an Error, so no code that reports bad input can take it for one.
 class Interrupted : public std::runtime_error {

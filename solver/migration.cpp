@@ -575,7 +575,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
         }
       } catch (const io::Interrupted& e) {
         if (farm.coordinator()) throw;
-        farm.fail(s, std::string("interrupted by ") + (e.signal() == SIGINT ? "SIGINT" : "SIGTERM"));
+        farm.fail(s, std::string("interrupted by ") + io::signal_name(e.signal()));
       } catch (const cluster::RankFailed&) {
         throw;
       } catch (const std::exception& e) {

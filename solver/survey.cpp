@@ -67,7 +67,7 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
       farm.send(s, cluster::ResultKind::traces, 0, shot_traces.data(), shot_traces.size());
     } catch (const io::Interrupted& e) {
       // Rank 0 owns the files: it removes the temporaries and ends the job.
-      farm.fail(s, std::string("interrupted by ") + (e.signal() == SIGINT ? "SIGINT" : "SIGTERM"));
+      farm.fail(s, std::string("interrupted by ") + io::signal_name(e.signal()));
     } catch (const std::exception& e) {
       farm.fail(s, e.what());
     }

@@ -1,0 +1,127 @@
+// [integration] Hang-ups and signals: SIGHUP (a closed terminal, a dropped ssh connection) stops
+// a run or a migration as SIGTERM does: exit 128 + 1, one message, the earlier result set kept
+// and no temporary left. docs/RELIABILITY.md lists the guarantees and these tests.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tests/catch.hpp"
+#include "tests/cli_util.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using seisrtm::test::Result;
+
+namespace {
+
+// The regular files of `dir` by name: inode (a rename over the name changes it) and bytes.
+std::map<std::string, std::pair<ino_t, std::string>> files_of(const fs::path& dir) {
+  std::map<std::string, std::pair<ino_t, std::string>> m;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    struct stat st {};
+    stat(e.path().c_str(), &st);
+    std::ifstream f(e.path(), std::ios::binary);
+    m[e.path().filename().string()] = {st.st_ino, std::string(std::istreambuf_iterator<char>(f), {})};
+  }
+  return m;
+}
+
+// Temporaries of any run: <final>.<pid>.<random>.partial.
+std::vector<std::string> temporaries(const fs::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".partial") != std::string::npos) v.push_back(e.path().filename());
+  return v;
+}
+
+int lines_with(const std::string& text, const std::string& needle) {
+  std::istringstream in(text);
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
+Result run_args(const std::vector<std::string>& args) {
+  auto c = seisrtm::test::spawn_cli(args);
+  return seisrtm::test::wait_cli(c);
+}
+
+// A one-shot survey of 64^3 cells of 10 m (snapshots every 20 steps, so the set has an XDMF
+// member too) and the earlier result set it wrote with 40 steps into d/out.
+struct EarlierSet {
+  std::string cfg;
+  fs::path out;
+  std::map<std::string, std::pair<ino_t, std::string>> before;
+};
+EarlierSet earlier_set(const fs::path& d) {
+  EarlierSet e;
+  e.cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
+time: {steps: 40}
+boundary: {damping_width: 6}
+sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
+receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
+output: {name: small, snapshot_interval: 20}
+solver: {backend: cpu}
+)");
+  e.out = d / "out";
+  const Result r = run_args({"run", e.cfg, "--quiet", "--output", e.out.string()});
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  e.before = files_of(e.out);
+  REQUIRE(e.before.count("small.h5") == 1);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("SIGHUP stops a run as SIGTERM does: exit 129, one message naming SIGHUP, earlier set kept",
+          "[integration]") {
+  const EarlierSet e = earlier_set(seisrtm::test::fresh_dir("seisrtm_test_signals_", "hup_run"));
+  // 20000 steps: a minute or more on 2 cores unless stopped; the signal comes once the time loop
+  // has printed its first progress line (the handlers are in place, the set's files are open).
+  auto c = seisrtm::test::spawn_cli({"run", e.cfg, "--output", e.out.string(), "--set", "time.steps=20000"});
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
+  REQUIRE(!temporaries(e.out).empty());  // the run's set is being written
+  kill(c.pid, SIGHUP);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
+  CHECK(r.code == 128 + SIGHUP);
+  CHECK(lines_with(r.output, "seisrtm: interrupted by SIGHUP during run of " + e.cfg + " at shot 1/1") == 1);
+  CHECK_THAT(r.output, Contains("earlier results in " + e.out.string() + " are unchanged"));
+  CHECK(files_of(e.out) == e.before);
+  CHECK(temporaries(e.out).empty());
+}
+
+TEST_CASE("SIGHUP stops a migration as SIGTERM does", "[integration]") {
+  const fs::path d = seisrtm::test::fresh_dir("seisrtm_test_signals_", "hup_migrate");
+  const EarlierSet data = earlier_set(d);
+  const std::string cfg = seisrtm::test::write_text(
+      d / "mig.yaml",
+      "grid: {shape: [64, 64, 64], spacing: 10}\nboundary: {damping_width: 6}\nmodel: {vp: 1500}\n"
+      "migration: {data: " +
+          (data.out / "small.h5").string() + "}\noutput: {name: mig, pictures: false}\n" + "solver: {backend: cpu}\n");
+  const fs::path out = d / "mig";
+  REQUIRE(run_args({"migrate", cfg, "--quiet", "--output", out.string()}).code == 0);  // the earlier set
+  const auto before = files_of(out);
+  // A larger grid: tens of seconds of passes on 2 cores unless stopped.
+  auto c = seisrtm::test::spawn_cli({"migrate", cfg, "--output", out.string(), "--set", "grid.shape=[240,240,240]"});
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 forward step", seen));
+  kill(c.pid, SIGHUP);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
+  CHECK(r.code == 128 + SIGHUP);
+  CHECK(lines_with(r.output, "seisrtm: interrupted by SIGHUP during migrate of " + cfg + " at shot 1/1") == 1);
+  CHECK(files_of(out) == before);
+  CHECK(temporaries(out).empty());
+}
