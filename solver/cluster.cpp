@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "io/interrupt.hpp"
 
 namespace seisrtm::cluster {
 
@@ -22,7 +23,9 @@ bool g_started = false;
 int g_rank = 0, g_size = 1, g_local_rank = 0, g_local_size = 1;
 bool g_agreed = false;  // every rank knows of the failure (agree)
 
-enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5, kSum = 6 };
+// kStop: a signal number, from a signalled worker to rank 0 (its report) and from rank 0 to every
+// worker (stop now); a worker sends rank 0 one kStop at most, its report or its answer.
+enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5, kSum = 6, kStop = 7 };
 
 struct ResultHeader {
   long long shot, kind, index, count;
@@ -38,6 +41,21 @@ void check(int rc, const char* what) {
   }
 }
 
+// A worker: receives rank 0's next message of tag `tag` into `value`; rank 0's stop (kStop)
+// instead is answered and throws QuietExit{128 + signal}.
+void recv_from_rank0(void* value, MPI_Datatype type, int tag) {
+  MPI_Status st;
+  check(MPI_Probe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe");
+  if (st.MPI_TAG == kStop) {
+    int signal = 0;
+    check(MPI_Recv(&signal, 1, MPI_INT, 0, kStop, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (stop)");
+    check(MPI_Send(&signal, 1, MPI_INT, 0, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
+    g_agreed = true;
+    throw QuietExit{128 + signal};
+  }
+  check(MPI_Recv(value, 1, type, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+}
+
 }  // namespace
 
 void check_mpi(int rc, const char* what) {
@@ -46,8 +64,9 @@ void check_mpi(int rc, const char* what) {
 
 void send_floats(const float* data, long long count, int to, int tag) {
   for (long long o = 0; o < count; o += kPieceFloats)
-    check(MPI_Send(data + o, static_cast<int>(std::min(kPieceFloats, count - o)), MPI_FLOAT, to, tag, MPI_COMM_WORLD),
-          "MPI_Send");
+    check_mpi(
+        MPI_Send(data + o, static_cast<int>(std::min(kPieceFloats, count - o)), MPI_FLOAT, to, tag, MPI_COMM_WORLD),
+        "MPI_Send");
 }
 
 void recv_floats(float* data, long long count, int from, int tag) {
@@ -162,7 +181,7 @@ void add_to_rank0(float* data, long long count) {
   // probes take any tag) while a rank that has finished its shots gets here.
   int go = 0;
   if (g_rank != 0) {
-    check(MPI_Recv(&go, 1, MPI_INT, 0, kSum, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (sum)");
+    recv_from_rank0(&go, MPI_INT, kSum);
     return send_floats(data, count, 0, kSum);
   }
   std::vector<float> part(static_cast<std::size_t>(std::min(count, kPieceFloats)));
@@ -177,7 +196,7 @@ void add_to_rank0(float* data, long long count) {
   }
 }
 
-ShotFarm::ShotFarm(long long shots) : shots_(shots) {}
+ShotFarm::ShotFarm(long long shots) : shots_(shots), told_none_(static_cast<std::size_t>(g_size), 0) {}
 
 long long ShotFarm::next(const Sink& sink, const std::function<void()>& idle) {
   // Rank 0 under a window: wait (serving the others) until the shots handed out fit in it.
@@ -212,6 +231,7 @@ void ShotFarm::reply(int source) {
     ++outstanding_;
   } else {
     ++stopped_;
+    told_none_[static_cast<std::size_t>(source)] = 1;
   }
   check(MPI_Send(&shot, 1, MPI_LONG_LONG, source, kAssign, MPI_COMM_WORLD), "MPI_Send (shot)");
 }
@@ -228,7 +248,7 @@ long long ShotFarm::next() {
   if (coordinator()) return next_ < shots_ ? next_++ : -1;
   ask();
   long long shot = -1;
-  check(MPI_Recv(&shot, 1, MPI_LONG_LONG, 0, kAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (shot)");
+  recv_from_rank0(&shot, MPI_LONG_LONG, kAssign);
   asked_ = false;
   return shot;
 }
@@ -261,6 +281,13 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
       --outstanding_;
       ++done_by_others_;
     }
+    return true;
+  }
+  if (tag == kStop) {  // a worker was signalled: every rank stops at rank 0's next check
+    int signal = 0;
+    check(MPI_Recv(&signal, 1, MPI_INT, source, kStop, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (stop)");
+    if (!reported_signal_) reported_signal_ = signal;
+    told_none_[static_cast<std::size_t>(source)] = 2;  // answered: rank 0's stop needs no answer from it
     return true;
   }
   if (tag == kFail) {
@@ -317,6 +344,86 @@ void ShotFarm::fail(long long shot, const std::string& what) {
   int nothing = 0;
   MPI_Recv(&nothing, 1, MPI_INT, 0, kFail, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   abort_job(1);
+}
+
+void ShotFarm::check_interrupt(const std::string& where, const std::string& directory) {
+  if (!g_started || g_size == 1) return io::check_interrupt(where, directory);
+  if (!coordinator()) {
+    int flag = 0;
+    check(MPI_Iprobe(0, kStop, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe (stop)");
+    if (flag) stop_worker(false);
+    if (const int signal = io::interrupt_signal) {
+      reported_signal_ = signal;
+      check(MPI_Send(&reported_signal_, 1, MPI_INT, 0, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
+      stop_worker(true);
+    }
+    return;
+  }
+  // Rank 0: its own signal first, else a worker's report (taken here or by serve and drain).
+  int flag = 0;
+  MPI_Status st;
+  check(MPI_Iprobe(MPI_ANY_SOURCE, kStop, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe (stop)");
+  if (flag) handle_one(st.MPI_SOURCE, kStop, {});
+  if (const int signal = io::interrupt_signal ? int(io::interrupt_signal) : reported_signal_)
+    stop_every_rank(signal, where, directory);
+}
+
+void ShotFarm::stop_every_rank(int signal, const std::string& where, const std::string& directory) {
+  // Every worker is told, those told that no shot is left too (migrate's may wait in
+  // add_to_rank0; run's wait in MPI_Finalize, which does not return before rank 0's, and take
+  // the message there). These small messages go out at once (eager).
+  for (int r = 1; r < g_size; ++r) check(MPI_Send(&signal, 1, MPI_INT, r, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
+  // Each worker still in the farm answers at its next check, or in next(); until then what it
+  // sends is taken and dropped, so that none blocks in the send of a large result.
+  const auto state = [&](int r) { return told_none_[static_cast<std::size_t>(r)]; };
+  for (;;) {
+    bool waiting = false;
+    for (int r = 1; r < g_size; ++r) waiting = waiting || state(r) == 0;
+    if (!waiting) break;
+    MPI_Status st;
+    check(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe (stopping)");
+    if (st.MPI_TAG == kResult) {
+      ResultHeader h{};
+      check(MPI_Recv(&h, 4, MPI_LONG_LONG, st.MPI_SOURCE, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Recv (result)");
+      std::vector<float> data(static_cast<std::size_t>(h.count));
+      recv_floats(data.data(), h.count, st.MPI_SOURCE, kData);
+      continue;
+    }
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    std::vector<char> dropped(static_cast<std::size_t>(std::max(count, 1)));
+    check(MPI_Recv(dropped.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+          "MPI_Recv (stopping)");
+    if (st.MPI_TAG == kStop) told_none_[static_cast<std::size_t>(st.MPI_SOURCE)] = 2;
+  }
+  // A worker told that no shot is left may be in one of migrate's collectives after the farm
+  // (agree before an own stack's sum), which no message ends: then main ends the job as on a
+  // failure (MPI_Abort).
+  bool all_stopped = true;
+  for (int r = 1; r < g_size; ++r) all_stopped = all_stopped && (workers_end_when_done_ || state(r) == 2);
+  if (all_stopped) g_agreed = true;
+  throw io::Interrupted(signal, where, directory);
+}
+
+void ShotFarm::stop_worker(bool wait) {
+  // Rank 0's stop: the next kStop from it; its replies to an earlier ask before that are dropped.
+  int signal = 0;
+  for (;;) {
+    MPI_Status st;
+    check(MPI_Probe(0, wait ? MPI_ANY_TAG : kStop, MPI_COMM_WORLD, &st), "MPI_Probe (stop)");
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    std::vector<char> msg(static_cast<std::size_t>(std::max(count, 1)));
+    check(MPI_Recv(msg.data(), count, MPI_BYTE, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv");
+    if (st.MPI_TAG != kStop) continue;
+    std::memcpy(&signal, msg.data(), sizeof signal);
+    break;
+  }
+  if (!reported_signal_)  // the answer rank 0 waits for
+    check(MPI_Send(&signal, 1, MPI_INT, 0, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
+  g_agreed = true;
+  throw QuietExit{128 + signal};
 }
 
 }  // namespace seisrtm::cluster

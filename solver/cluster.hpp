@@ -7,6 +7,8 @@
 // shots itself and, between chunks of time steps, hands the next shot to whichever rank asks
 // and writes what the other ranks send back (snapshots, traces). A rank that fails reports its
 // shot and message to rank 0, which removes the temporaries and ends the job (MPI_Abort).
+// A signal (SIGINT, SIGTERM, SIGHUP) on any rank stops every rank at its next check instead
+// (ShotFarm::check_interrupt): rank 0 says it once, commits nothing, and every rank exits 128 + signal.
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -74,7 +76,8 @@ void setup_on_every_rank(Setup&& setup) {
 }
 
 // Collective: rank 0's `data` += every other rank's, added in rank order (1, 2, ...); the other
-// ranks' `data` is sent and left as it was. One process: nothing.
+// ranks' `data` is sent and left as it was. One process: nothing. A worker waiting here when
+// rank 0 stops the job on a signal (ShotFarm::check_interrupt) throws QuietExit{128 + signal}.
 void add_to_rank0(float* data, long long count);
 
 // The test suite's way to make a shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k throws
@@ -116,6 +119,18 @@ class ShotFarm {
   void send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count);
   // Workers: reports a failed shot to rank 0, then waits for rank 0 to end the job.
   [[noreturn]] void fail(long long shot, const std::string& what);
+  // The signal check of a shot-parallel run, where a lone run calls io::check_interrupt (one
+  // process: just that). A worker that was signalled reports it to rank 0 and waits for its
+  // word; rank 0, signalled or told, tells every worker to stop, takes what they still send
+  // until each has answered, and throws io::Interrupted; a worker told to stop throws
+  // QuietExit{128 + signal}. Every rank thus stops within one chunk of steps of its own, the
+  // set is not committed, and no MPI_Abort is needed (mark_agreed), unless a worker may be in a
+  // collective after the farm (see workers_end_when_done): then rank 0 ends the job as on a
+  // failure.
+  void check_interrupt(const std::string& where, const std::string& directory);
+  // A worker told that no shot is left returns and ends (run), instead of joining rank 0 in
+  // collectives after the farm (migrate's sums, the default): a stop then needs no MPI_Abort.
+  void workers_end_when_done() { workers_end_when_done_ = true; }
   long long shots_done_by_others() const { return done_by_others_; }
 
  private:
@@ -123,12 +138,19 @@ class ShotFarm {
   bool may_hand_out() const;
   void reply(int source);  // the next shot, or -1
   void answer_deferred();
+  [[noreturn]] void stop_every_rank(int signal, const std::string& where, const std::string& directory);
+  // A worker: takes rank 0's stop (waiting for it when `wait`), answers it unless this rank
+  // reported the signal itself, throws QuietExit{128 + signal}.
+  [[noreturn]] void stop_worker(bool wait);
   std::function<long long()> completed_;
   long long window_ = 0;
   std::vector<int> deferred_;  // ranks that asked while the window was full
   long long shots_ = 0, next_ = 0, outstanding_ = 0, done_by_others_ = 0;
   int stopped_ = 0;  // ranks told that no shot is left
   bool asked_ = false;
+  std::vector<char> told_none_;  // rank 0, per rank: 0 in the farm, 1 told that no shot is left, 2 answered a stop
+  int reported_signal_ = 0;      // rank 0: the signal a worker reported; a worker: the one it reported
+  bool workers_end_when_done_ = false;
 };
 
 }  // namespace seisrtm::cluster

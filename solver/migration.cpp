@@ -549,14 +549,14 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   long long window = 2LL * cluster::size();
   if (const char* w = std::getenv("SEISRTM_TEST_SHOT_WINDOW")) window = std::atoll(w);  // tests/test_mpi.cpp
   if (!own_stack) farm.limit_ahead(window, [&] { return next_to_add; });
-  const auto idle = [&] { io::check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
+  const auto idle = [&] { farm.check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
   for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
     PassProgress progress(label, nt, double(g.cells()), quiet, seconds);
     auto report = [&](const std::string& p, long long done) {
       progress.update(p, done);
-      io::check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
-                          pb.config.output.directory);
+      farm.check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
+                           pb.config.output.directory);
       farm.serve(sink);
       // The backward pass counts up to nt: near its end the next shot's number is asked for, to
       // arrive while this one ends.
@@ -607,7 +607,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
     }
     progress.finish();
   }
-  farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", pb.config.output.directory); });
+  farm.drain(sink, [&] { farm.check_interrupt("the other ranks' last shots", pb.config.output.directory); });
   if (parallel && farm.coordinator() && !own_stack && next_to_add != nshots)
     throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
                 " shot image(s) missing at the end");

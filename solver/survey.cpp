@@ -58,8 +58,8 @@ RunSummary run_worker(const Problem& pb, Propagator& prop, cluster::ShotFarm& fa
           farm.send(s, cluster::ResultKind::snapshot, n / interval - 1, field.data(), field.size());
         }
         if (10 * n >= 9 * nt) farm.ask();  // the next shot's number arrives while this one ends
-        io::check_interrupt("shot " + std::to_string(s + 1) + ", step " + std::to_string(n) + "/" + std::to_string(nt),
-                            pb.config.output.directory);
+        farm.check_interrupt("shot " + std::to_string(s + 1) + ", step " + std::to_string(n) + "/" + std::to_string(nt),
+                             pb.config.output.directory);
       }
       progress.finish();
       sum.seconds += progress.seconds();
@@ -119,6 +119,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // are handed out to the ranks (ShotFarm).
   const bool slabs = pb.config.solver.decomposition == "z";
   cluster::ShotFarm farm(pb.shot_count());
+  farm.workers_end_when_done();  // (run_worker returns once told that no shot is left)
   if (slabs && cluster::rank() > 0) return run_slab_worker(pb, prop);
   if (!slabs && !farm.coordinator()) return run_worker(pb, prop, farm);
   const Config& c = pb.config;
@@ -233,7 +234,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
         }
         progress.update(n);
         if (!slabs)  // (a decomposed run's verdict above has checked every rank)
-          io::check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
+          farm.check_interrupt(label + ", step " + std::to_string(n) + "/" + std::to_string(nt), c.output.directory);
         if (!slabs) farm.serve(sink);
       }
       if (pending >= 0) {
@@ -278,7 +279,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       what += e.what();
       throw Error(what);
     }
-  if (!slabs) farm.drain(sink, [&] { io::check_interrupt("the other ranks' last shots", c.output.directory); });
+  if (!slabs) farm.drain(sink, [&] { farm.check_interrupt("the other ranks' last shots", c.output.directory); });
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   if (cluster::size() > 1 && !slabs) {
     // Every rank's stepping overlaps: the rate of the whole job is over its wall time.
@@ -290,7 +291,13 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
 
   const std::vector<io::XdmfVolume> vols = file.xdmf_volumes();
   if (!vols.empty()) io::write_xdmf(set.add(".xmf"), set.h5().file_name(), g.n, g.h, vols);
-  io::check_interrupt("the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots), c.output.directory);
+  // Every rank stops when any was signalled, rank 0 after the last write included: the set is
+  // committed only when none was.
+  const std::string end = "the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots);
+  if (slabs)
+    io::check_interrupt(end, c.output.directory);
+  else
+    farm.check_interrupt(end, c.output.directory);
   set.commit();
   sum.h5_path = set.h5().path();
   for (const auto& f : set.others()) {

@@ -58,6 +58,13 @@ std::vector<std::string> names_in(const fs::path& dir) {
   return n;
 }
 
+// How often `what` occurs in `text`.
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 }  // namespace
 
 TEST_CASE("a shot-parallel run on 2, 3 and 4 ranks writes what one rank writes, bit for bit", "[integration]") {
@@ -266,6 +273,45 @@ TEST_CASE("SIGINT to mpirun in the middle of a shot-parallel run leaves no tempo
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+TEST_CASE(
+    "SIGINT and SIGTERM to mpirun stop every rank at its next check: one message, no MPI_Abort, nothing committed",
+    "[integration]") {
+  const std::string sig = GENERATE(std::string("INT"), std::string("TERM"));
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_" + sig);
+  const Result first = seisrtm::test::run_cli("run " + kArgs + " --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  // One rank's 5 shots of 200 steps, 1000 steps in all (the summary's "time stepping T s"): a
+  // shot of the job below (20000 steps, 3 ranks on these cores) takes 20 T or more.
+  std::smatch t;
+  REQUIRE(std::regex_search(first.output, t, std::regex(R"(time stepping ([0-9.]+) s)")));
+  const double steps_1000 = std::stod(t[1]);  // s
+  // Open MPI's mpirun answers SIGINT or SIGTERM with SIGCONT to the ranks, SIGTERM 1 s later and
+  // SIGKILL 1 s after that (odls_base_sigkill_timeout, 1 s): the job ends within those 2 s plus
+  // one chunk of steps (50, a snapshot interval) of each rank and the teardown; 1000 steps, a
+  // twentieth of the shot under way, bound that.
+  const double bound = 2.0 + steps_1000;  // s
+  const Result r =
+      run_shell("(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " +
+                dir.string() + " & pid=$!; sleep 3; t0=$(date +%s.%N); kill -" + sig +
+                " $(pgrep -P $pid mpirun); wait $pid; echo exit=$?; "
+                "echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc))");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) != 0);
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(stopped_in=([0-9.]+))")));
+  INFO("stopped in " << m[1] << " s, bound " << bound << " s");
+  CHECK(std::stod(m[1]) < bound);
+  // Every rank got SIGTERM from mpirun: rank 0 says it once, no rank ends the job on its own.
+  CHECK(count_of(r.output, "seisrtm: interrupted by SIGTERM during run of") == 1);
+  CHECK(count_of(r.output, "seisrtm: error") == 0);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);
+  CHECK(names_in(dir) == before);  // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
 TEST_CASE("fewer shots than ranks: one shot on 3 ranks writes what one rank writes", "[integration]") {
   const fs::path one = fresh_dir("seisrtm_mpi_", "oneshot1");
   const fs::path many = fresh_dir("seisrtm_mpi_", "oneshot3");
@@ -376,12 +422,6 @@ void check_same_output(const fs::path& one, const fs::path& many, const std::str
     INFO(snap);
     CHECK(read_dataset(many / h5, snap) == read_dataset(one / h5, snap));
   }
-}
-
-size_t count_of(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
