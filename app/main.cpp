@@ -23,6 +23,10 @@ extern "C" void record_signal(int s) {
   seisrtm::io::remove_temporaries_now();
 }
 
+extern "C" void record_continue(int) {
+  seisrtm::io::continued = 1;
+}
+
 // SIGINT, SIGTERM and SIGHUP (the terminal closed, the ssh connection dropped) stop run and
 // migrate at the next check, cleanly. SA_RESETHAND: a second
 // signal ends the process at once. SA_RESTART: a write under way is not cut short (EINTR), so a
@@ -40,6 +44,12 @@ void stop_on_signals() {
   // the handler: later writes just fail.
   sa.sa_flags = SA_RESTART;
   sigaction(SIGPIPE, &sa, nullptr);
+  // Under mpirun, SIGCONT heralds the SIGTERM that ends the job (io::continued); its default
+  // action, continuing a stopped process, is kept.
+  if (seisrtm::cluster::size() > 1) {
+    sa.sa_handler = record_continue;
+    sigaction(SIGCONT, &sa, nullptr);
+  }
 }
 
 // Usage errors exit with this code (README), whatever CLI11's own code for the kind of error.

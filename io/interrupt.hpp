@@ -72,6 +72,12 @@ inline void remove_temporaries_now() {
   for (int i = 0; i < temporary_count; ++i) ::unlink(temporary_paths[i]);
 }
 
+// Set by a SIGCONT (main installs the handler under mpirun only): Open MPI's mpirun answers
+// SIGINT or SIGTERM with SIGCONT to every rank, SIGTERM one odls_base_sigkill_timeout (1 s)
+// later, SIGKILL after another; a job that would end within that second must not commit
+// (cluster::settle_before_commit). A resumed job (Ctrl-Z, fg) gets SIGCONT as well.
+inline volatile std::sig_atomic_t continued = 0;
+
 // Throws Interrupted when a signal asked the run to stop.
 inline void check_interrupt(const std::string& where, const std::string& directory) {
   if (const int s = interrupt_signal) throw Interrupted(s, where, directory);

@@ -127,6 +127,15 @@ void abort_job(int code) {
   std::exit(code);
 }
 
+void settle_before_commit() {
+  if (!g_started || g_size == 1 || g_rank != 0 || !io::continued) return;
+  double delay = 1.0;  // s, Open MPI's default odls_base_sigkill_timeout
+  if (const char* v = std::getenv("OMPI_MCA_odls_base_sigkill_timeout")) delay = std::max(0.0, std::atof(v));
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(delay + 0.5);
+  while (!io::interrupt_signal && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 int gpu_for_rank(int configured, int gpu_count) {
   if (gpu_count <= 0) return configured;
   return (configured + g_local_rank) % gpu_count;

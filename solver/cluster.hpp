@@ -51,6 +51,12 @@ void send_floats(const float* data, long long count, int to, int tag);
 void recv_floats(float* data, long long count, int from, int tag);
 // Ends every rank of the job with `code` (after this rank's own cleanup). Plain exit without MPI.
 [[noreturn]] void abort_job(int code);
+// Rank 0 of a job of several, before the last signal check of a commit: when a SIGCONT came
+// (io::continued: mpirun was asked to end the job, or the job was resumed), waits for the
+// SIGTERM mpirun sends one odls_base_sigkill_timeout later (OMPI_MCA_odls_base_sigkill_timeout,
+// default 1 s) plus 0.5 s for its delivery, so that a job stopped near its end commits nothing.
+// A resumed job commits that much later. Otherwise, and in a lone process: returns at once.
+void settle_before_commit();
 // The GPU of this rank: (configured + node-local rank) % GPUs on the node.
 int gpu_for_rank(int configured, int gpu_count);
 // Rank 0 receives one string from every rank, in rank order (each rank gets back its own

@@ -739,6 +739,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
                   {"/image/correlation", "image_correlation", 0, {}},
                   {"/image/illumination", "illumination", 0, {}},
                   {"/model/vp", "vp", 0, {}}});
+  cluster::settle_before_commit();  // (mpirun's SIGTERM may be on its way)
   io::check_interrupt("writing the image", c.output.directory);
   set.commit();
   sum.h5_path = out.path();

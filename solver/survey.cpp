@@ -294,6 +294,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // Every rank stops when any was signalled, rank 0 after the last write included: the set is
   // committed only when none was.
   const std::string end = "the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots);
+  cluster::settle_before_commit();
   if (slabs)
     io::check_interrupt(end, c.output.directory);
   else

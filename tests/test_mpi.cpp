@@ -312,6 +312,34 @@ TEST_CASE(
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+TEST_CASE("SIGINT to mpirun within 1 s of the end, before mpirun passes SIGTERM on, commits nothing", "[integration]") {
+  // mpirun answers SIGINT with SIGCONT at once and SIGTERM 1 s later: a job that ends within that
+  // second used to commit its set and end as if no signal had come. This job (kArgs: 5 shots of
+  // 200 steps on 3 ranks) ends within about a second of its first progress line, when SIGINT
+  // comes; rank 0 waits for the SIGTERM before it commits (cluster::settle_before_commit).
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_near_end");
+  const fs::path log = fresh_dir("seisrtm_mpi_", "stop_near_end_log") / "run.log";
+  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const Result r = run_shell("(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --output " +
+                             dir.string() + " >" + log.string() +
+                             " 2>&1 & pid=$!; "
+                             "i=0; while [ $i -lt 3000 ] && ! grep -q 'step' " +
+                             log.string() +
+                             " 2>/dev/null; do sleep 0.01; i=$((i+1)); done; "
+                             "kill -INT $(pgrep -P $pid mpirun); wait $pid; echo exit=$?; cat " +
+                             log.string() + ")");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) != 0);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);
+  CHECK(names_in(dir) == before);  // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
 TEST_CASE("fewer shots than ranks: one shot on 3 ranks writes what one rank writes", "[integration]") {
   const fs::path one = fresh_dir("seisrtm_mpi_", "oneshot1");
   const fs::path many = fresh_dir("seisrtm_mpi_", "oneshot3");
