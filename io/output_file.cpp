@@ -353,8 +353,8 @@ void write_xdmf(const std::string& path, const std::string& h5, const std::array
       hdf_item(attribute(grid, v.name), dims, h5, v.dataset);
       continue;
     }
-    // A temporal collection: step t is the hyperslab [t, 0, 0, 0] + [1, nz, ny, nx] of the
-    // [time, z, y, x] dataset (rows of the 3 x 4 item: start, stride, count).
+    // A temporal collection: step t is dataset <group>/KKKK [z, y, x] (survey_file.hpp). Not a
+    // HyperSlab of one [time, z, y, x] dataset: ParaView's Xdmf3 readers load no array from that.
     grid.append_attribute("GridType") = "Collection";
     grid.append_attribute("CollectionType") = "Temporal";
     for (long long t = 0; t < v.time_steps; ++t) {
@@ -363,12 +363,9 @@ void write_xdmf(const std::string& path, const std::string& h5, const std::array
       step.append_attribute("GridType") = "Uniform";
       step.append_child("Time").append_attribute("Value") = number_text(v.times[t]).c_str();
       mesh(step);
-      pugi::xml_node slab = attribute(step, "p").append_child("DataItem");
-      slab.append_attribute("ItemType") = "HyperSlab";
-      slab.append_attribute("Dimensions") = dims.c_str();
-      slab.append_attribute("Type") = "HyperSlab";
-      xml_item(slab, "3 4", std::to_string(t) + " 0 0 0 1 1 1 1 1 " + dims);
-      hdf_item(slab, std::to_string(v.time_steps) + " " + dims, h5, v.dataset);
+      char step_name[32];  // KKKK, as survey_file.hpp's snapshot_step_name
+      std::snprintf(step_name, sizeof step_name, "/%04lld", t);
+      hdf_item(attribute(step, "p"), dims, h5, v.dataset + step_name);
     }
   }
   std::ofstream x(path);

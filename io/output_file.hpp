@@ -118,9 +118,9 @@ class OutputSet {
 
 // XDMF sidecar so ParaView opens the model and the snapshots of each shot (temporal grids).
 struct XdmfVolume {
-  std::string dataset;        // path in the HDF5 file, e.g. /snapshots/shot_0000
+  std::string dataset;        // path in the HDF5 file, e.g. /model/vp or /snapshot_steps/shot_0000
   std::string name;           // attribute name shown in ParaView
-  long long time_steps = 0;   // 0: a static 3D dataset; else [time][z][y][x]
+  long long time_steps = 0;   // 0: a static 3D dataset; else a group of datasets KKKK, one a step
   std::vector<double> times;  // s, one per time step
 };
 // Writes the sidecar at `path` (a member's temporary path) through pugixml, so names and paths

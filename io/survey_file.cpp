@@ -23,6 +23,40 @@ void write_run_attributes(hid_t root, const RunAttributes& a) {
   write_attribute(root, "steps", a.steps);
 }
 
+std::string snapshot_step_name(long long k) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%04lld", k);
+  return b;
+}
+
+namespace {
+
+// Dataset `view` [z][y][x]: a virtual dataset whose values are snapshot k of `source`
+// [snapshot][z][y][x] in the same file ("."). ParaView's Xdmf3 readers load no HyperSlab
+// DataItem; each snapshot as a dataset of its own is what every XDMF reader reads, and the
+// view keeps one copy of the values, in the layout h5py users read.
+void create_snapshot_view(OutputFile& out, const std::string& view, const std::string& source, long long k,
+                          long long snapshots, const std::array<long long, 3>& n) {
+  const hsize_t vdims[3] = {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])};
+  const hsize_t sdims[4] = {hsize_t(snapshots), vdims[0], vdims[1], vdims[2]};
+  const hsize_t start[4] = {hsize_t(k), 0, 0, 0}, count[4] = {1, vdims[0], vdims[1], vdims[2]};
+  H5Handle vspace(H5Screate_simple(3, vdims, nullptr), H5Sclose);
+  H5Handle sspace(H5Screate_simple(4, sdims, nullptr), H5Sclose);
+  H5Handle plist(H5Pcreate(H5P_DATASET_CREATE), H5Pclose);
+  bool ok = vspace.valid() && sspace.valid() && plist.valid() &&
+            H5Sselect_hyperslab(sspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr) >= 0 &&
+            H5Pset_virtual(plist.get(), vspace.get(), ".", source.c_str(), sspace.get()) >= 0;
+  if (ok) {
+    H5Handle d(
+        H5Dcreate2(out.root(), view.c_str(), H5T_IEEE_F32LE, vspace.get(), H5P_DEFAULT, plist.get(), H5P_DEFAULT),
+        H5Dclose);
+    ok = d.valid();
+  }
+  if (!ok) throw Error("cannot create HDF5 dataset '" + view + "' in '" + out.path() + "'" + write_failure_reason());
+}
+
+}  // namespace
+
 SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out), layout_(layout) {
   const SurveyLayout& l = layout_;
   if (l.shots < 0 || l.receivers < 0 || l.steps < 0 || l.snapshot_interval < 0)
@@ -37,9 +71,14 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
     write_dataset(out_.root(), "snapshots/time", {hsize_t(snapshots_)}, snapshot_times_.data());
     // Chunked datasets allocate their chunks when written: creating every shot's now costs
     // nothing until its snapshots arrive.
-    for (long long s = 0; s < l.shots; ++s)
-      out_.create_chunked("snapshots/" + shot_name(s),
-                          {hsize_t(snapshots_), hsize_t(l.n[2]), hsize_t(l.n[1]), hsize_t(l.n[0])});
+    out_.create_group("snapshot_steps");
+    for (long long s = 0; s < l.shots; ++s) {
+      const std::string source = "snapshots/" + shot_name(s), steps = "snapshot_steps/" + shot_name(s);
+      out_.create_chunked(source, {hsize_t(snapshots_), hsize_t(l.n[2]), hsize_t(l.n[1]), hsize_t(l.n[0])});
+      out_.create_group(steps);
+      for (long long k = 0; k < snapshots_; ++k)
+        create_snapshot_view(out_, steps + "/" + snapshot_step_name(k), "/" + source, k, snapshots_, l.n);
+    }
   }
 }
 
@@ -51,7 +90,8 @@ void SurveyFile::write_attributes(const RunAttributes& a) {
                   "shape are [x, y, z]");
   write_attribute(root, "layout",
                   "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
-                  "snapshots/shot_NNNN are [time][z][y][x]");
+                  "snapshots/shot_NNNN are [time][z][y][x]; snapshot_steps/shot_NNNN/KKKK are [z][y][x] views of their "
+                  "snapshot KKKK (HDF5 virtual datasets)");
 }
 
 void SurveyFile::write_model(const float* vp) {
@@ -108,7 +148,7 @@ std::vector<XdmfVolume> SurveyFile::xdmf_volumes() const {
   std::vector<XdmfVolume> vols;
   for (const auto& name : model_volumes_) vols.push_back({"/model/" + name, name, 0, {}});
   for (long long s = 0; s < layout_.shots && snapshots_ > 0; ++s)
-    vols.push_back({"/snapshots/" + shot_name(s), "p_" + shot_name(s), snapshots_, snapshot_times_});
+    vols.push_back({"/snapshot_steps/" + shot_name(s), "p_" + shot_name(s), snapshots_, snapshot_times_});
   return vols;
 }
 

@@ -5,6 +5,8 @@
 //   /time                       [time]                  float64, s; sample n at t = (n + 1) dt
 //   /snapshots/shot_NNNN        [snapshot, z, y, x]     float32, chunked one snapshot a chunk
 //   /snapshots/time             [snapshot]              float64, s
+//   /snapshot_steps/shot_NNNN/KKKK  [z, y, x]           float32, snapshot KKKK of shot_NNNN: a
+//                               virtual dataset (HDF5 >= 1.10) over /snapshots/shot_NNNN, no copy
 //   /model/vp                   [z, y, x]               float32, m/s
 //   /sources/positions          [shot, 3]               float64, m, [x, y, z]
 //   /receivers/positions        [receiver, 3]           float64, m, [x, y, z]
@@ -58,11 +60,14 @@ void write_run_attributes(hid_t root, const RunAttributes& a);
 
 // `shot_NNNN`, the name of a shot's members (datasets, pictures, SEG-Y files).
 std::string shot_name(long long shot);
+// `KKKK`, the name of snapshot k's view in /snapshot_steps/shot_NNNN.
+std::string snapshot_step_name(long long k);
 
 class SurveyFile {
  public:
-  // Creates /traces (when traces are kept and there are receivers), /snapshots, /snapshots/time
-  // and one /snapshots/shot_NNNN per shot (when there are snapshots) in `out`.
+  // Creates /traces (when traces are kept and there are receivers), /snapshots, /snapshots/time,
+  // one /snapshots/shot_NNNN per shot and its views /snapshot_steps/shot_NNNN/KKKK (when there
+  // are snapshots) in `out`.
   SurveyFile(OutputFile& out, const SurveyLayout& layout);
 
   // Snapshots per shot: the steps that are multiples of snapshot_interval, the last included.

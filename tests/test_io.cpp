@@ -203,7 +203,7 @@ TEST_CASE("XDMF: pugixml reads back the mesh, times and HDF5 paths; names with &
   // Before (string concatenation): these names made the file malformed, pugixml refused it
   // ("Error parsing attribute value" at the '<').
   const fs::path d = temp_dir("xdmf");
-  const std::string name = "run&<\"1", vp_name = "v&p<\"", snap = "/snapshots/shot&<0";
+  const std::string name = "run&<\"1", vp_name = "v&p<\"", snap = "/snapshot_steps&<0";
   const std::array<long long, 3> n{5, 3, 4};  // x y z
   const std::array<double, 3> h{10, 12.5, 0.1};
   const std::vector<double> times{0.0015, 0.003};
@@ -212,8 +212,9 @@ TEST_CASE("XDMF: pugixml reads back the mesh, times and HDF5 paths; names with &
     const hid_t root = set.h5().root();
     set.h5().create_group("/model");
     io::write_dataset(root, "/model/vp", {4, 3, 5}, std::vector<float>(60, 1500.0f).data());
-    set.h5().create_group("/snapshots");
-    set.h5().create_chunked(snap, {2, 4, 3, 5});
+    set.h5().create_group(snap);  // a time series: one dataset a step, KKKK (survey_file.hpp)
+    for (const char* step : {"/0000", "/0001"})
+      io::write_dataset(root, snap + step, {4, 3, 5}, std::vector<float>(60, 0.0f).data());
     io::write_xdmf(set.add(".xmf"), set.h5().file_name(), n, h,
                    {{"/model/vp", vp_name, 0, {}}, {snap, "p&<", 2, times}});
     set.commit();
@@ -272,13 +273,10 @@ TEST_CASE("XDMF: pugixml reads back the mesh, times and HDF5 paths; names with &
     CHECK(std::string(step.attribute("Name").value()) == "p&<_" + std::to_string(t));
     CHECK(step.child("Time").attribute("Value").as_double() == times[t]);
     check_mesh(step);
-    const pugi::xml_node slab = step.child("Attribute").child("DataItem");
-    CHECK(std::string(slab.attribute("ItemType").value()) == "HyperSlab");
-    CHECK(std::string(slab.attribute("Dimensions").value()) == "4 3 5");
-    const pugi::xml_node select = slab.child("DataItem");
-    CHECK(std::string(select.attribute("Dimensions").value()) == "3 4");
-    CHECK(numbers(select.child_value()) == std::vector<double>{double(t), 0, 0, 0, 1, 1, 1, 1, 1, 4, 3, 5});
-    check_hdf(select.next_sibling("DataItem"), snap, "2 4 3 5");
+    // A plain HDF item a step (ParaView's Xdmf3 readers load no HyperSlab item).
+    const pugi::xml_node item = step.child("Attribute").child("DataItem");
+    CHECK(!item.attribute("ItemType"));
+    check_hdf(item, snap + "/000" + std::to_string(t), "4 3 5");
     ++t;
   }
   CHECK(t == 2);
