@@ -312,6 +312,39 @@ TEST_CASE(
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+TEST_CASE("SIGTERM to one worker rank of a shot-parallel run stops every rank with 143, said once by rank 0",
+          "[integration]") {
+  // Rank 1 alone gets SIGTERM once rank 0 has printed its first progress line: it reports the
+  // signal to rank 0 (ShotFarm::check_interrupt), which stops every rank, says it once and exits
+  // 143 as every other rank does, so mpirun returns 143; no rank ends the job with MPI_Abort.
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "worker_sigterm");
+  const fs::path log = fresh_dir("seisrtm_mpi_", "worker_sigterm_log") / "run.log";
+  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const Result r = run_shell(
+      "(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " +
+      dir.string() + " >" + log.string() +
+      " 2>&1 & pid=$!; "
+      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
+      "i=0; while [ $i -lt 600 ] && ! grep -q 'step' " +
+      log.string() +
+      "; do sleep 0.1; i=$((i+1)); done; "
+      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=1$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
+      "done; wait $pid; echo exit=$?; cat " +
+      log.string() + ")");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) == 143);
+  CHECK(count_of(r.output, "seisrtm: interrupted by SIGTERM during run of") == 1);
+  CHECK(count_of(r.output, "seisrtm: error") == 0);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);
+  CHECK(names_in(dir) == before);  // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
 TEST_CASE("SIGINT to mpirun within 1 s of the end, before mpirun passes SIGTERM on, commits nothing", "[integration]") {
   // mpirun answers SIGINT with SIGCONT at once and SIGTERM 1 s later: a job that ends within that
   // second used to commit its set and end as if no signal had come. This job (kArgs: 5 shots of
