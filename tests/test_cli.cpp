@@ -197,7 +197,8 @@ TEST_CASE("output layout: traces, snapshots, model and the resolved config", "[i
   CHECK_THAT(config, Contains("space_order: 8") && Contains("damping_width: 6") && Contains("safety: 0.8"));
   std::ifstream x(d / "small.xmf");
   const std::string xmf((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
-  CHECK_THAT(xmf, Contains("small.h5:/snapshots/shot_0000") && Contains("3DCoRectMesh"));
+  CHECK_THAT(xmf, Contains("small.h5:/snapshot_steps/shot_0000/0001") && Contains("3DCoRectMesh"));
+  CHECK(dims_of(f, "snapshot_steps/shot_0000/0001") == std::vector<hsize_t>{28, 30, 32});
 }
 
 TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integration]") {
