@@ -8,11 +8,16 @@
 //
 // S^{n+1} pairs with chi^{n+2}: the zero-lag correlation at equal physical times
 // (docs/ADJOINT.md, "Imaging"). Both are in registers (the tile's centre of S, the block's own
-// column of chi^{n+2} that the update reads), so imaging reads no field again. Memory movement per cell: S^{n+1},
-// S^{n+2}, chi^{n+1}, chi^{n+2}, m read (20 B), S^n and chi^n written (8 B), image and illumination read and written on
-// imaging levels (16 B): 28 or 44 B against the forward step's 16. The march is the tma variant's
-// (kernels/acoustic_tma.cu): two halo rings of plane tiles, one per field, and one ring of the block's own columns of
-// S^{n+2}, chi^{n+2} and m.
+// column of chi^{n+2} that the update reads), so imaging reads no field again.
+// Memory movement per cell: S^{n+1}, S^{n+2}, chi^{n+1}, chi^{n+2}, m read (20 B), S^n and chi^n
+// written (8 B), image and illumination read and written on imaging levels (16 B): 28 or 44 B
+// against the forward step's 16.
+// The march is the tma variant's (kernels/acoustic_tma.cu): two halo rings of plane tiles, one
+// per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m. So are the
+// launch order (block_place: z block k + 1 of a tile starts about as z block k ends, while the
+// 2R planes of S and chi they share are in L2) and the L2 hints of fp32 in plain memory
+// (tma_l2_hint_policy: S^{n+2}, chi^{n+2} and m, read once, evict-first; the rings' S^{n+1} and
+// chi^{n+1}, read again by the neighbours and the next z block, evict-last).
 #include <cuda.h>
 
 #include <cuda/ptx>
@@ -20,6 +25,7 @@
 #include "kernels/acoustic_common.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
+#include "kernels/tma_load.cuh"
 
 // The sm_80/89 pass compiles the kernel to a trap, leaving the shape constants unused there.
 #pragma nv_diag_suppress 177
@@ -62,11 +68,13 @@ struct FusedShapeOf {
   static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
 };
 
-template <int Radius, FusedShape Kind, bool Imaging>
+// Hinted: the loads carry L2 hints (FusedArgs::s.l2_hint > 0), a template flag so that the
+// kernel without them is the same code as before them (as the forward kernel's).
+template <int Radius, FusedShape Kind, bool Imaging, bool Hinted>
 __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
     fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
                  const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
-                 const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block) {
+                 const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block, int chunk, int z_blocks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
@@ -86,9 +94,12 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   float* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
-  const int x0 = blockIdx.x * BX, y0 = blockIdx.y * (BY * RY);
+  // The block's tile and z block (the forward kernel's chunked launch order).
+  const int tiles_x = (a.nx + BX - 1) / BX, tiles = tiles_x * ((a.ny + BY * RY - 1) / (BY * RY));
+  const BlockPlace place = block_place(blockIdx.x, tiles, chunk, z_blocks);
+  const int x0 = place.tile % tiles_x * BX, y0 = place.tile / tiles_x * (BY * RY);
   const int ix = x0 + tx, iy0 = y0 + ty * RY;
-  const int z0 = a.z_lo + blockIdx.z * z_block, z1 = min(a.z_hi, z0 + z_block);  // planes [z_lo, z_hi), z_hi set
+  const int z0 = a.z_lo + place.z_block * z_block, z1 = min(a.z_hi, z0 + z_block);  // planes [z_lo, z_hi), z_hi set
   const int planes = z1 - z0, total = planes + Radius;
   const int center0 = (ty * RY + Radius) * TW + tx + HX;
 
@@ -98,11 +109,19 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
   }
   __syncthreads();
+  const int hint = Hinted ? a.l2_hint : 0;
+  const uint64_t policy_ring = Hinted ? detail::l2_policy(false) : 0,
+                 policy_once = Hinted ? detail::l2_policy(true) : 0;
   auto issue = [&](int j, int s) {  // plane z0 + j of both fields into stage s of both rings
     const uint32_t bytes = 2 * Shape::kBoxBytes;
     cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
                                          bytes);
     const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
+    if (hint == 2) {
+      detail::tensor_load_hinted(ring_s + s * SF, &map_s, coords, &bar[s], policy_ring);
+      detail::tensor_load_hinted(ring_r + s * SF, &map_r, coords, &bar[s], policy_ring);
+      return;
+    }
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_s + s * SF, &map_s, coords,
                                     &bar[s]);
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_r + s * SF, &map_r, coords,
@@ -114,6 +133,12 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
                                          &field_bar[g], bytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
     float* base = fields + 3 * g * FF;
+    if (hint >= 1) {
+      detail::tensor_load_hinted(base, &map_s_prev, coords, &field_bar[g], policy_once);
+      detail::tensor_load_hinted(base + FF, &map_r_prev, coords, &field_bar[g], policy_once);
+      detail::tensor_load_hinted(base + 2 * FF, &map_m, coords, &field_bar[g], policy_once);
+      return;
+    }
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base, &map_s_prev, coords,
                                     &field_bar[g]);
     cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + FF, &map_r_prev, coords,
@@ -277,15 +302,22 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     FusedArgs g = f;
     g.s.z_hi = f.s.z_end();  // the kernel reads z_hi as the end
     const int zb = z_block > 0 ? z_block : planes;
-    const dim3 block(Shape::BX, Shape::BY, 1);
-    const dim3 grid((f.s.nx + Shape::BX - 1) / Shape::BX, (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
-                    (planes + zb - 1) / zb);
-    auto* kernel = f.image_level ? fused_kernel<R, K, true> : fused_kernel<R, K, false>;
+    const int tiles_x = (f.s.nx + Shape::BX - 1) / Shape::BX;
+    const int tile_rows = (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY, z_blocks = (planes + zb - 1) / zb;
+    const bool hinted = f.s.l2_hint > 0;
+    auto* kernel = f.image_level ? (hinted ? fused_kernel<R, K, true, true> : fused_kernel<R, K, true, false>)
+                                 : (hinted ? fused_kernel<R, K, false, true> : fused_kernel<R, K, false, false>);
     set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
+    // The launch order (AcousticArgs::chunk_rows) as the forward kernel's (launch_tma_shape).
+    const int rows = f.s.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : f.s.chunk_rows;
+    const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads,
+                                  static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+    const dim3 block(Shape::BX, Shape::BY, 1);
+    const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
     kernel<<<grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
-        *static_cast<const CUtensorMap*>(maps.m), g, zb);
+        *static_cast<const CUtensorMap*>(maps.m), g, zb, chunk, z_blocks);
     SEISRTM_CUDA_LAUNCHED();
   };
   auto by_shape = [&]<int R>() {

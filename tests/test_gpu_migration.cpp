@@ -9,6 +9,8 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/error.hpp"
 #include "io/config.hpp"
@@ -16,6 +18,7 @@
 #include "solver/device_info.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
+#include "tests/scoped_env.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -467,4 +470,36 @@ TEST_CASE("GPU tti migration takes at most its 15 planned volumes + the store of
                << fp.store << ", data " << fp.data << " (total with small arrays " << fp.total << ")");
   CHECK(double(mem.peak) >= double(fp.volumes + fp.store));  // the measurement sees what was allocated
   CHECK(double(mem.peak) <= 1.1 * planned);                  // + small arrays, tensor maps, module loading
+}
+
+TEST_CASE("the fused backward step's launch order and L2 hints leave its image bit for bit", "[gpu]") {
+  // Each block computes the same cells with the same arithmetic whichever tile and z block it is
+  // given and whatever L2 keeps, so the chunked launch order (the policy's chunk, and 1 and 3
+  // tile rows) and the hinted kernel give the layer order's unhinted image, bit for bit. z blocks
+  // of 7 and 16 planes on 61 (a short last block), and the whole column.
+  for (int z_block : {7, 16, 0}) {
+    Problem p = migration_problem({}, true);
+    const auto data = noise_data(p);
+    auto image_with = [&](const std::string& rows, const std::string& hint) {
+      ScopedEnv chunk("SEISRTM_TMA_CHUNK_ROWS", rows), l2("SEISRTM_TMA_L2_HINT", hint);
+      CudaOptions o;
+      o.variant = kernels::Variant::tma;
+      o.z_block = z_block;
+      CudaMigrator gpu(p, o);
+      INFO(gpu.name());
+      CHECK_THAT(gpu.name(), Contains("fused"));
+      Result r{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+      gpu.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
+      return r;
+    };
+    const Result layers = image_with("0", "0");
+    REQUIRE(validation::max_abs(layers.image.data(), layers.image.size()) > 0);
+    for (const auto& [rows, hint] : std::vector<std::pair<std::string, std::string>>{
+             {"", "0"}, {"1", "0"}, {"3", "0"}, {"", "2"}, {"0", "1"}, {"", ""}}) {
+      const Result r = image_with(rows, hint);
+      INFO("z_block " << z_block << ", SEISRTM_TMA_CHUNK_ROWS '" << rows << "', SEISRTM_TMA_L2_HINT '" << hint << "'");
+      CHECK(std::memcmp(layers.image.data(), r.image.data(), r.image.size() * 4) == 0);
+      CHECK(std::memcmp(layers.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
+    }
+  }
 }
