@@ -12,6 +12,7 @@
 #include "app/bench/bench.hpp"
 #include "app/commands.hpp"
 #include "base/error.hpp"
+#include "solver/capabilities.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
 
@@ -68,11 +69,8 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
   for (const auto& v : split(variants)) {
     if (v != "naive" && v != "smem" && v != "tma")
       throw Error("bench --variants: '" + v + "' is not a kernel; valid: naive, smem, tma");
-    if (v == "tma" && !g.tma)
-      throw Error("bench --variants: tma needs a Hopper GPU (compute capability 9.0); " + g.name + " is " +
-                  std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive,smem");
-    if (v == "smem" && b.equation != "acoustic")
-      throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
+    const std::string why = cannot_implement({variant_named(v), b.equation}, &g);
+    if (!why.empty()) throw Error("bench --variants: " + why);
     a.variants.push_back(v);
   }
   a.z_blocks = z_block_list(z);
@@ -86,8 +84,11 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
     for (const auto& st : split(b.storages)) {
       if (st != "fp32" && st != "fp16")
         throw Error("bench --storage: '" + st + "' is not a storage; valid: fp32, fp16");
-      if (st == "fp16" && std::find(a.variants.begin(), a.variants.end(), "smem") != a.variants.end())
-        throw Error("bench --storage: fp16 has no smem variant; use --variants tma or naive");
+      for (const auto& v : a.variants) {
+        const std::string why = cannot_implement(
+            {variant_named(v), b.equation, st == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32}, &g);
+        if (!why.empty()) throw Error("bench --storage " + st + " with --variants " + v + ": " + why);
+      }
       if (std::find(a.storages.begin(), a.storages.end(), st) == a.storages.end()) a.storages.push_back(st);
     }
   }
@@ -150,9 +151,10 @@ int cmd_bench(const BenchOptions& b) {
   if (!b.compare.empty()) return bench::compare(b.compare);
   if (b.equation != "acoustic" && b.equation != "vti" && b.equation != "tti")
     throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
-  if (b.equation != "acoustic")
-    for (const auto& v : split(b.variants))
-      if (v == "smem") throw Error("bench --variants: " + b.equation + " has no smem variant; valid: naive, tma");
+  for (const auto& v : split(b.variants))  // said before the GPU is asked for
+    if (v == "smem" || v == "naive" || v == "tma")
+      if (const std::string why = cannot_implement({variant_named(v), b.equation}, nullptr); !why.empty())
+        throw Error("bench --variants: " + why);
   (void)z_block_list(b.z_blocks);  // bad --z-block said before the GPU is asked for
   check_writable(b.csv, "--csv");
   check_writable(b.json, "--json");

@@ -6,6 +6,7 @@
 #include "app/commands.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
+#include "solver/capabilities.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/decomposition.hpp"
@@ -35,12 +36,11 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   if (backend == "cuda") {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
-    if (c.solver.kernel == "tma" && !gpu.tma)  // auto falls back to smem (cuda_options)
-      throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); use naive or smem");
-    // Refused before the data are read (CudaMigrator refuses it too).
-    if (c.physics.equation != "acoustic" && c.solver.kernel == "smem")
-      throw Error("config key 'solver.kernel' is smem, which has no " + c.physics.equation +
-                  " variant; valid for vti and tti: auto, tma (Hopper), naive");
+    // Refused before the data are read (CudaMigrator refuses it too); auto resolves to a
+    // kernel this device runs (cuda_options).
+    const CudaOptions o = cuda_options(c);
+    const std::string why = cannot_implement({o.variant, c.physics.equation, o.storage, true, slabs}, &gpu);
+    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
   }
   const CudaOptions co = cuda_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.

@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
+#include "solver/capabilities.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/decomposition.hpp"
@@ -57,9 +58,12 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   if (chosen) *chosen = b;
   if (b == "cuda" && !g.present)
     throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
-  if (b == "cuda" && p.config.solver.kernel == "tma" && !g.tma)  // auto falls back to smem (cuda_options)
-    throw Error("solver.kernel tma needs a Hopper GPU (compute capability 9.0); this one is " +
-                std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use naive or smem");
+  if (b == "cuda") {  // the kernel as cuda_options resolves it (auto: one this device runs)
+    const CudaOptions o = cuda_options(c);
+    const std::string why =
+        cannot_implement({o.variant, p.equation, o.storage, false, c.solver.decomposition == "z"}, &g);
+    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
+  }
   if (p.config.solver.decomposition == "z")  // this rank's slab of the grid (solver/decomposition.hpp)
     return std::make_unique<SlabPropagator>(
         p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {

@@ -14,6 +14,7 @@
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
+#include "solver/capabilities.hpp"
 #include "solver/cluster.hpp"
 #include "solver/device_info.hpp"
 #include "solver/nccl_halo.hpp"
@@ -632,8 +633,6 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   d.anisotropic = pb.anisotropic();
   d.tilted = pb.equation == "tti";
   d.nf = d.anisotropic ? 2 : 1;
-  if (d.anisotropic && opt.variant == kernels::Variant::smem)
-    throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
   if (pb.config.migration->mode != "boundary")
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
@@ -642,10 +641,9 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   // kernels whatever migration.fused says (name() says so).
   d.half = opt.storage == kernels::Storage::fp16;
   d.eb = kernels::storage_bytes(opt.storage);
-  if (d.half && (d.anisotropic || slab || opt.variant == kernels::Variant::smem))
-    throw Error(
-        "solver.storage fp16 migrates the acoustic equation on one device with solver.kernel tma or naive; "
-        "set solver.storage: fp32");
+  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab}, nullptr);
+      !why.empty())
+    throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   // fp16 takes the separate backward kernels (the fused step reads floats).
   d.fused = !d.anisotropic && !d.half && opt.variant == kernels::Variant::tma &&
             kernels::fused_backward_supported(pb.radius) && pb.config.migration->fused;
@@ -761,9 +759,7 @@ CudaMigrator::~CudaMigrator() = default;
 
 std::string CudaMigrator::name() const {
   const Impl& d = *impl_;
-  const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
-                  : d.opt.variant == kernels::Variant::smem ? "smem"
-                                                            : "tma";
+  const char* v = variant_name(d.opt.variant);
   const std::string shape = d.opt.variant == kernels::Variant::tma && !d.anisotropic
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.shape) +
                                       tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false) + ")"

@@ -13,6 +13,7 @@
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
+#include "solver/capabilities.hpp"
 #include "solver/device_info.hpp"
 #include "solver/nccl_halo.hpp"
 #include "solver/numerics.hpp"
@@ -37,7 +38,7 @@ CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   o.device = c.solver.device;
   const std::string& k = c.solver.kernel;
-  o.variant = k == "naive" ? kernels::Variant::naive : k == "smem" ? kernels::Variant::smem : kernels::Variant::tma;
+  o.variant = k == "auto" ? kernels::Variant::tma : variant_named(k);
   o.storage = c.solver.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
   // auto without TMA: smem for acoustic in fp32, naive for fp16 and vti/tti (no smem variant).
   if (k == "auto" && !query_gpu(o.device).tma)
@@ -89,8 +90,7 @@ void select_device(const CudaOptions& o) {
   const GpuInfo g = query_gpu(o.device);
   if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
   if (o.variant == kernels::Variant::tma && !g.tma)
-    throw Error("solver.kernel tma needs compute capability 9.0 (Hopper; built for sm_90a); " + g.name + " is " +
-                std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor) + ": use auto, smem or naive");
+    throw Error("solver.kernel: " + cannot_implement({o.variant, "acoustic", o.storage}, &g));
   SEISRTM_CUDA(cudaSetDevice(o.device));
 }
 
@@ -581,8 +581,8 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
   d.half = opt.storage == kernels::Storage::fp16;
-  if (d.half && opt.variant == kernels::Variant::smem)
-    throw Error("solver.storage fp16 runs with solver.kernel tma or naive only");
+  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage}, nullptr); !why.empty())
+    throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   if (opt.variant == kernels::Variant::tma) {
@@ -603,8 +603,6 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   d.anisotropic = pb.anisotropic();
   d.tilted = pb.equation == "tti";
   if (d.anisotropic) {
-    if (opt.variant == kernels::Variant::smem)
-      throw Error("solver.kernel smem has no " + pb.equation + " variant; use tma (Hopper), naive or auto");
     for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
     d.tti = d.half ? tti_volumes_half(pb, d.nxp, opt.memory, &warning, d.tti_scales)
                    : tti_volumes(pb, d.nxp, opt.memory, &warning);
@@ -677,9 +675,7 @@ CudaPropagator::~CudaPropagator() {
 
 std::string CudaPropagator::name() const {
   const Impl& d = *impl_;
-  const char* v = d.opt.variant == kernels::Variant::naive  ? "naive"
-                  : d.opt.variant == kernels::Variant::smem ? "smem"
-                                                            : "tma";
+  const char* v = variant_name(d.opt.variant);
   const GpuInfo g = query_gpu(d.opt.device);
   const bool tma = d.opt.variant == kernels::Variant::tma;
   const std::string shape = !tma            ? ""

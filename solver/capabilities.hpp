@@ -1,0 +1,30 @@
+#pragma once
+// What the GPU kernels implement, in one place (CUTLASS's can_implement): a kernel variant
+// against the equation, the storage, the pass and the device. The commands ask it when they
+// check a config, before any model or data is read; the propagators and migrators ask it again
+// for callers that build them directly. Config keys that do not depend on the GPU (a space order
+// that is not 2, 4, 8 or 16) are io/config.cpp's to refuse.
+#include <string>
+
+#include "kernels/acoustic.hpp"
+#include "solver/device_info.hpp"
+
+namespace seisrtm {
+
+struct KernelChoice {
+  kernels::Variant variant = kernels::Variant::tma;
+  std::string equation = "acoustic";  // acoustic | vti | tti
+  kernels::Storage storage = kernels::Storage::fp32;
+  bool migration = false;  // the migrator's passes
+  bool slabs = false;      // one slab of a z decomposition
+};
+
+// naive, smem or tma by name (throws on any other), and the name of a variant.
+kernels::Variant variant_named(const std::string& name);
+const char* variant_name(kernels::Variant v);
+
+// Empty where `k` runs (on `gpu`; with nullptr the device is not asked about); else the reason and
+// what would be valid, one clause a caller puts after its key ("config key 'solver.kernel': ...").
+std::string cannot_implement(const KernelChoice& k, const GpuInfo* gpu);
+
+}  // namespace seisrtm
