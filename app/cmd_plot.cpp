@@ -110,12 +110,13 @@ class ResultFile {
     std::sort(sorted.rbegin(), sorted.rend());
     const double plane = (sorted.size() > 0 ? sorted[0] : 1) * (sorted.size() > 1 ? sorted[1] : 1);
     const double bytes = std::max(value_bytes * cells + 4 * plane, 16 * plane);
-    const double available = available_host_memory();
+    const AvailableMemory memory = available_host_memory_detail();
+    const double available = static_cast<double>(memory.bytes);
     if (available > 0 && bytes > kHostMemoryMargin * available) {
       std::string s;
       for (hsize_t c : shape) s += (s.empty() ? "" : ", ") + std::to_string(c);
       throw Error(where(name) + " declares shape [" + s + "]: drawing it needs " + gib(bytes) + " of host memory but " +
-                  gib(available) + " is available (MemAvailable; seisrtm plot may use " +
+                  gib(available) + " is available (" + memory.source + "; seisrtm plot may use " +
                   std::to_string(static_cast<int>(kHostMemoryMargin * 100)) +
                   "% of it); nothing was read (a corrupt file, or draw it on a larger machine)");
     }

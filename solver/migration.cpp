@@ -143,6 +143,9 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
       const io::DeclaredDataset decl = io::declared_dataset(w.file, w.dataset);
       if (decl.dims.size() == 1) {
         const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : o.dt;
+        if (fdt < wavelet_finest_dt(o.dt))
+          throw Error(named + " has the attribute dt = " + fmt(fdt) + " s, finer than 1/1024 of the data's dt " +
+                      fmt(o.dt) + " s: a mis-declared sample interval (migration.wavelet.file); nothing was read");
         const double used = std::ceil(double(o.samples) * o.dt / fdt) + 1;
         const double limit = wavelet_file_limit(used);
         if (double(decl.dims[0]) > limit)

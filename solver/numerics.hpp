@@ -29,6 +29,13 @@ double ricker(double t, double peak_frequency, double delay);
 inline double wavelet_file_limit(double used) {
   return used * 4 > double(1 << 20) ? used * 4 : double(1 << 20);
 }
+// The finest sample interval a wavelet file may declare, against the dt it is resampled to: the
+// limit above scales with dt / file_dt, so a mis-declared dt (1e-15 s) would admit any length.
+// 1/1024 of the step keeps frequencies 512 times beyond the step's Nyquist: no real wavelet
+// needs more, and the limit stays under 4 x 1024 x the record.
+inline double wavelet_finest_dt(double dt) {
+  return dt / 1024;
+}
 
 // The frequency (Hz) above the spectrum's peak where the amplitude spectrum of `w`
 // (sampled at dt) first falls under `fraction` of its maximum.

@@ -475,6 +475,10 @@ Problem build_problem(const Config& c) {
     const io::DeclaredDataset decl = io::declared_dataset(wc.file, wc.dataset);
     if (decl.dims.size() == 1) {
       const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : p.dt;
+      if (fdt < wavelet_finest_dt(p.dt))
+        throw Error("wavelet file '" + wc.file + "' dataset '" + wc.dataset + "' has the attribute dt = " + fmt(fdt) +
+                    " s, finer than 1/1024 of the run's dt " + fmt(p.dt) +
+                    " s: a mis-declared sample interval (sources.wavelet.file); nothing was read");
       const double used = std::ceil(double(p.steps) * p.dt / fdt) + 1;
       const double limit = wavelet_file_limit(used);
       if (double(decl.dims[0]) > limit)
@@ -600,7 +604,7 @@ Problem build_problem(const Config& c) {
   } else if (rc.layout == "list") {
     rec = rc.list;
   }
-  long long damped = 0, moved = 0;
+  long long damped = 0, moved = 0, shallow = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
     const std::string key = "receivers." + rc.layout +
                             (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
@@ -612,6 +616,8 @@ Problem build_problem(const Config& c) {
     if (p.free_surface && only_on_top_plane(g, rec[r], rc.interpolation)) {
       rec[r][2] = g.h[2];
       ++moved;
+    } else if (p.free_surface && rec[r][2] < g.h[2]) {
+      ++shallow;  // partly weighted on z = 0: recorded, weakly (the pressure vanishes at the surface)
     }
     p.receivers.add(g, rec[r], rc.interpolation);
   }
@@ -621,6 +627,12 @@ Problem build_problem(const Config& c) {
                          " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
                          "down, to z = " +
                          fmt(g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
+                         (c.migration ? "the receivers of migration.data" : "receivers." + rc.layout) + ")");
+  if (shallow > 0)
+    p.warnings.push_back(std::to_string(shallow) + " of " + std::to_string(rec.size()) +
+                         " receivers lie less than one cell below the free surface (z < " + fmt(g.h[2]) +
+                         " m), where part of their interpolation weight falls on the plane z = 0 and p = 0 is "
+                         "enforced: their traces are weak; put them at least one cell deep (" +
                          (c.migration ? "the receivers of migration.data" : "receivers." + rc.layout) + ")");
   for (const auto& q : rec) damped += in_damping_zone(g, q, w, p.free_surface);
   if (damped > 0 && w > 0) {

@@ -135,4 +135,32 @@ inline Result wait_cli(Child& c, std::string seen = {}) {
   return r;
 }
 
+// An HDF5 file whose dataset `name` declares `dims` (chunked, nothing written: a few KiB on
+// disk whatever it declares); dt > 0: with the attribute dt (s), as a wavelet file carries it.
+inline std::string write_declared(const std::filesystem::path& file, const std::string& name,
+                                  const std::vector<hsize_t>& dims, double dt = 0) {
+  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
+  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
+  const std::vector<hsize_t> chunk(dims.size(), 1);
+  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
+  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
+  REQUIRE(d >= 0);
+  if (dt > 0) {
+    const hid_t as = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(d, "dt", H5T_NATIVE_DOUBLE, as, H5P_DEFAULT, H5P_DEFAULT);
+    REQUIRE(a >= 0);
+    H5Awrite(a, H5T_NATIVE_DOUBLE, &dt);
+    H5Aclose(a);
+    H5Sclose(as);
+  }
+  H5Dclose(d);
+  H5Pclose(p);
+  H5Sclose(s);
+  H5Fclose(f);
+  REQUIRE(std::filesystem::file_size(file) < 64 * 1024);
+  return file.string();
+}
+
 }  // namespace seisrtm::test

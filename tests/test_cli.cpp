@@ -18,6 +18,7 @@ namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using seisrtm::test::Result;
 using seisrtm::test::run_cli;
+using seisrtm::test::write_declared;
 
 namespace {
 
@@ -374,22 +375,6 @@ TEST_CASE("host memory: a run that cannot fit is refused with the numbers and th
 
 namespace {
 // A file of a few KiB whose float dataset declares `dims` (chunked, never written: no disk).
-std::string write_declared(const fs::path& file, const std::string& name, const std::vector<hsize_t>& dims) {
-  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
-  const std::vector<hsize_t> chunk(dims.size(), 1);
-  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
-  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  H5Dclose(d);
-  H5Pclose(p);
-  H5Sclose(s);
-  H5Fclose(f);
-  REQUIRE(fs::file_size(file) < 64 * 1024);
-  return file.string();
-}
 }  // namespace
 
 TEST_CASE("input files that declare huge datasets are refused quickly, naming the file and both shapes",
@@ -403,6 +388,11 @@ TEST_CASE("input files that declare huge datasets are refused quickly, naming th
                  "declares shape [10000, 10000, 10000]; the grid needs [nz, ny, nx] = [28, 30, 32]");
   expect_refused("declared_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + wavelet,
                  "dataset 'wavelet' declares shape [50000000]; the run uses [41] samples");
+  // A mis-declared dt of 1e-15 s made the length limit (4 x the record at the file's dt) admit
+  // the 5e7 samples, read in full: the dt is refused before anything is read.
+  const std::string fine = write_declared(d / "fine.h5", "wavelet", {50000000}, 1e-15);
+  expect_refused("fine_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + fine,
+                 "has the attribute dt = 1e-15 s, finer than 1/1024 of the run's dt");
 }
 
 TEST_CASE(
@@ -556,6 +546,16 @@ TEST_CASE("receivers on a free surface record one cell down, with one warning, i
   }
   const std::vector<float> pos = seisrtm::test::read_dataset(h5, "receivers/positions");
   for (int rec = 0; rec < 8; ++rec) CHECK(pos[rec * 3 + 2] == 10.0f);
+  // Receivers within the first cell keep their depth (pressure near a free surface is small, not
+  // zero) and are said once: 2 m deep, a fifth of their trilinear weight below the zeroed plane.
+  const Result shallow = run_cli("run " + cfg + " --quiet --output " + (d / "out2").string() +
+                                 " --set boundary.free_surface=true --set receivers.line.start=[60,150,2]"
+                                 " --set receivers.line.end=[250,150,2]");
+  INFO(shallow.output);
+  REQUIRE(shallow.code == 0);
+  const std::string weak = "seisrtm: warning: 8 of 8 receivers lie less than one cell below the free surface";
+  CHECK_THAT(shallow.output, Contains(weak) && Contains("their traces are weak") && !Contains("moved one cell"));
+  CHECK(shallow.output.find(weak) == shallow.output.rfind(weak));
 }
 
 TEST_CASE("a config path that is a device or a huge file is refused, not read until memory runs out", "[integration]") {

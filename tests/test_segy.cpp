@@ -26,6 +26,7 @@ using Catch::Matchers::Contains;
 using seisrtm::test::read_dataset;
 using seisrtm::test::Result;
 using seisrtm::test::run_cli;
+using seisrtm::test::write_declared;
 using seisrtm::test::write_text;
 
 namespace {
@@ -364,22 +365,6 @@ TEST_CASE("bad SEG-Y is refused with one message naming file, trace and header b
 
 namespace {
 // A file of a few KiB whose float dataset declares `dims` (chunked, never written: no disk).
-std::string write_declared(const fs::path& file, const std::string& name, const std::vector<hsize_t>& dims) {
-  const hid_t f = H5Fcreate(file.string().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  REQUIRE(f >= 0);
-  const hid_t s = H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr);
-  const hid_t p = H5Pcreate(H5P_DATASET_CREATE);
-  const std::vector<hsize_t> chunk(dims.size(), 1);
-  H5Pset_chunk(p, static_cast<int>(dims.size()), chunk.data());
-  const hid_t d = H5Dcreate2(f, name.c_str(), H5T_IEEE_F32LE, s, H5P_DEFAULT, p, H5P_DEFAULT);
-  REQUIRE(d >= 0);
-  H5Dclose(d);
-  H5Pclose(p);
-  H5Sclose(s);
-  H5Fclose(f);
-  REQUIRE(fs::file_size(file) < 64 * 1024);
-  return file.string();
-}
 }  // namespace
 
 TEST_CASE("a migration.wavelet file of SEG-Y data is held to run's rules: declared length and dt",
@@ -406,6 +391,12 @@ TEST_CASE("a migration.wavelet file of SEG-Y data is held to run's rules: declar
   const std::string huge = write_declared(d / "huge.h5", "wavelet", {50000000});
   refused("declared", huge,
           {"wavelet file '" + huge + "' dataset 'wavelet' declares shape [50000000]", "at most [1048576]",
+           "migration.wavelet.file", "nothing was read"});
+  // A mis-declared dt of 1e-15 s made that limit (4 x the record at the file's dt) admit the
+  // 5e7 samples: the dt is refused before anything is read.
+  const std::string fine = write_declared(d / "fine.h5", "wavelet", {50000000}, 1e-15);
+  refused("fine_dt", fine,
+          {"wavelet file '" + fine + "' dataset 'wavelet' has the attribute dt = 1e-15 s, finer than 1/1024",
            "migration.wavelet.file", "nothing was read"});
   // A dt attribute that is negative or NaN was ignored (the samples taken at the data's dt).
   std::vector<float> w(60, 0.0f);
