@@ -124,7 +124,7 @@ struct OutputConfig {
   // (out/) the image never takes the place of the run's files (seisrtm.h5, seisrtm_shot_*.sgy),
   // nor the run the image's: neither name's files are members of the other's set.
   std::string name = "seisrtm";
-  static constexpr const char* migration_name = "seisrtm_image";
+  static constexpr const char* migration_name = "seisrtm_migration";
   long long snapshot_interval = 0;  // steps; 0 = no snapshots
   bool traces = true;
   bool model = true;

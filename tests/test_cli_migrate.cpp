@@ -665,10 +665,10 @@ TEST_CASE("migrate: the default output name differs from run's, so a migration o
   const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + out.string());
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Contains("seisrtm_image.h5"));
+  CHECK_THAT(r.output, Contains("seisrtm_migration.h5"));
   auto after = files_of(out);
-  CHECK(after.erase("seisrtm_image.h5") == 1);
-  CHECK(after.erase("seisrtm_image.xmf") == 1);
+  CHECK(after.erase("seisrtm_migration.h5") == 1);
+  CHECK(after.erase("seisrtm_migration.xmf") == 1);
   CHECK(after == before);
 }
 
