@@ -4,6 +4,7 @@
 #include <hdf5.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -161,6 +163,27 @@ inline std::string write_declared(const std::filesystem::path& file, const std::
   H5Fclose(f);
   REQUIRE(std::filesystem::file_size(file) < 64 * 1024);
   return file.string();
+}
+
+// The regular files of `dir` by name: inode (a rename over the name changes it) and bytes.
+inline std::map<std::string, std::pair<ino_t, std::string>> files_of(const std::filesystem::path& dir) {
+  std::map<std::string, std::pair<ino_t, std::string>> m;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    struct stat st {};
+    stat(e.path().c_str(), &st);
+    std::ifstream f(e.path(), std::ios::binary);
+    m[e.path().filename().string()] = {st.st_ino, std::string(std::istreambuf_iterator<char>(f), {})};
+  }
+  return m;
+}
+
+// Temporaries of any run: <final>.<pid>.<random>.partial.
+inline std::vector<std::string> temporaries(const std::filesystem::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().find(".partial") != std::string::npos) v.push_back(e.path().filename());
+  return v;
 }
 
 }  // namespace seisrtm::test

@@ -18,30 +18,11 @@
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
+using seisrtm::test::files_of;
 using seisrtm::test::Result;
+using seisrtm::test::temporaries;
 
 namespace {
-
-// The regular files of `dir` by name: inode (a rename over the name changes it) and bytes.
-std::map<std::string, std::pair<ino_t, std::string>> files_of(const fs::path& dir) {
-  std::map<std::string, std::pair<ino_t, std::string>> m;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    struct stat st {};
-    stat(e.path().c_str(), &st);
-    std::ifstream f(e.path(), std::ios::binary);
-    m[e.path().filename().string()] = {st.st_ino, std::string(std::istreambuf_iterator<char>(f), {})};
-  }
-  return m;
-}
-
-// Temporaries of any run: <final>.<pid>.<random>.partial.
-std::vector<std::string> temporaries(const fs::path& dir) {
-  std::vector<std::string> v;
-  for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".partial") != std::string::npos) v.push_back(e.path().filename());
-  return v;
-}
 
 int lines_with(const std::string& text, const std::string& needle) {
   std::istringstream in(text);
