@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/observed_data.hpp"
 #include "solver/cuda_migration.hpp"
@@ -45,7 +46,7 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
     // The forward run: stepping time from CUDA events; its traces are the data.
     double forward = 0;
     {
-      CudaPropagator prop(fp, cuda_options(c));
+      CudaPropagator prop(fp, gpu_options(c));
       prop.begin_shot(0);
       prop.advance(0, fp.steps);
       forward = prop.stepping_seconds();
@@ -71,7 +72,7 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
       m.fused = fused;
       mc.migration = m;
       const MigrationInput in = prepare_migration(mc);
-      CudaMigrator mig(in.problem, cuda_options(mc));
+      CudaMigrator mig(in.problem, gpu_options(mc));
       std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
       using clock = std::chrono::steady_clock;
       clock::time_point t0 = clock::now(), t_back = t0;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
 #include "solver/capabilities.hpp"
@@ -38,11 +39,11 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
     // Refused before the data are read (CudaMigrator refuses it too); auto resolves to a
     // kernel this device runs (cuda_options).
-    const CudaOptions o = cuda_options(c);
+    const CudaOptions o = gpu_options(c);
     const std::string why = cannot_implement({o.variant, c.physics.equation, o.storage, true, slabs}, &gpu);
     if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
   }
-  const CudaOptions co = cuda_options(c);
+  const CudaOptions co = gpu_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
   auto check_memory = [&](const Problem& p, const DataShape& data) {
     if (backend == "cuda") {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
 #include "solver/capabilities.hpp"
@@ -59,7 +60,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
   if (b == "cuda" && !g.present)
     throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
   if (b == "cuda") {  // the kernel as cuda_options resolves it (auto: one this device runs)
-    const CudaOptions o = cuda_options(c);
+    const CudaOptions o = gpu_options(c);
     const std::string why =
         cannot_implement({o.variant, p.equation, o.storage, false, c.solver.decomposition == "z"}, &g);
     if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
@@ -68,7 +69,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
     return std::make_unique<SlabPropagator>(
         p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {
           if (b == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
-          return std::make_unique<CudaPropagator>(slab_pb, cuda_options(slab_pb.config), s);
+          return std::make_unique<CudaPropagator>(slab_pb, gpu_options(slab_pb.config), s);
         });
   if (b == "cpu") {
     auto cpu = std::make_unique<validation::CpuPropagator>(p);
@@ -76,7 +77,7 @@ std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string&
     if (p.config.solver.storage == "fp16") cpu->store_as_half(kHalfPeakExponent);
     return cpu;
   }
-  return std::make_unique<CudaPropagator>(p, cuda_options(p.config));
+  return std::make_unique<CudaPropagator>(p, gpu_options(p.config));
 }
 
 void check_slab_placement(const Config& c, const std::string& chosen) {

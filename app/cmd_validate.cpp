@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
@@ -58,7 +59,7 @@ int validate_migration(const std::string& config_path, const Config& c, double c
     emu.emplace(p);
     emu->store_as_half(kHalfPeakExponent);
   }
-  CudaMigrator gpu(p, cuda_options(c));
+  CudaMigrator gpu(p, gpu_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   // tol = 2 T eps sqrt(2 steps), derived in validation/tolerance.hpp.
   const double terms = validation::step_rounding_terms(p);
@@ -157,7 +158,7 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
     emu.emplace(p);
     emu->store_as_half(kHalfPeakExponent);
   }
-  CudaPropagator gpu(p, cuda_options(c));
+  CudaPropagator gpu(p, gpu_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
   // Tolerance: each step rounds ~T float terms per cell (T = 6R + 4 for acoustic; vti and tti in
   // validation/tolerance.hpp); independent roundings grow like the square root of the step

@@ -10,6 +10,7 @@
 #include <exception>
 
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/interrupt.hpp"
 #include "solver/cluster.hpp"
@@ -232,6 +233,9 @@ int main_of_rank(int argc, char** argv) {
                   " ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info' (valid: mpirun -np N "
                   "seisrtm run|migrate CONFIG)");
     if (run->parsed() || migrate->parsed()) stop_on_signals();
+    // A malformed tuning variable is refused before any work, whatever the backend.
+    if (run->parsed() || migrate->parsed() || bench->parsed() || validate->parsed())
+      (void)app::tma_tuning_from_environment();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
     if (bench->parsed()) {

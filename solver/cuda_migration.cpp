@@ -28,21 +28,6 @@ namespace {
 constexpr long long kRowAlign = 32;  // floats, as the forward backend
 constexpr int kStoreRing = 8;        // device slots of a boundary store kept in host memory
 
-const char* fused_shape_name(kernels::FusedShape s) {
-  return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
-}
-
-// The fused step's launch shape: the measured choice for the memory kind (H100, 800^3,
-// 2026-11-22, docs/BENCHMARKS.md: with plain memory `wide` took 6.40 s for the backward pass
-// against 6.56 for `compact`; with compressible memory `compact` 5.00 s against 5.75), or
-// SEISRTM_FUSED_SHAPE (wide, compact, compact1) for an A/B in `seisrtm bench --rtm`.
-kernels::FusedShape fused_shape_for(bool compressible) {
-  constexpr kernels::FusedShape all[] = {kernels::FusedShape::wide, kernels::FusedShape::compact,
-                                         kernels::FusedShape::compact1};
-  return env_choice("SEISRTM_FUSED_SHAPE", all, fused_shape_name,
-                    compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
-}
-
 // The interior and inner boxes of a migration (solver/migration.hpp): the whole grid's, or
 // their own-plane parts in a slab's coordinates.
 std::pair<CellBox, CellBox> migration_boxes(const Problem& global, const Slab* slab) {
@@ -676,11 +661,11 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
     for (auto& b : d.rq) b = DeviceBuffer(fp.volume, opt.memory, &warning);
     d.tti = tti_volumes(pb, d.nxp, opt.memory, &warning);
   }
-  d.fused_shape = fused_shape_for(d.s[0].compressible());
+  d.fused_shape = fused_shape_for(opt.tuning, d.s[0].compressible());
   if (opt.variant == kernels::Variant::tma && !pb.anisotropic()) {
-    d.shape = tma_shape_for(pb.radius, d.s[0].compressible(), opt.storage);
-    d.chunk_rows = tma_chunk_rows();
-    d.l2_hint = tma_l2_hint(pb.radius, d.s[0].compressible(), opt.storage);
+    d.shape = tma_shape_for(opt.tuning, pb.radius, d.s[0].compressible(), opt.storage);
+    d.chunk_rows = tma_chunk_rows(opt.tuning);
+    d.l2_hint = tma_l2_hint(opt.tuning, pb.radius, d.s[0].compressible(), opt.storage);
   }
   d.image = DeviceBuffer(fp.image_volume, MemoryKind::plain);
   d.illum = DeviceBuffer(fp.image_volume, MemoryKind::plain);

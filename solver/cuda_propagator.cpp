@@ -51,29 +51,27 @@ CudaOptions cuda_options(const Config& c) {
   return o;
 }
 
-kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage) {
-  return env_choice("SEISRTM_TMA_SHAPE", kernels::kTmaShapes, kernels::tma_shape_name,
-                    kernels::tma_shape_policy(radius, compressible, storage));
+kernels::TmaShape tma_shape_for(const TmaTuning& t, int radius, bool compressible, kernels::Storage storage) {
+  return t.shape.value_or(kernels::tma_shape_policy(radius, compressible, storage));
 }
 
-int tma_chunk_rows() {
-  const char* e = std::getenv("SEISRTM_TMA_CHUNK_ROWS");
-  if (e == nullptr || *e == 0) return -1;
-  char* end = nullptr;
-  const long v = std::strtol(e, &end, 10);
-  if (*end != 0 || v < 0 || v > 1 << 20)
-    throw Error(std::string("environment variable SEISRTM_TMA_CHUNK_ROWS is '") + e +
-                "'; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576, or unset");
-  return static_cast<int>(v);
+int tma_chunk_rows(const TmaTuning& t) {
+  return t.chunk_rows.value_or(-1);
 }
 
-int tma_l2_hint(int radius, bool compressible, kernels::Storage storage) {
-  const char* e = std::getenv("SEISRTM_TMA_L2_HINT");
-  if (e == nullptr || *e == 0) return kernels::tma_l2_hint_policy(radius, compressible, storage);
-  if ((e[0] == '0' || e[0] == '1' || e[0] == '2') && e[1] == 0) return e[0] - '0';
-  throw Error(std::string("environment variable SEISRTM_TMA_L2_HINT is '") + e +
-              "'; valid: 0 (no L2 hints), 1 (the loads read once a step evict-first: p_prev and m, vti/tti's "
-              "per-cell volumes), 2 (1, and p, and vti/tti's q, evict-last), or unset");
+int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Storage storage) {
+  return t.l2_hint.value_or(kernels::tma_l2_hint_policy(radius, compressible, storage));
+}
+
+// The measured choice (H100, 800^3, docs/BENCHMARKS.md: with plain memory `wide` took 6.40 s
+// for the backward pass against 6.56 for `compact`; with compressible memory `compact` 5.00 s
+// against 5.75).
+kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible) {
+  return t.fused_shape.value_or(compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
+}
+
+const char* fused_shape_name(kernels::FusedShape s) {
+  return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
 }
 
 std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic) {
@@ -586,9 +584,9 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
   if (opt.variant == kernels::Variant::tma) {
-    if (!pb.anisotropic()) d.shape = tma_shape_for(pb.radius, d.buf[0].compressible(), opt.storage);
-    d.chunk_rows = tma_chunk_rows();
-    d.l2_hint = tma_l2_hint(pb.radius, d.buf[0].compressible(), opt.storage);
+    if (!pb.anisotropic()) d.shape = tma_shape_for(opt.tuning, pb.radius, d.buf[0].compressible(), opt.storage);
+    d.chunk_rows = tma_chunk_rows(opt.tuning);
+    d.l2_hint = tma_l2_hint(opt.tuning, pb.radius, d.buf[0].compressible(), opt.storage);
   }
   // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
   // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU

@@ -7,17 +7,28 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/error.hpp"
 #include "kernels/acoustic.hpp"
+#include "kernels/rtm.hpp"
 #include "kernels/tti.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/device_buffer.hpp"
 #include "solver/propagator.hpp"
 
 namespace seisrtm {
+
+// Tuning of the tma kernels: an A/B axis of `seisrtm bench` (through the SEISRTM_TMA_*
+// environment variables, app/tuning.hpp) and of the GPU tests. Each unset choice is the policy's.
+struct TmaTuning {
+  std::optional<kernels::TmaShape> shape;          // the acoustic forward kernel's thread shape
+  std::optional<int> chunk_rows;                   // tile rows a chunk of the launch order; 0 whole layers
+  std::optional<int> l2_hint;                      // 0 none, 1 read-once loads evict-first, 2 and the halos evict-last
+  std::optional<kernels::FusedShape> fused_shape;  // the fused backward step's launch shape
+};
 
 struct CudaOptions {
   kernels::Variant variant = kernels::Variant::tma;
@@ -28,34 +39,26 @@ struct CudaOptions {
   bool graphs = true;
   bool snapshots = false;  // reserve the spare volume for asynchronous snapshot copies
   int device = 0;          // the CUDA device this propagator runs on (made current by it)
+  TmaTuning tuning;
 };
 
 // From the config: solver.kernel auto is tma where the device has it (compute capability 9.0),
 // else smem (naive for fp16 storage).
 CudaOptions cuda_options(const Config& c);
-// A launch choice from environment variable `var` (an A/B hook of `seisrtm bench` and the GPU
-// tests): the value of `all` whose name(value) it holds, `fallback` when it is unset or empty;
-// any other text is refused, naming the variable and the valid names.
-template <class E, std::size_t N>
-E env_choice(const char* var, const E (&all)[N], const char* (*name)(E), E fallback) {
-  const char* e = std::getenv(var);
-  if (e == nullptr || *e == 0) return fallback;
-  std::string valid;
-  for (E v : all) {
-    if (std::string(e) == name(v)) return v;
-    valid += (valid.empty() ? "" : ", ") + std::string(name(v));
-  }
-  throw Error(std::string("environment variable ") + var + " is '" + e + "'; valid: " + valid);
-}
-// The acoustic tma kernel's shape for a radius, memory kind and storage:
-// kernels::tma_shape_policy, or SEISRTM_TMA_SHAPE=rows2|rows4|pairs|quads (the GPU tests run each).
-kernels::TmaShape tma_shape_for(int radius, bool compressible, kernels::Storage storage = kernels::Storage::fp32);
-// The tma kernels' launch order (kernels::AcousticArgsT::chunk_rows, TtiArgsT::chunk_rows): -1, the policy, or
-// SEISRTM_TMA_CHUNK_ROWS = the tile rows of a chunk (0 = whole layers), for an A/B.
-int tma_chunk_rows();
-// The tma kernels' L2 hints (kernels::AcousticArgsT::l2_hint, TtiArgsT::l2_hint): tma_l2_hint_policy, or
-// SEISRTM_TMA_L2_HINT=0|1|2 for an A/B; anything else is refused, naming the variable.
-int tma_l2_hint(int radius, bool compressible, kernels::Storage storage);
+// The acoustic tma kernel's shape for a radius, memory kind and storage: the tuning's, else
+// kernels::tma_shape_policy.
+kernels::TmaShape tma_shape_for(const TmaTuning& t, int radius, bool compressible,
+                                kernels::Storage storage = kernels::Storage::fp32);
+// The tma kernels' launch order (kernels::AcousticArgsT::chunk_rows, TtiArgsT::chunk_rows): the
+// tuning's tile rows a chunk (0 = whole layers), else -1, the policy.
+int tma_chunk_rows(const TmaTuning& t);
+// The tma kernels' L2 hints (kernels::AcousticArgsT::l2_hint, TtiArgsT::l2_hint): the tuning's,
+// else kernels::tma_l2_hint_policy.
+int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Storage storage);
+// The fused backward step's launch shape: the tuning's, else the measured choice for the memory
+// kind (wide in plain memory, compact in compressible).
+kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible);
+const char* fused_shape_name(kernels::FusedShape s);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it
 // takes (none with fp16 storage; anisotropic: vti/tti's loads) and a launch order forced by
 // SEISRTM_TMA_CHUNK_ROWS (chunk_rows >= 0; -1, the policy, adds nothing).

@@ -13,6 +13,7 @@
 #include "io/hdf5_file.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -608,4 +609,37 @@ TEST_CASE("host memory respects the cgroup limit of a container or batch job", "
                            Contains("but 0.062 GiB is available (cgroup limit " + root.string()) &&
                            Contains("shrink grid.shape (8000000 cells)"));
   CHECK(!fs::exists(d / "out" / "small.h5"));
+}
+
+TEST_CASE(
+    "SEISRTM_TMA_SHAPE, SEISRTM_FUSED_SHAPE, SEISRTM_TMA_CHUNK_ROWS and SEISRTM_TMA_L2_HINT outside their values are "
+    "refused before any work, naming the variable and the valid values",
+    "[integration]") {
+  // The tuning of bench's A/Bs is read once, by the command, whatever the backend (the CPU
+  // backend here): a typo is not silently the policy.
+  const fs::path d = fresh_dir("tuning_env");
+  const std::string cfg = write_config(d, kSmall);
+  auto refused = [&](const char* var, const std::string& value, const std::vector<std::string>& expected) {
+    const ScopedEnv env(var, value);
+    for (const std::string command :
+         {"run " + cfg + " --quiet --backend cpu --output " + (d / "out").string(),
+          "migrate " + cfg + " --quiet --backend cpu --output " + (d / "out").string(), "validate " + cfg}) {
+      const Result r = run_cli(command);
+      INFO(command << " with " << var << "=" << value << ": " << r.output);
+      CHECK(r.code == 1);
+      CHECK_THAT(r.output, Contains(std::string("environment variable ") + var + " is '" + value + "'"));
+      for (const auto& e : expected) CHECK_THAT(r.output, Contains(e));
+      CHECK_FALSE(fs::exists(d / "out"));
+    }
+  };
+  refused("SEISRTM_TMA_SHAPE", "rows3", {"valid: rows2, rows4, pairs, quads"});
+  refused("SEISRTM_FUSED_SHAPE", "narrow", {"valid: wide, compact, compact1"});
+  for (const char* rows : {"-1", "two", "3x"}) refused("SEISRTM_TMA_CHUNK_ROWS", rows, {"0 (whole layers)"});
+  for (const char* hint : {"3", "-1", "1x", "evict", " 1"}) refused("SEISRTM_TMA_L2_HINT", hint, {"0 (no L2 hints)"});
+  // Empty reads as unset: the policy's, and the run goes ahead.
+  const ScopedEnv empty("SEISRTM_TMA_L2_HINT", "");
+  const Result ok =
+      run_cli("run " + cfg + " --quiet --backend cpu --output " + (d / "ok").string() + " --set time.steps=4");
+  INFO(ok.output);
+  CHECK(ok.code == 0);
 }

@@ -14,7 +14,6 @@
 #include "solver/problem.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
-#include "tests/scoped_env.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -23,6 +22,15 @@ using namespace seisrtm;
 using Catch::Matchers::Contains;
 
 namespace {
+
+// The tuning that runs the tma kernel in the shape named `shape` (tma_shape_name); "" the policy's.
+TmaTuning shape_tuning(const std::string& shape) {
+  TmaTuning t;
+  for (kernels::TmaShape k : kernels::kTmaShapes)
+    if (shape == kernels::tma_shape_name(k)) t.shape = k;
+  REQUIRE((shape.empty() || t.shape));
+  return t;
+}
 
 // 97 x 83 x 71 cells (no multiple of 32 x 16), off-grid source, damping zone. 220 steps
 // (0.30 s at order 16, 0.41 s at order 2): the direct wave crosses the receivers (200 m up) by
@@ -100,7 +108,7 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
                                 validation::max_abs(ref.field.data(), ref.field.size());
       INFO("largest |p| in the damping zone / largest |p|: " << edge_share);
       REQUIRE(edge_share > 1e-2);
-      // The tma variant in each of its shapes (SEISRTM_TMA_SHAPE), every shape the policy can
+      // The tma variant in each of its shapes (TmaTuning::shape), every shape the policy can
       // choose; one shape for each group of runs compared bit for bit below.
       std::vector<std::tuple<std::string, kernels::Variant, std::string>> kinds;
       for (const auto& [vname, variant] : variants) {
@@ -109,7 +117,7 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
           for (auto shape : kernels::kTmaShapes) kinds.emplace_back(vname, variant, kernels::tma_shape_name(shape));
       }
       for (const auto& [vname, variant, shape] : kinds) {
-        const ScopedEnv env("SEISRTM_TMA_SHAPE", shape);
+        const TmaTuning shaped = shape_tuning(shape);
         for (int zb : {0, 16, 7}) {
           if (variant == kernels::Variant::naive && zb != 0) continue;
           std::map<std::string, Output> results;
@@ -120,6 +128,7 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
               o.z_block = zb;
               o.memory = mem;
               o.graphs = graphs;
+              o.tuning = shaped;
               CudaPropagator gpu(p, o);
               // No silent fallback: where the device offers compressible memory, it was granted.
               if (mem == MemoryKind::compressible && query_gpu().compression)
@@ -140,26 +149,28 @@ TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CP
                   out;
             }
           }
-          // The tma launch order in chunks of 1 and 2 tile rows (SEISRTM_TMA_CHUNK_ROWS; the grid
+          // The tma launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the grid
           // has 4 x 3 tiles, so 2 rows leave a shorter last chunk) besides the policy's, which
           // on this small grid is whole layers: the same cells, the same bits.
           if (variant == kernels::Variant::tma && zb != 0)
             for (const char* rows : {"1", "2"}) {
-              const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows);
               CudaOptions o;
               o.variant = variant;
               o.z_block = zb;
+              o.tuning = shaped;
+              o.tuning.chunk_rows = std::atoi(rows);
               CudaPropagator gpu(p, o);
               REQUIRE_THAT(gpu.name(), Contains(std::string("launch order: chunks of ") + rows + " tile rows"));
               results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
             }
-          // The loads' L2 hints (SEISRTM_TMA_L2_HINT) move no arithmetic: the same bits.
+          // The loads' L2 hints (TmaTuning::l2_hint) move no arithmetic: the same bits.
           if (variant == kernels::Variant::tma)
             for (const char* hint : {"0", "1", "2"}) {
-              const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
               CudaOptions o;
               o.variant = variant;
               o.z_block = zb;
+              o.tuning = shaped;
+              o.tuning.l2_hint = std::atoi(hint);
               CudaPropagator gpu(p, o);
               // The name (and so bench's JSON) says which hints ran.
               if (std::string(hint) == "2")
@@ -209,7 +220,7 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
       const double tol32 = validation::forward_tolerance(p, p.steps);
       REQUIRE(band_field.lo > 2 * tol32);
       for (const auto& [shape, variant] : kinds) {
-        const ScopedEnv env("SEISRTM_TMA_SHAPE", variant == kernels::Variant::tma ? shape : "");
+        const TmaTuning shaped = shape_tuning(variant == kernels::Variant::tma ? shape : "");
         for (int zb : {0, 16, 7, 3}) {  // 3: z blocks thinner than the radius at orders 8 and 16
           if (variant == kernels::Variant::naive && zb != 0) continue;
           std::map<std::string, Output> results;
@@ -219,6 +230,7 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
             o.z_block = zb;
             o.memory = mem;
             o.graphs = mem == MemoryKind::plain;
+            o.tuning = shaped;
             CudaPropagator gpu(p, o);
             REQUIRE_THAT(gpu.name(), Contains("fp16 storage"));
             // Half the bytes of a float volume (rows padded to 32 elements).
@@ -236,23 +248,25 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
             CHECK(band_traces.holds(e_traces));
             results[mem == MemoryKind::plain ? "plain+graphs" : "compressible"] = out;
           }
-          // The launch order in chunks of 1 and 2 tile rows (SEISRTM_TMA_CHUNK_ROWS; the policy's
+          // The launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the policy's
           // is whole layers on this 4 x 3-tile grid): the same bits.
           if (variant == kernels::Variant::tma && zb == 7)
             for (const char* rows : {"1", "2"}) {
-              const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows);
               CudaOptions o = cuda_options(p.config);
               o.variant = variant;
               o.z_block = zb;
+              o.tuning = shaped;
+              o.tuning.chunk_rows = std::atoi(rows);
               CudaPropagator gpu(p, o);
               results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
             }
           if (variant == kernels::Variant::tma)
             for (const char* hint : {"0", "1", "2"}) {  // the L2 hints: the same bits
-              const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
               CudaOptions o = cuda_options(p.config);
               o.variant = variant;
               o.z_block = zb;
+              o.tuning = shaped;
+              o.tuning.l2_hint = std::atoi(hint);
               CudaPropagator gpu(p, o);
               REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));  // fp16 storage takes none
               results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
@@ -301,34 +315,6 @@ TEST_CASE("fp16 storage: snapshots, and an unstable run stops with a message nam
   gpu.begin_shot(0);
   CHECK_THROWS_WITH(gpu.advance(0, 1024), Contains("NaN or Inf by step") && Contains("solver.storage fp16") &&
                                               Contains("solver.storage: fp32"));
-}
-
-TEST_CASE(
-    "SEISRTM_TMA_SHAPE outside the shapes and SEISRTM_TMA_CHUNK_ROWS or SEISRTM_TMA_L2_HINT out of range are refused, "
-    "naming the variable and the valid values",
-    "[gpu]") {
-  if (!query_gpu().tma) return;  // no tma variant below compute capability 9.0: nothing to refuse
-  const Problem p = build_problem(parse_config(kGrid, {}));
-  {
-    const ScopedEnv env("SEISRTM_TMA_SHAPE", "rows3");
-    CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
-                      Contains("SEISRTM_TMA_SHAPE is 'rows3'") && Contains("valid: rows2, rows4, pairs, quads"));
-    // The other variants have no shape and ignore it.
-    CudaOptions naive;
-    naive.variant = kernels::Variant::naive;
-    CHECK_NOTHROW(CudaPropagator(p, naive));
-  }
-  for (const char* rows : {"-1", "two", "3x"}) {
-    const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows);
-    CHECK_THROWS_WITH(
-        CudaPropagator(p, CudaOptions{}),
-        Contains(std::string("SEISRTM_TMA_CHUNK_ROWS is '") + rows + "'") && Contains("0 (whole layers)"));
-  }
-  for (const char* hint : {"3", "-1", "1x", "evict"}) {
-    const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint);
-    CHECK_THROWS_WITH(CudaPropagator(p, CudaOptions{}),
-                      Contains(std::string("SEISRTM_TMA_L2_HINT is '") + hint + "'") && Contains("0 (no L2 hints)"));
-  }
 }
 
 TEST_CASE("asynchronous snapshots deliver the wavefield of the step they were requested at", "[gpu]") {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -18,7 +19,6 @@
 #include "solver/device_info.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
-#include "tests/scoped_env.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -96,20 +96,23 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
         // fused = false matters for tma only (the others always run separate kernels); the
         // other orders are checked on tma, whose fused step covers radius <= 4.
         if ((!fused || order != 8) && variant != kernels::Variant::tma) continue;
-        // The fused step's launch shapes (SEISRTM_FUSED_SHAPE): each that can be chosen.
-        const std::vector<std::string> shapes = fused && variant == kernels::Variant::tma
-                                                    ? std::vector<std::string>{"wide", "compact", "compact1"}
-                                                    : std::vector<std::string>{""};
-        for (const std::string& shape : shapes)
+        // The fused step's launch shapes (TmaTuning::fused_shape): each that can be chosen.
+        const std::vector<std::optional<kernels::FusedShape>> shapes =
+            fused && variant == kernels::Variant::tma
+                ? std::vector<std::optional<kernels::FusedShape>>{kernels::FusedShape::wide,
+                                                                  kernels::FusedShape::compact,
+                                                                  kernels::FusedShape::compact1}
+                : std::vector<std::optional<kernels::FusedShape>>{std::nullopt};
+        for (const auto& shape : shapes)
           for (int zb : {0, 16, 7}) {
             if (variant == kernels::Variant::naive && zb != 0) continue;
-            ::setenv("SEISRTM_FUSED_SHAPE", shape.c_str(), 1);
             std::map<std::string, Result> results;
             for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
               CudaOptions o;
               o.variant = variant;
               o.z_block = zb;
               o.memory = mem;
+              o.tuning.fused_shape = shape;
               CudaMigrator gpu(p, o);
               if (mem == MemoryKind::compressible && query_gpu().compression)
                 REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
@@ -132,13 +135,12 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
             CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(),
                               ref.image.size() * 4) == 0);
             // Every shape runs the same arithmetic per cell: the same bits as the first shape.
-            if (shape.empty()) continue;
+            if (!shape) continue;
             static std::map<std::string, std::vector<float>> first_shape;
             const std::string key = std::to_string(order) + "/" + std::to_string(zb);
             if (!first_shape.count(key)) first_shape[key] = results["plain"].image;
             CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
           }
-        ::unsetenv("SEISRTM_FUSED_SHAPE");
       }
     }
   }
@@ -188,11 +190,11 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
           CHECK(band_image.holds(ei));
           CHECK(band_level.holds(es));
           // The separate steps' forward kernel launched in chunks of one tile row
-          // (SEISRTM_TMA_CHUNK_ROWS) instead of the policy's order: the same bits.
+          // (TmaTuning::chunk_rows) instead of the policy's order: the same bits.
           if (variant == kernels::Variant::tma && store == "device") {
-            ::setenv("SEISRTM_TMA_CHUNK_ROWS", "1", 1);
-            CudaMigrator rows(p, o);
-            ::unsetenv("SEISRTM_TMA_CHUNK_ROWS");
+            CudaOptions one_row = o;
+            one_row.tuning.chunk_rows = 1;
+            CudaMigrator rows(p, one_row);
             const Result rr = migrate(rows, p, data);
             INFO("chunks of one tile row");
             CHECK(std::memcmp(rr.image.data(), r.image.data(), r.image.size() * 4) == 0);
@@ -480,11 +482,12 @@ TEST_CASE("the fused backward step's launch order and L2 hints leave its image b
   for (int z_block : {7, 16, 0}) {
     Problem p = migration_problem({}, true);
     const auto data = noise_data(p);
-    auto image_with = [&](const std::string& rows, const std::string& hint) {
-      ScopedEnv chunk("SEISRTM_TMA_CHUNK_ROWS", rows), l2("SEISRTM_TMA_L2_HINT", hint);
+    auto image_with = [&](std::optional<int> rows, std::optional<int> hint) {
       CudaOptions o;
       o.variant = kernels::Variant::tma;
       o.z_block = z_block;
+      o.tuning.chunk_rows = rows;
+      o.tuning.l2_hint = hint;
       CudaMigrator gpu(p, o);
       INFO(gpu.name());
       CHECK_THAT(gpu.name(), Contains("fused"));
@@ -492,12 +495,14 @@ TEST_CASE("the fused backward step's launch order and L2 hints leave its image b
       gpu.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
       return r;
     };
-    const Result layers = image_with("0", "0");
+    const Result layers = image_with(0, 0);
     REQUIRE(validation::max_abs(layers.image.data(), layers.image.size()) > 0);
-    for (const auto& [rows, hint] : std::vector<std::pair<std::string, std::string>>{
-             {"", "0"}, {"1", "0"}, {"3", "0"}, {"", "2"}, {"0", "1"}, {"", ""}}) {
+    using Tuned = std::pair<std::optional<int>, std::optional<int>>;  // chunk rows, L2 hint; unset: the policy's
+    for (const auto& [rows, hint] : std::vector<Tuned>{
+             {std::nullopt, 0}, {1, 0}, {3, 0}, {std::nullopt, 2}, {0, 1}, {std::nullopt, std::nullopt}}) {
       const Result r = image_with(rows, hint);
-      INFO("z_block " << z_block << ", SEISRTM_TMA_CHUNK_ROWS '" << rows << "', SEISRTM_TMA_L2_HINT '" << hint << "'");
+      INFO("z_block " << z_block << ", chunk rows " << (rows ? std::to_string(*rows) : "policy") << ", L2 hint "
+                      << (hint ? std::to_string(*hint) : "policy"));
       CHECK(std::memcmp(layers.image.data(), r.image.data(), r.image.size() * 4) == 0);
       CHECK(std::memcmp(layers.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
     }

@@ -10,7 +10,6 @@
 #include "solver/problem.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
-#include "tests/scoped_env.hpp"
 #include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -126,31 +125,35 @@ TEST_CASE("vti and tti: naive and tma x orders x z_block x memory x graphs agree
                     out;
               }
             }
-            // The tma launch order (SEISRTM_TMA_CHUNK_ROWS: whole layers, chunks of 1 and of 2
+            // The tma launch order (TmaTuning::chunk_rows: whole layers, chunks of 1 and of 2
             // tile rows; 3 tile rows below order 16, 6 at 16, so 2 rows leave a shorter last chunk
-            // below 16) besides the policy's, and the loads' L2 hints (SEISRTM_TMA_L2_HINT) at
+            // below 16) besides the policy's, and the loads' L2 hints (TmaTuning::l2_hint) at
             // z_block 16: the same cells, the same bits.
             if (variant == kernels::Variant::tma && (zb == 16 || zb == 7)) {
-              auto add = [&](const std::string& key, const std::string& name_has) {
+              auto add = [&](const std::string& key, const TmaTuning& tuning, const std::string& name_has) {
                 CudaOptions o;
                 o.variant = variant;
                 o.z_block = zb;
+                o.tuning = tuning;
                 CudaPropagator gpu(p, o);
                 REQUIRE_THAT(gpu.name(), Contains(name_has));
                 results[key] = run(gpu, p);
               };
-              for (const std::string rows : {"0", "1", "2"}) {
-                const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", rows.c_str());
-                add("plain+graphs, chunk rows " + rows,
-                    rows == "0" ? "launch order: whole layers" : "launch order: chunks of " + rows + " tile rows");
+              for (int rows : {0, 1, 2}) {
+                TmaTuning t;
+                t.chunk_rows = rows;
+                add("plain+graphs, chunk rows " + std::to_string(rows), t,
+                    rows == 0 ? "launch order: whole layers"
+                              : "launch order: chunks of " + std::to_string(rows) + " tile rows");
               }
               if (zb == 16)
-                for (const std::string hint : {"0", "1", "2"}) {
-                  const ScopedEnv hint_env("SEISRTM_TMA_L2_HINT", hint.c_str());
-                  const ScopedEnv order_env("SEISRTM_TMA_CHUNK_ROWS", "");  // the policy's order: no name text
-                  add("plain+graphs, L2 hint " + hint, hint == "0"   ? "tma, z_block"
-                                                       : hint == "1" ? "the per-cell volumes evict-first, z_block"
-                                                                     : "p and q evict-last");
+                for (int hint : {0, 1, 2}) {
+                  TmaTuning t;  // the policy's order: no name text
+                  t.l2_hint = hint;
+                  add("plain+graphs, L2 hint " + std::to_string(hint), t,
+                      hint == 0   ? "tma, z_block"
+                      : hint == 1 ? "the per-cell volumes evict-first, z_block"
+                                  : "p and q evict-last");
                 }
             }
             // Same kernel, same arithmetic: graphs on/off, plain/compressible, the launch order

@@ -10,7 +10,6 @@
 #include "kernels/tti.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "tests/catch.hpp"
-#include "tests/scoped_env.hpp"
 
 using Catch::Matchers::Contains;
 using seisrtm::kernels::block_place;
@@ -70,7 +69,7 @@ TEST_CASE("the tti tma launch order's policy: the most whole tile rows the resid
     }
 }
 
-TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a kernel name says", "[unit]") {
+TEST_CASE("the tma kernel's L2 hints: the policy, the tuning and what a kernel name says", "[unit]") {
   using seisrtm::kernels::Storage;
   using seisrtm::kernels::tma_l2_hint_policy;
   // Hints where they measured faster (fp32 storage in plain memory, every order), none elsewhere.
@@ -80,20 +79,18 @@ TEST_CASE("the tma kernel's L2 hints: the policy, SEISRTM_TMA_L2_HINT and what a
     CHECK(tma_l2_hint_policy(radius, false, Storage::fp16) == 0);
     CHECK(tma_l2_hint_policy(radius, true, Storage::fp16) == 0);
   }
-  {
-    const ScopedEnv env("SEISRTM_TMA_L2_HINT", "");  // empty reads as unset, whatever the caller's environment holds
-    CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == 2);  // the policy
+  seisrtm::TmaTuning t;
+  CHECK(seisrtm::tma_l2_hint(t, 4, false, Storage::fp32) == 2);  // unset: the policy
+  CHECK(seisrtm::tma_chunk_rows(t) == -1);
+  for (int v : {0, 1, 2}) {
+    t.l2_hint = v;
+    CHECK(seisrtm::tma_l2_hint(t, 4, false, Storage::fp32) == v);
+    CHECK(seisrtm::tma_l2_hint(t, 4, true, Storage::fp16) == v);
   }
-  for (const char* v : {"0", "1", "2"}) {
-    const ScopedEnv env("SEISRTM_TMA_L2_HINT", v);
-    CHECK(seisrtm::tma_l2_hint(4, false, Storage::fp32) == v[0] - '0');
-    CHECK(seisrtm::tma_l2_hint(4, true, Storage::fp16) == v[0] - '0');
-  }
-  for (const char* v : {"3", "-1", "1x", "evict", " 1"}) {
-    const ScopedEnv env("SEISRTM_TMA_L2_HINT", v);
-    CHECK_THROWS_WITH(seisrtm::tma_l2_hint(4, false, Storage::fp32),
-                      Contains(std::string("SEISRTM_TMA_L2_HINT is '") + v + "'") && Contains("0 (no L2 hints)"));
-  }
+  t.chunk_rows = 0;
+  CHECK(seisrtm::tma_chunk_rows(t) == 0);
+  CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, false) == seisrtm::kernels::FusedShape::wide);
+  CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, true) == seisrtm::kernels::FusedShape::compact);
   // Names say which hints a kernel takes (none with fp16 storage) and a forced launch order.
   CHECK(seisrtm::tma_settings_text(0, -1, false, false).empty());
   CHECK(seisrtm::tma_settings_text(2, -1, false, false) == ", L2 hints: p_prev and m evict-first, p evict-last");
