@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -184,6 +185,20 @@ void inject_test_failure(long long shot) {
   throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite");
 }
 
+void inject_test_failure_on_stop() {
+  const char* rank = std::getenv("SEISRTM_TEST_FAIL_ON_STOP_RANK");
+  if (rank && std::atoi(rank) == g_rank)
+    throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite as rank 0's stop came");
+}
+
+void delay_final_result_for_test(long long shot) {
+  const char* delay = std::getenv("SEISRTM_TEST_DELAY_FINAL_RESULT");
+  if (!delay) return;
+  std::fprintf(stderr, "SEISRTM_TEST_DELAY_FINAL_RESULT: rank %d holds the last result of shot %lld for %s s\n", g_rank,
+               shot + 1, delay);
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(delay)));
+}
+
 void add_to_rank0(float* data, long long count) {
   if (!g_started || g_size == 1) return;
   // Each rank sends once rank 0 asks it to: rank 0 may still be serving a shot farm (whose
@@ -205,7 +220,8 @@ void add_to_rank0(float* data, long long count) {
   }
 }
 
-ShotFarm::ShotFarm(long long shots) : shots_(shots), told_none_(static_cast<std::size_t>(g_size), 0) {}
+ShotFarm::ShotFarm(long long shots)
+    : shots_(shots), told_none_(static_cast<std::size_t>(g_size), 0), due_(static_cast<std::size_t>(g_size), 0) {}
 
 long long ShotFarm::next(const Sink& sink, const std::function<void()>& idle) {
   // Rank 0 under a window: wait (serving the others) until the shots handed out fit in it.
@@ -238,6 +254,7 @@ void ShotFarm::reply(int source) {
   if (next_ < shots_) {
     shot = next_++;
     ++outstanding_;
+    ++due_[static_cast<std::size_t>(source)];
   } else {
     ++stopped_;
     told_none_[static_cast<std::size_t>(source)] = 1;
@@ -288,6 +305,7 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
     sink(source, h.shot, kind, h.index, data);
     if (kind == ResultKind::traces || kind == ResultKind::illumination) {
       --outstanding_;
+      --due_[static_cast<std::size_t>(source)];
       ++done_by_others_;
     }
     return true;
@@ -341,6 +359,7 @@ void ShotFarm::drain(const Sink& sink, const std::function<void()>& idle) {
 }
 
 void ShotFarm::send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count) {
+  if (kind == ResultKind::traces || kind == ResultKind::illumination) delay_final_result_for_test(shot);
   const ResultHeader h{shot, static_cast<long long>(kind), index, static_cast<long long>(count)};
   check(MPI_Send(&h, 4, MPI_LONG_LONG, 0, kResult, MPI_COMM_WORLD), "MPI_Send (result)");
   send_floats(data, static_cast<long long>(count), 0, kData);
@@ -360,7 +379,10 @@ void ShotFarm::check_interrupt(const std::string& where, const std::string& dire
   if (!coordinator()) {
     int flag = 0;
     check(MPI_Iprobe(0, kStop, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE), "MPI_Iprobe (stop)");
-    if (flag) stop_worker(false);
+    if (flag) {
+      inject_test_failure_on_stop();
+      stop_worker(false);
+    }
     if (const int signal = io::interrupt_signal) {
       reported_signal_ = signal;
       check(MPI_Send(&reported_signal_, 1, MPI_INT, 0, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
@@ -383,11 +405,18 @@ void ShotFarm::stop_every_rank(int signal, const std::string& where, const std::
   // the message there). These small messages go out at once (eager).
   for (int r = 1; r < g_size; ++r) check(MPI_Send(&signal, 1, MPI_INT, r, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
   // Each worker still in the farm answers at its next check, or in next(); until then what it
-  // sends is taken and dropped, so that none blocks in the send of a large result.
+  // sends is taken and dropped, so that none blocks in the send of a large result. A worker told
+  // that no shot is left may still owe its last shot's results (it asks for the next shot before
+  // its current one ends): it is waited for until it has answered or sent them, for it may be
+  // past its last check and about to send them, which no receive would match once rank 0 ended.
   const auto state = [&](int r) { return told_none_[static_cast<std::size_t>(r)]; };
+  const auto settled = [&](int r) {
+    return state(r) == 2 || (state(r) == 1 && due_[static_cast<std::size_t>(r)] == 0);
+  };
+  std::string failure;  // a worker's failure, reported instead of its answer
   for (;;) {
     bool waiting = false;
-    for (int r = 1; r < g_size; ++r) waiting = waiting || state(r) == 0;
+    for (int r = 1; r < g_size; ++r) waiting = waiting || !settled(r);
     if (!waiting) break;
     MPI_Status st;
     check(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st), "MPI_Probe (stopping)");
@@ -397,22 +426,31 @@ void ShotFarm::stop_every_rank(int signal, const std::string& where, const std::
             "MPI_Recv (result)");
       std::vector<float> data(static_cast<std::size_t>(h.count));
       recv_floats(data.data(), h.count, st.MPI_SOURCE, kData);
+      const auto kind = static_cast<ResultKind>(h.kind);
+      if (kind == ResultKind::traces || kind == ResultKind::illumination)
+        --due_[static_cast<std::size_t>(st.MPI_SOURCE)];
       continue;
     }
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    std::vector<char> dropped(static_cast<std::size_t>(std::max(count, 1)));
+    std::vector<char> dropped(static_cast<std::size_t>(count) + 1, '\0');
     check(MPI_Recv(dropped.data(), count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
           "MPI_Recv (stopping)");
     if (st.MPI_TAG == kStop) told_none_[static_cast<std::size_t>(st.MPI_SOURCE)] = 2;
+    if (st.MPI_TAG == kFail) {
+      // That worker waits in fail() for rank 0 to end the job, and never answers the stop: the
+      // job ends as on a failure (main's MPI_Abort), the failure said in rank 0's one message.
+      failure = "rank " + std::to_string(st.MPI_SOURCE) + " failed on " + std::string(dropped.data());
+      break;
+    }
   }
   // A worker told that no shot is left may be in one of migrate's collectives after the farm
   // (agree before an own stack's sum), which no message ends: then main ends the job as on a
   // failure (MPI_Abort).
-  bool all_stopped = true;
+  bool all_stopped = failure.empty();
   for (int r = 1; r < g_size; ++r) all_stopped = all_stopped && (workers_end_when_done_ || state(r) == 2);
   if (all_stopped) g_agreed = true;
-  throw io::Interrupted(signal, where, directory);
+  throw io::Interrupted(signal, failure.empty() ? where : where + " (as the job stopped, " + failure + ")", directory);
 }
 
 void ShotFarm::stop_worker(bool wait) {

@@ -90,6 +90,13 @@ void add_to_rank0(float* data, long long count);
 // at the start of shot k (0-based), whichever rank computes it; SEISRTM_TEST_FAIL_RANK=r at the
 // start of every shot of rank r (both: shot k only if rank r computes it).
 void inject_test_failure(long long shot);
+// SEISRTM_TEST_FAIL_ON_STOP_RANK=r: rank r fails at the check that finds rank 0's stop, instead
+// of answering it (a failure in the chunk of steps during which rank 0 began stopping).
+void inject_test_failure_on_stop();
+// SEISRTM_TEST_DELAY_FINAL_RESULT=seconds: a worker, past its shot's last check, waits that long
+// before it sends the shot's last result (traces or illumination), and says so on stderr once it
+// begins waiting: a stop from rank 0 then comes after the last check of the worker's last shot.
+void delay_final_result_for_test(long long shot);
 
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
 // A shot is complete with its last result: traces (run), illumination (migrate, after image).
@@ -128,11 +135,12 @@ class ShotFarm {
   // The signal check of a shot-parallel run, where a lone run calls io::check_interrupt (one
   // process: just that). A worker that was signalled reports it to rank 0 and waits for its
   // word; rank 0, signalled or told, tells every worker to stop, takes what they still send
-  // until each has answered, and throws io::Interrupted; a worker told to stop throws
-  // QuietExit{128 + signal}. Every rank thus stops within one chunk of steps of its own, the
-  // set is not committed, and no MPI_Abort is needed (mark_agreed), unless a worker may be in a
-  // collective after the farm (see workers_end_when_done): then rank 0 ends the job as on a
-  // failure.
+  // until each has answered or, told that no shot is left, has sent its last shot's last result,
+  // and throws io::Interrupted; a worker told to stop throws QuietExit{128 + signal}. Every rank
+  // thus stops within one chunk of steps of its own, the set is not committed, and no MPI_Abort
+  // is needed (mark_agreed), unless a worker may be in a collective after the farm (see
+  // workers_end_when_done) or reports a failure instead of answering: then rank 0 ends the job
+  // as on a failure, the failure named in its message.
   void check_interrupt(const std::string& where, const std::string& directory);
   // A worker told that no shot is left returns and ends (run), instead of joining rank 0 in
   // collectives after the farm (migrate's sums, the default): a stop then needs no MPI_Abort.
@@ -155,6 +163,7 @@ class ShotFarm {
   int stopped_ = 0;  // ranks told that no shot is left
   bool asked_ = false;
   std::vector<char> told_none_;  // rank 0, per rank: 0 in the farm, 1 told that no shot is left, 2 answered a stop
+  std::vector<int> due_;         // rank 0, per rank: shots handed out whose last result has not come back
   int reported_signal_ = 0;      // rank 0: the signal a worker reported; a worker: the one it reported
   bool workers_end_when_done_ = false;
 };

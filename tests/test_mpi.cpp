@@ -345,6 +345,112 @@ TEST_CASE("SIGTERM to one worker rank of a shot-parallel run stops every rank wi
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+// mpirun under `timeout -k 5 <seconds>`: a job that hangs is ended (exit 124), and killed 5 s
+// later if mpirun does not end on timeout's SIGTERM (it may wait for ranks that never end).
+std::string mpirun_within(double seconds) {
+  return "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 5 " + std::to_string(seconds) +
+         " mpirun --oversubscribe --bind-to none";
+}
+
+TEST_CASE("SIGTERM to rank 0 while a worker that was told no shot is left still holds its last traces: no hang",
+          "[integration]") {
+  // Two shots on 2 ranks: rank 1 computes shot 2, asks for another at 90% of it and is told that
+  // none is left; past its last check it holds the shot's traces (SEISRTM_TEST_DELAY_FINAL_RESULT)
+  // and rank 0 alone gets SIGTERM meanwhile. Rank 0 must take those traces before it ends: once it
+  // sat in MPI_Finalize, rank 1's send of them (over the eager limit) was never matched and the
+  // job hung.
+  const std::string args = kArgs + " --set time.steps=2000 --set sources.shots=[[200,195,20],[300,195,20]]";
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_last_traces");
+  const fs::path log = fresh_dir("seisrtm_mpi_", "stop_last_traces_log") / "run.log";
+  const Result first = seisrtm::test::run_cli("run " + args + " --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  std::smatch t;
+  REQUIRE(std::regex_search(first.output, t, std::regex(R"(time stepping ([0-9.]+) s)")));
+  const double stepping = std::stod(t[1]);  // s, both shots on one rank
+  // Rank 1 holds its traces `hold` s: more than the 0.1 s poll below and rank 0's next check
+  // (2 ms apart in drain, one chunk of 50 steps in its own shot, under a fortieth of `stepping`).
+  const double hold = 2.0;  // s
+  REQUIRE(stepping / 40 < hold - 0.1);
+  // After the signal: the rest of the hold, rank 0's next check (under `stepping`), mpirun's kill
+  // sequence once rank 0 exits non-zero (SIGTERM after 1 s, SIGKILL 1 s later:
+  // odls_base_sigkill_timeout) and 1 s for MPI_Finalize and mpirun's exit (under 0.1 s here
+  // with odls_base_sigkill_timeout 0).
+  const double bound = hold + stepping + 2.0 + 1.0;  // s
+  // The whole job: the 60 s the wait for rank 1's hold may take, then `bound`.
+  const Result r = run_shell(
+      "(" + mpirun_within(60 + bound) + " -np 2 -x SEISRTM_TEST_DELAY_FINAL_RESULT=" + std::to_string(hold) + " " +
+      SEISRTM_BINARY + " run " + args + " --output " + dir.string() + " >" + log.string() +
+      " 2>&1 & pid=$!; "
+      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
+      "i=0; while [ $i -lt 600 ] && ! grep -q 'rank 1 holds the last result of shot 2' " +
+      log.string() +
+      "; do sleep 0.1; i=$((i+1)); done; t0=$(date +%s.%N); "
+      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=0$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
+      "done; wait $pid; echo exit=$?; echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc); cat " +
+      log.string() + ")");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) == 143);  // rank 0's 128 + SIGTERM, not timeout's 124
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(stopped_in=([0-9.]+))")));
+  INFO("stopped in " << m[1] << " s, bound " << bound << " s");
+  CHECK(std::stod(m[1]) < bound);
+  CHECK(count_of(r.output, "seisrtm: interrupted by SIGTERM during run of") == 1);
+  CHECK(count_of(r.output, "seisrtm: error") == 0);
+  CHECK(count_of(r.output, "MPI_ABORT") == 0);
+  CHECK(names_in(dir) == before);  // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
+TEST_CASE("a worker that fails while rank 0 is stopping ends the job with its failure named, instead of a hang",
+          "[integration]") {
+  // Rank 0 alone gets SIGTERM once it is 2000 steps into its first shot (the workers are in
+  // theirs: rank 0 has answered their first asks at its first checks); rank 1 fails at the check
+  // that finds rank 0's stop (SEISRTM_TEST_FAIL_ON_STOP_RANK) and reports it instead of
+  // answering. Rank 0 dropped that report and waited for an answer that never came: a hang.
+  // Now it says the stop and the failure in one message and ends the job (MPI_Abort: the failed
+  // rank waits for it).
+  const fs::path dir = fresh_dir("seisrtm_mpi_", "fail_while_stopping");
+  const fs::path log = fresh_dir("seisrtm_mpi_", "fail_while_stopping_log") / "run.log";
+  const Result first = seisrtm::test::run_cli("run " + kArgs + " --output " + dir.string());
+  REQUIRE(first.code == 0);
+  const std::vector<std::string> before = names_in(dir);
+  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  std::smatch t;
+  REQUIRE(std::regex_search(first.output, t, std::regex(R"(time stepping ([0-9.]+) s)")));
+  const double steps_1000 = std::stod(t[1]);  // s: 5 shots of 200 steps on one rank
+  // As in the test of SIGINT to mpirun: one chunk of steps of each rank (50, under 1000 steps),
+  // then the abort, which mpirun carries out with its kill sequence (2 s).
+  const double bound = 2.0 + steps_1000;  // s
+  const Result r = run_shell(
+      "(" + mpirun_within(60 + bound) + " -np 3 -x SEISRTM_TEST_FAIL_ON_STOP_RANK=1 " + SEISRTM_BINARY + " run " +
+      kArgs + " --set time.steps=20000 --output " + dir.string() + " >" + log.string() +
+      " 2>&1 & pid=$!; "
+      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
+      "i=0; while [ $i -lt 600 ] && ! grep -q 'shot 1/5 step 2000/' " +
+      log.string() +
+      "; do sleep 0.1; i=$((i+1)); done; t0=$(date +%s.%N); "
+      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=0$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
+      "done; wait $pid; echo exit=$?; echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc); cat " +
+      log.string() + ")");
+  INFO(r.output);
+  std::smatch m;
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
+  CHECK(std::stoi(m[1]) != 0);
+  CHECK(std::stoi(m[1]) != 124);  // not ended by timeout
+  REQUIRE(std::regex_search(r.output, m, std::regex(R"(stopped_in=([0-9.]+))")));
+  INFO("stopped in " << m[1] << " s, bound " << bound << " s");
+  CHECK(std::stod(m[1]) < bound);
+  CHECK(count_of(r.output, "seisrtm: interrupted by SIGTERM during run of") == 1);
+  CHECK(std::regex_search(r.output,
+                          std::regex(R"(\(as the job stopped, rank 1 failed on shot [1-5]/5: SEISRTM_TEST_FAIL)")));
+  CHECK(count_of(r.output, "seisrtm: error") == 0);
+  CHECK(names_in(dir) == before);  // no .partial left
+  CHECK(bytes_of(dir / "quickstart.h5") == h5);
+}
+
 TEST_CASE("SIGINT to mpirun within 1 s of the end, before mpirun passes SIGTERM on, commits nothing", "[integration]") {
   // mpirun answers SIGINT with SIGCONT at once and SIGTERM 1 s later: a job that ends within that
   // second used to commit its set and end as if no signal had come. This job (kArgs: 5 shots of
