@@ -427,6 +427,16 @@ Problem build_problem(const Config& c) {
   check_host_memory(estimate_host_memory(c, backend), c, available.bytes, available.source);
 
   p.vp = build_velocity(c, g);
+  // A Gaussian of standard deviation L, the grid's largest extent (shape - 1) x spacing, weighs
+  // any two cells of a line within exp(-1/2) = 0.61 of each other: the model is already close to
+  // its mean slowness, and a wider one only moves it towards that constant while its cost grows
+  // as 6 L / spacing taps a cell and axis (1e10 m overflowed the tap count).
+  const double extent = std::max({g.extent(0), g.extent(1), g.extent(2)});
+  if (c.model.vp.smoothing > extent)
+    throw Error("config key 'model.vp.smoothing' = " + fmt(c.model.vp.smoothing) +
+                " m is wider than the grid's largest extent " + fmt(extent) +
+                " m ((grid.shape - 1) x grid.spacing): the smoothed model would be a constant; valid: 0 to " +
+                fmt(extent) + " m");
   smooth_slowness(g, c.model.vp.smoothing, p.vp);
   check_vp_range(c, g, p.vp, p.warnings);
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());

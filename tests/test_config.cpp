@@ -438,3 +438,22 @@ TEST_CASE("receivers whose weights lie on the free surface plane only are moved 
   const Problem q = build_problem(parse_config(kBase, {"boundary.damping_width=5", "receivers.line=null", list}));
   CHECK(q.receivers.position[0][2] == 0.0);
 }
+
+TEST_CASE("model.vp.smoothing wider than the grid's largest extent is refused by build_problem", "[unit]") {
+  // kBase: 40 x 30 x 20 cells of 10 m, the largest extent (40 - 1) x 10 = 390 m. 1e10 m once
+  // overflowed the tap count and crashed; 1e5 m took seconds.
+  const std::pair<std::string, std::string> lengths[] = {{"1e10", "1e+10"}, {"1e5", "100000"}, {"391", "391"}};
+  for (const auto& [length, printed] : lengths) {
+    INFO("smoothing " << length);
+    CHECK_THROWS_WITH(
+        build_problem(parse_config(
+            kBase, {"boundary.damping_width=5", "model.vp={type: constant, value: 2000, smoothing: " + length + "}"})),
+        Contains("'model.vp.smoothing' = " + printed + " m") && Contains("largest extent 390 m") &&
+            Contains("valid: 0 to 390 m"));
+  }
+  const Problem p = build_problem(
+      parse_config(kBase, {"boundary.damping_width=5", "model.vp={type: constant, value: 2000, smoothing: 390}"}));
+  // A constant model stays constant (to float rounding of 1 / (1 / 2000)).
+  CHECK(std::abs(p.v_min - 2000) < 1e-3);
+  CHECK(std::abs(p.v_max - 2000) < 1e-3);
+}
