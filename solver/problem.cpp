@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <numbers>
 #include <sstream>
 
@@ -455,6 +456,20 @@ Problem build_problem(const Config& c) {
                                          ": the fastest, horizontal P speed vp sqrt(1 + 2 epsilon))"
                                    : "") +
                   " and spacing " + fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
+    // The update adds (v dt / h)^2 x (a Laplacian stencil of order 1 in p) to p, a term that is
+    // about (dt / dt_max)^2 of p; below float's relative precision 2^-23 it is rounded away and the
+    // wave stands still (1e-20 s also underflowed the injection to zero). So dt >= dt_max x
+    // sqrt(2^-23) = dt_max / 2896.
+    const double dt_min = p.dt_max * std::sqrt(static_cast<double>(std::numeric_limits<float>::epsilon()));
+    if (p.dt < dt_min) {
+      const std::string text = "config key 'time.dt' = " + fmt(p.dt) + " s is below " + fmt(dt_min) +
+                               " s, the largest stable dt " + fmt(p.dt_max) +
+                               " s / 2896: each step's change of the field would be lost in float rounding "
+                               "and the traces and snapshots would be zero or standing; valid: " +
+                               fmt(dt_min) + " to " + fmt(p.dt_max) + " s or auto";
+      if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
+      p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+    }
   } else {
     p.dt = c.time.safety * p.dt_max;
   }

@@ -457,3 +457,20 @@ TEST_CASE("model.vp.smoothing wider than the grid's largest extent is refused by
   CHECK(std::abs(p.v_min - 2000) < 1e-3);
   CHECK(std::abs(p.v_max - 2000) < 1e-3);
 }
+
+TEST_CASE("time.dt below the largest stable dt / 2896 is refused by build_problem, a warning with the override",
+          "[unit]") {
+  // kBase with damping_width 5: dt_max = 0.00226 s (above), dt_min = dt_max sqrt(2^-23) = 7.8e-7 s.
+  for (const std::string dt : {"1e-300", "1e-20", "7e-7"}) {
+    INFO("time.dt " << dt);
+    CHECK_THROWS_WITH(build_problem(parse_config(kBase, {"boundary.damping_width=5", "time.dt=" + dt})),
+                      Contains("'time.dt' = ") && Contains("is below 7.8") && Contains("float rounding") &&
+                          Contains("checks.physical_ranges"));
+  }
+  CHECK_NOTHROW(build_problem(parse_config(kBase, {"boundary.damping_width=5", "time.dt=8e-7"})));
+  const Problem p =
+      build_problem(parse_config(kBase, {"boundary.damping_width=5", "time.dt=1e-20", "checks.physical_ranges=false"}));
+  CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string& w) {
+    return w.find("'time.dt' = 1e-20 s is below") != std::string::npos && w.find("run as given") != std::string::npos;
+  }));
+}
