@@ -338,6 +338,13 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     }
   }
   if (failure) std::rethrow_exception(failure);
+  // offset / velocity + t0 beyond the record on every trace: the image would be exactly zero.
+  if (mc.mute.enabled && !in.traces.empty() && muted == static_cast<long long>(in.traces.size()))
+    throw Error("config key 'migration.mute' (velocity " + fmt(mc.mute.velocity) + " m/s, t0 " + fmt(t0) +
+                " s) zeroes every sample of every trace: offset / velocity + t0 lies beyond the record of " +
+                fmt(p.steps * p.dt) +
+                " s on all of them and the image would be zero; raise migration.mute.velocity "
+                "(m/s), lower migration.mute.t0 (s), or remove migration.mute");
   in.muted_samples = muted;
   return in;
 }

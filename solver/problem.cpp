@@ -440,6 +440,17 @@ Problem build_problem(const Config& c) {
                 fmt(extent) + " m");
   smooth_slowness(g, c.model.vp.smoothing, p.vp);
   check_vp_range(c, g, p.vp, p.warnings);
+  // The mute's velocity is a P speed too (the direct arrival's): the same range and override.
+  if (c.migration && c.migration->mute.enabled) {
+    const double v = c.migration->mute.velocity;
+    if (!(v >= kVpMin && v <= kVpMax)) {
+      const std::string text = "config key 'migration.mute.velocity' = " + fmt(v) +
+                               " m/s lies outside the physical range of vp" + vp_unit_hint(v) +
+                               "; valid: " + fmt(kVpMin) + " to " + fmt(kVpMax) + " m/s";
+      if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
+      p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+    }
+  }
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
   p.v_min = *mn;
   p.v_max = *mx;

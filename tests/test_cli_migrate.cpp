@@ -727,3 +727,25 @@ TEST_CASE("migrate: a memory-plan refusal names the data file, its shape and dt,
                           Contains("grid.shape") && !Contains("time.steps") && !Contains("0 steps"));
   }
 }
+
+TEST_CASE("migrate: a mute velocity outside vp's range, or a mute that zeroes every trace, is refused",
+          "[integration]") {
+  const std::string good = migration_config(good_data());
+  auto prepare = [&](const std::vector<std::string>& sets) {
+    return seisrtm::prepare_migration(seisrtm::parse_config(good, sets));
+  };
+  // 1.8 meant as km/s: refused by the range, named with the unit.
+  CHECK_THROWS_WITH(prepare({"migration.mute.velocity=1.8"}), Contains("'migration.mute.velocity' = 1.8 m/s") &&
+                                                                  Contains("km/s? use 1800") &&
+                                                                  Contains("checks.physical_ranges"));
+  CHECK_THROWS_WITH(prepare({"migration.mute.velocity=1e-9"}), Contains("'migration.mute.velocity' = 1e-09 m/s"));
+  // t0 = 100 s lies beyond the data's 200 samples (well under 1 s): every sample muted.
+  CHECK_THROWS_WITH(prepare({"migration.mute.t0=100"}),
+                    Contains("'migration.mute'") && Contains("zeroes every sample of every trace"));
+  // With the override the range is a warning, but 1.8 m/s still mutes everything (offsets of
+  // 5 m and more / 1.8 m/s > 2.7 s, beyond the record).
+  CHECK_THROWS_WITH(prepare({"migration.mute.velocity=1.8", "checks.physical_ranges=false"}),
+                    Contains("zeroes every sample of every trace"));
+  const seisrtm::MigrationInput in = prepare({});
+  CHECK(in.muted_samples < static_cast<long long>(in.traces.size()));
+}
