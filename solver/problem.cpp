@@ -553,6 +553,18 @@ Problem build_problem(const Config& c) {
                      : "sources.wavelet.delay " + fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s") +
                 "): every trace and snapshot would be zero; give a wavelet that is non-zero within time.steps x dt = " +
                 fmt(p.steps * p.dt) + " s");
+  // Below 0.1 Hz a Ricker's wavelength in water passes 15 km and its automatic delay 1.2 / f
+  // passes 12 s: no source an exploration grid models peaks there, and a value typed in kHz
+  // (0.015 for 15 Hz) lands there, giving a source that has not begun within the record.
+  if (wc.type == "ricker" && wc.peak_frequency < 0.1 && !c.migration) {
+    const std::string text = "config key 'sources.wavelet.peak_frequency' = " + fmt(wc.peak_frequency) +
+                             " Hz is below 0.1 Hz, lower than the peak of any source this grid models (its delay " +
+                             fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s against a record of " +
+                             fmt(p.steps * p.dt) + " s); was " + fmt(wc.peak_frequency * 1000) +
+                             " Hz meant (a value in kHz)?";
+    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
+    p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+  }
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);

@@ -513,6 +513,11 @@ TEST_CASE("physical ranges: vp in km/s or ft/s and a frequency the grid cannot h
                  "config key 'sources.wavelet.peak_frequency' = 15000 Hz");
   expect_refused("f_peak_hint", kSmall, "--set sources.wavelet.peak_frequency=15000",
                  "0.00533333 points per wavelength; fewer than 2 cannot represent the wave at all; was 15 Hz meant");
+  // 0.015 (kHz, 15 Hz meant) ran silently: its delay 1.2 / f = 80 s is beyond the 0.05 s record.
+  expect_refused("f_peak_khz", kSmall, "--set sources.wavelet.peak_frequency=0.015",
+                 "config key 'sources.wavelet.peak_frequency' = 0.015 Hz is below 0.1 Hz");
+  expect_refused("f_peak_khz_hint", kSmall, "--set sources.wavelet.peak_frequency=0.015",
+                 "was 15 Hz meant (a value in kHz)?");
   expect_refused("checks_unknown", kSmall, "--set checks.vp=false", "'checks.vp' is unknown");
   // The override runs the rare real case, with the finding as a warning.
   const fs::path d = fresh_dir("ranges_off");
