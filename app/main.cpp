@@ -28,8 +28,17 @@ extern "C" void record_continue(int) {
   seisrtm::io::continued = 1;
 }
 
+// Installs `sa` for `signal` unless the caller set the signal to ignored: nohup ignores SIGHUP,
+// a shell ignores SIGINT and SIGQUIT in the jobs a script starts with '&', and such a job must
+// outlive the terminal or the Ctrl-C meant for the foreground as it would without the handler.
+void install_unless_ignored(int signal, const struct sigaction& sa) {
+  struct sigaction old {};
+  if (sigaction(signal, nullptr, &old) == 0 && !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN) return;
+  sigaction(signal, &sa, nullptr);
+}
+
 // SIGINT, SIGTERM and SIGHUP (the terminal closed, the ssh connection dropped) stop run and
-// migrate at the next check, cleanly. SA_RESETHAND: a second
+// migrate at the next check, cleanly; one ignored at startup stays ignored. SA_RESETHAND: a second
 // signal ends the process at once. SA_RESTART: a write under way is not cut short (EINTR), so a
 // signal can never look like a failed write.
 void stop_on_signals() {
@@ -37,14 +46,14 @@ void stop_on_signals() {
   sa.sa_handler = record_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESETHAND | SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  install_unless_ignored(SIGINT, sa);
+  install_unless_ignored(SIGTERM, sa);
+  install_unless_ignored(SIGHUP, sa);
   // SIGPIPE: the reader of stderr is gone (mpirun ended after a SIGINT): the next progress line
   // killed rank 0 before it removed its temporaries. Stop at the next check instead, and keep
-  // the handler: later writes just fail.
+  // the handler: later writes just fail (as they do where the caller ignores SIGPIPE).
   sa.sa_flags = SA_RESTART;
-  sigaction(SIGPIPE, &sa, nullptr);
+  install_unless_ignored(SIGPIPE, sa);
   // Under mpirun, SIGCONT heralds the SIGTERM that ends the job (io::continued); its default
   // action, continuing a stopped process, is kept.
   if (seisrtm::cluster::size() > 1) {

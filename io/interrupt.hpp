@@ -1,9 +1,9 @@
 #pragma once
 // SIGINT, SIGTERM and SIGHUP (a closed terminal, a dropped ssh connection) stop a run cleanly: main installs handlers
-// that only record the signal (async-signal-safe); the time loops call check_interrupt() between chunks of steps, which
-// throws Interrupted, so every RAII owner of a temporary file removes it on the way out and
-// the results of earlier runs are never touched. A second signal is not caught: it ends the
-// process at once (for a loop that does not come back to a check).
+// that only record the signal (async-signal-safe; a signal the caller ignores, as nohup does SIGHUP, stays ignored);
+// the time loops call check_interrupt() between chunks of steps, which throws Interrupted, so every RAII owner of a
+// temporary file removes it on the way out and the results of earlier runs are never touched. A second signal is not
+// caught: it ends the process at once (for a loop that does not come back to a check).
 #include <unistd.h>
 
 #include <csignal>

@@ -106,3 +106,31 @@ TEST_CASE("SIGHUP stops a migration as SIGTERM does", "[integration]") {
   CHECK(files_of(out) == before);
   CHECK(temporaries(out).empty());
 }
+
+TEST_CASE(
+    "A signal ignored by the caller stays ignored: nohup's SIGHUP and a background job's SIGINT do not stop a run",
+    "[integration]") {
+  const EarlierSet e = earlier_set(seisrtm::test::fresh_dir("seisrtm_test_signals_", "ignored"));
+  // An ignored disposition survives fork and exec, as nohup and a shell's '&' pass it on; this
+  // process's own is put back once the child has started.
+  struct sigaction ignore {
+  }, old_hup{}, old_int{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  REQUIRE(sigaction(SIGHUP, &ignore, &old_hup) == 0);
+  REQUIRE(sigaction(SIGINT, &ignore, &old_int) == 0);
+  // 1000 steps: a few seconds on 2 cores, long enough for the signals to reach the time loop.
+  auto c = seisrtm::test::spawn_cli({"run", e.cfg, "--output", e.out.string(), "--set", "time.steps=1000"});
+  sigaction(SIGHUP, &old_hup, nullptr);
+  sigaction(SIGINT, &old_int, nullptr);
+  std::string seen;
+  REQUIRE(seisrtm::test::read_until(c, "shot 1/1 step", seen));
+  kill(c.pid, SIGHUP);
+  kill(c.pid, SIGINT);
+  const Result r = seisrtm::test::wait_cli(c, seen);
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(lines_with(r.output, "interrupted") == 0);
+  CHECK(temporaries(e.out).empty());
+  CHECK(files_of(e.out) != e.before);  // the new set, 1000 steps, replaced the earlier one
+}
