@@ -1,5 +1,6 @@
 #include "solver/memory_estimate.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -205,6 +206,34 @@ AvailableMemory cgroup_headroom(const std::string& root, const std::string& proc
   return best;
 }
 
+AvailableMemory rlimit_headroom(double limit_bytes, double in_use_bytes, const std::string& limit_name,
+                                const std::string& usage_name) {
+  if (!(limit_bytes >= 0) || limit_bytes >= kNoLimit) return {std::numeric_limits<double>::infinity(), ""};
+  const double used = std::max(0.0, in_use_bytes);
+  return {std::max(0.0, limit_bytes - used),
+          limit_name + " " + gib(limit_bytes) + " less " + gib(used) + " in use (" + usage_name + ")"};
+}
+
+namespace {
+
+// The value of `key` ("VmSize:") in /proc/self/status, in bytes (the file gives kB); 0 when absent.
+double proc_status_bytes(const std::string& key) {
+  std::ifstream f("/proc/self/status");
+  for (std::string line; std::getline(f, line);)
+    if (line.compare(0, key.size(), key) == 0) return std::strtod(line.c_str() + key.size(), nullptr) * 1024;
+  return 0;
+}
+
+// The headroom of the soft limit `resource` (the one the kernel enforces on this process).
+AvailableMemory process_limit_headroom(int resource, const std::string& limit_name, const std::string& usage_key) {
+  rlimit r{};
+  if (getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return {std::numeric_limits<double>::infinity(), ""};
+  return rlimit_headroom(double(r.rlim_cur), proc_status_bytes(usage_key), limit_name,
+                         usage_key.substr(0, usage_key.size() - 1) + " of /proc/self/status");
+}
+
+}  // namespace
+
 AvailableMemory available_host_memory_detail() {
   AvailableMemory out{0, "MemAvailable"};
   {
@@ -227,6 +256,12 @@ AvailableMemory available_host_memory_detail() {
   text << f.rdbuf();
   const AvailableMemory cg = cgroup_headroom(env && *env ? env : "/sys/fs/cgroup", text.str());
   if (out.bytes <= 0 || cg.bytes < out.bytes) out = cg;
+  // ulimit -v and ulimit -d: an allocation beyond them fails (std::bad_alloc) however much memory
+  // the machine has free. Every allocation counts against both (mmap'd ones against RLIMIT_DATA
+  // too since Linux 4.7).
+  for (const AvailableMemory& lim : {process_limit_headroom(RLIMIT_AS, "RLIMIT_AS (ulimit -v)", "VmSize:"),
+                                     process_limit_headroom(RLIMIT_DATA, "RLIMIT_DATA (ulimit -d)", "VmData:")})
+    if (out.bytes <= 0 || lim.bytes < out.bytes) out = lim;
   if (!std::isfinite(out.bytes)) out = {0, "unknown"};
   return out;
 }

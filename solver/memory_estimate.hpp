@@ -52,8 +52,13 @@ struct AvailableMemory {
 // "no limit" (2^63 less a page) are no limit; directories that do not exist are skipped (in a
 // container the mount root is the container's own cgroup). +inf where nothing limits.
 AvailableMemory cgroup_headroom(const std::string& root, const std::string& proc_self_cgroup);
-// The smaller of MemAvailable (/proc/meminfo; where there is none, the free physical pages from
-// sysconf) and the cgroup headroom, cgroups under $SEISRTM_CGROUP_ROOT (tests) or /sys/fs/cgroup.
+// The headroom of a process limit (RLIMIT_AS, RLIMIT_DATA): `limit_bytes` less `in_use_bytes`
+// (VmSize, VmData), named with both figures; +inf for no limit (negative, or from 2^62 up).
+AvailableMemory rlimit_headroom(double limit_bytes, double in_use_bytes, const std::string& limit_name,
+                                const std::string& usage_name);
+// The smallest of MemAvailable (/proc/meminfo; where there is none, the free physical pages from
+// sysconf), the cgroup headroom, cgroups under $SEISRTM_CGROUP_ROOT (tests) or /sys/fs/cgroup, and
+// the headroom of this process's RLIMIT_AS and RLIMIT_DATA.
 AvailableMemory available_host_memory_detail();
 // available_host_memory_detail().bytes; 0 when unknown.
 double available_host_memory();

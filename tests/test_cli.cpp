@@ -648,3 +648,41 @@ TEST_CASE(
   INFO(ok.output);
   CHECK(ok.code == 0);
 }
+
+TEST_CASE("host memory respects ulimit -v and ulimit -d: refused naming the limit, not std::bad_alloc",
+          "[integration]") {
+  // 200^3 cells on the CPU backend: vp and three wavefields, 4 x 32 MB. ulimit -v 200000 KiB
+  // (195 MiB) less what the process already maps (its libraries: VmSize) is too little, as is
+  // ulimit -d 100000 KiB (98 MiB) of data. Before: "internal error: std::bad_alloc", exit 3 (-v),
+  // or the run went ahead as far as the limit let it (-d).
+  const fs::path d = fresh_dir("rlimit");
+  const std::string cfg = write_config(d, kSmall);
+  const auto limited = [&](const std::string& ulimit, const std::string& set) {
+    const std::string cmd = "ulimit " + ulimit + " && " + std::string(SEISRTM_BINARY) + " run " + cfg +
+                            " --quiet --backend cpu --output " + (d / "out").string() + " " + set + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) r.output += buf;
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  };
+  for (const auto& [ulimit, name] :
+       {std::pair<std::string, std::string>{"-v 200000", "RLIMIT_AS (ulimit -v) 0.191 GiB less "},
+        {"-d 100000", "RLIMIT_DATA (ulimit -d) 0.095 GiB less "}}) {
+    fs::remove_all(d / "out");  // the small run's set of the case before
+    const Result r =
+        limited(ulimit, "--set grid.shape=[200,200,200] --set time.steps=2 --set output.snapshot_interval=0");
+    INFO("ulimit " << ulimit << ": " << r.output);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains("seisrtm: error: the run needs") && Contains(name) &&
+                             Contains("shrink grid.shape (8000000 cells)"));
+    CHECK(!fs::exists(d / "out" / "small.h5"));
+    // A run that fits the limit goes ahead.
+    const Result ok = limited(ulimit, "--set time.steps=4");
+    INFO("ulimit " << ulimit << ", small: " << ok.output);
+    CHECK(ok.code == 0);
+  }
+}
