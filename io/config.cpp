@@ -438,6 +438,15 @@ Config from_tree(const YAML::Node& root_node) {
       if (c.receivers.grid.count[i] > 1)
         check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
     }
+    // At most one receiver a cell of the grid, nx ny nz (itself at most 2^50): the receivers lie
+    // inside the grid, so more would put several in a cell, and the product nx ny stays far below
+    // 2^63 for the estimates and messages that count them.
+    const long long cells = c.grid.shape[0] * c.grid.shape[1] * c.grid.shape[2];
+    long long receivers = 0;
+    if (__builtin_mul_overflow(c.receivers.grid.count[0], c.receivers.grid.count[1], &receivers) || receivers > cells)
+      throw Error("config key 'receivers.grid.count' = [" + std::to_string(c.receivers.grid.count[0]) + ", " +
+                  std::to_string(c.receivers.grid.count[1]) + "] asks for more receivers than the grid has cells (" +
+                  std::to_string(cells) + "); valid: nx ny at most grid.shape's nx ny nz");
   } else if (receivers.has("list")) {
     c.receivers.layout = "list";
     c.receivers.list = point_list(receivers.node()["list"], "receivers.list");

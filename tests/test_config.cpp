@@ -473,4 +473,15 @@ TEST_CASE("time.dt below the largest stable dt / 2896 is refused by build_proble
   CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string& w) {
     return w.find("'time.dt' = 1e-20 s is below") != std::string::npos && w.find("run as given") != std::string::npos;
   }));
+TEST_CASE("receivers.grid.count beyond the grid's cells is refused naming the key, not an overflowed count", "[unit]") {
+  // Before: [4294967296, 4294967296] overflowed 64 bits and a memory refusal printed
+  // "(-9223372036854775808 receivers)".
+  const auto grid = [](const std::string& count) {
+    return "receivers={grid: {origin: [50, 50, 50], spacing: [1, 1], count: " + count + "}}";
+  };
+  for (const char* count : {"[4294967296, 4294967296]", "[9223372036854775807, 2]", "[241, 100]"})
+    CHECK_THROWS_WITH(
+        parse_config(kBase, {grid(count)}),
+        Contains("config key 'receivers.grid.count'") && Contains("more receivers than the grid has cells (24000)"));
+  CHECK(parse_config(kBase, {grid("[240, 100]")}).receivers.grid.count[1] == 100);  // one a cell: allowed
 }
