@@ -12,4 +12,12 @@ inline std::string gib(double bytes) {
   return b;
 }
 
+// A number as a message shows a config value: %g's 6 significant digits, so -1e-09 stays
+// -1e-09 (not %f's -0.000000) and 1e+300 takes 6 characters (not 301 digits).
+inline std::string number_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 }  // namespace seisrtm

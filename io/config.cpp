@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
 
@@ -47,7 +48,7 @@ void apply_override(YAML::Node& root, const std::string& item) {
 }
 
 void check_positive(double v, const std::string& key, const std::string& what) {
-  if (!(v > 0)) throw Error("config key '" + key + "' must be " + what + ", got " + std::to_string(v));
+  if (!(v > 0)) throw Error("config key '" + key + "' must be " + what + ", got " + number_text(v));
 }
 
 std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::string& key) {
@@ -163,7 +164,7 @@ MigrationConfig parse_migration(io::YamlReader m) {
     throw Error(
         "config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
         "illumination), got " +
-        std::to_string(mc.illumination_epsilon));
+        number_text(mc.illumination_epsilon));
   mc.depth_slice = auto_or_number(m, "depth_slice");
   if (mc.depth_slice && !(*mc.depth_slice >= 0))
     throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
@@ -321,7 +322,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
   c.time.safety = time.number("safety", c.time.safety);
   if (!(c.time.safety > 0 && c.time.safety <= 1))
-    throw Error("config key 'time.safety' must be in (0, 1], got " + std::to_string(c.time.safety));
+    throw Error("config key 'time.safety' must be in (0, 1], got " + number_text(c.time.safety));
 
   auto physics = root.child("physics");
   physics.allow_only({"equation", "space_order"});
@@ -364,7 +365,7 @@ Config from_tree(const YAML::Node& root_node) {
                           "cells (and at most (grid.shape - 1) / 2 on every axis)"));
   c.boundary.reflection = boundary.number("reflection", c.boundary.reflection);
   if (!(c.boundary.reflection > 0 && c.boundary.reflection < 1))
-    throw Error("config key 'boundary.reflection' must be in (0, 1), got " + std::to_string(c.boundary.reflection));
+    throw Error("config key 'boundary.reflection' must be in (0, 1), got " + number_text(c.boundary.reflection));
   c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
 
   auto sources = root.child("sources");

@@ -485,3 +485,14 @@ TEST_CASE("receivers.grid.count beyond the grid's cells is refused naming the ke
         Contains("config key 'receivers.grid.count'") && Contains("more receivers than the grid has cells (24000)"));
   CHECK(parse_config(kBase, {grid("[240, 100]")}).receivers.grid.count[1] == 100);  // one a cell: allowed
 }
+
+TEST_CASE("numbers in messages are printed with %g: tiny and huge values keep their magnitude", "[unit]") {
+  // Before: %f gave "got -0.000000" for -1e-9 and 301 digits for 1e300.
+  CHECK_THROWS_WITH(parse_config(kBase, {"grid.spacing=-1e-9"}), Contains("got -1e-09"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"time.safety=1e300"}), Contains("got 1e+300"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"boundary.reflection=-1e-300"}), Contains("got -1e-300"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"time.dt=-1e-9"}), Contains("got -1e-09"));
+  const std::string mig =
+      "grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, illumination_epsilon: 1e300}\n";
+  CHECK_THROWS_WITH(parse_config(mig), Contains("illumination_epsilon") && Contains("got 1e+300"));
+}
