@@ -1,5 +1,6 @@
 #include "io/config.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -457,8 +458,15 @@ Config from_tree(const YAML::Node& root_node) {
   output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures", "segy"});
   c.output.directory = output.text("directory", c.output.directory);
   c.output.name = output.text("name", migration ? OutputConfig::migration_name : c.output.name);
-  if (c.output.name.empty() || c.output.name.find('/') != std::string::npos)
-    throw Error("config key 'output.name' must be a non-empty file stem without '/', got '" + c.output.name + "'");
+  // '.' and '..' would write hidden files ("..h5"), as would any name starting with '.'; a control
+  // character (a newline) makes file names no listing or script shows as they are.
+  const bool control = std::any_of(c.output.name.begin(), c.output.name.end(),
+                                   [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; });
+  if (c.output.name.empty() || c.output.name.find('/') != std::string::npos || c.output.name[0] == '.' || control)
+    throw Error(
+        "config key 'output.name' must be a non-empty file stem without '/' or control characters, not "
+        "starting with '.', got " +
+        (control ? std::string("a name holding a control character") : "'" + c.output.name + "'"));
   // The files add suffixes (_wavefield_shot_0000.png, .<pid>.<hex>.partial) within the 255 bytes
   // of a file name; a longer stem failed only when the first file was created, after the run.
   if (c.output.name.size() > 128)

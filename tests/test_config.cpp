@@ -496,3 +496,14 @@ TEST_CASE("numbers in messages are printed with %g: tiny and huge values keep th
       "grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, illumination_epsilon: 1e300}\n";
   CHECK_THROWS_WITH(parse_config(mig), Contains("illumination_epsilon") && Contains("got 1e+300"));
 }
+
+TEST_CASE("output.name: '.', '..', a leading '.', '/' or a control character is refused", "[unit]") {
+  // Before: '.' wrote the hidden file "..h5", and a newline in the name was accepted.
+  for (const char* name : {"output.name=.", "output.name=..", "output.name=.hidden", "output.name=a/b"})
+    CHECK_THROWS_WITH(parse_config(kBase, {name}),
+                      Contains("config key 'output.name'") && Contains("not starting with '.'"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"output.name=\"a\\nb\""}),
+                    Contains("config key 'output.name'") && Contains("a name holding a control character"));
+  CHECK_THROWS_WITH(parse_config(kBase, {"output.name=\"a\\tb\""}), Contains("control character"));
+  CHECK(parse_config(kBase, {"output.name=shot.v2"}).output.name == "shot.v2");
+}
