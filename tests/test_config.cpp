@@ -473,6 +473,8 @@ TEST_CASE("time.dt below the largest stable dt / 2896 is refused by build_proble
   CHECK(std::any_of(p.warnings.begin(), p.warnings.end(), [](const std::string& w) {
     return w.find("'time.dt' = 1e-20 s is below") != std::string::npos && w.find("run as given") != std::string::npos;
   }));
+}
+
 TEST_CASE("receivers.grid.count beyond the grid's cells is refused naming the key, not an overflowed count", "[unit]") {
   // Before: [4294967296, 4294967296] overflowed 64 bits and a memory refusal printed
   // "(-9223372036854775808 receivers)".
