@@ -53,6 +53,28 @@ std::vector<hsize_t> dims_of(hid_t d) {
   return dims;
 }
 
+// The attribute dt (s) of dataset `d`: 0 when absent. `problem` says why it is not one number
+// (a string, several values): such a dt was ignored, or read into one double past its end.
+struct DtAttribute {
+  double value = 0;
+  std::string problem;
+};
+DtAttribute dt_attribute(hid_t d) {
+  DtAttribute out;
+  if (H5Aexists(d, "dt") <= 0) return out;
+  H5Handle a(H5Aopen(d, "dt", H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) return {0, "cannot be opened"};
+  H5Handle t(H5Aget_type(a.get()), H5Tclose);
+  H5Handle s(H5Aget_space(a.get()), H5Sclose);
+  const H5T_class_t type = H5Tget_class(t.get());
+  const hssize_t n = H5Sget_simple_extent_npoints(s.get());
+  if (type == H5T_STRING) return {0, "holds a string"};
+  if (type != H5T_FLOAT && type != H5T_INTEGER) return {0, "does not hold a number"};
+  if (n != 1) return {0, "holds " + std::to_string(n) + " values"};
+  if (H5Aread(a.get(), H5T_NATIVE_DOUBLE, &out.value) < 0) return {0, "cannot be read as a number"};
+  return out;
+}
+
 }  // namespace
 
 Array3 read_float3(const std::string& file, const std::string& dataset) {
@@ -82,11 +104,12 @@ std::vector<float> read_float1(const std::string& file, const std::string& datas
   if (H5Dread(d.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0)
     throw Error("HDF5 file '" + file + "': reading dataset '" + dataset + "' failed");
   if (dt) {
-    *dt = 0;
-    if (H5Aexists(d.get(), "dt") > 0) {
-      H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
-      H5Aread(a.get(), H5T_NATIVE_DOUBLE, dt);
-    }
+    // Its value (NaN, negative) is judged by the caller, which names its key; its form here.
+    const DtAttribute a = dt_attribute(d.get());
+    if (!a.problem.empty())
+      throw Error("HDF5 file '" + file + "': the attribute 'dt' of dataset '" + dataset + "' " + a.problem +
+                  "; it must be one number, the sample interval in s (or absent)");
+    *dt = a.value;
   }
   return v;
 }
@@ -104,10 +127,9 @@ DeclaredDataset declared_dataset(const std::string& file, const std::string& dat
   std::vector<hsize_t> dims(rank > 0 ? rank : 0);
   if (rank <= 0 || H5Sget_simple_extent_dims(sp.get(), dims.data(), nullptr) != rank) return out;
   out.dims = dims;
-  if (H5Aexists(d.get(), "dt") > 0) {
-    H5Handle a(H5Aopen(d.get(), "dt", H5P_DEFAULT), H5Aclose);
-    if (a.valid() && H5Aread(a.get(), H5T_NATIVE_DOUBLE, &out.dt) < 0) out.dt = 0;
-  }
+  // A dt that is not one number is taken as absent here (model files never use theirs); the
+  // reader of a sampled dataset (read_float1) refuses it.
+  out.dt = dt_attribute(d.get()).value;
   return out;
 }
 

@@ -54,13 +54,15 @@ struct Array3 {
 
 // Reads a float dataset (any stored float type, converted) of rank 3.
 Array3 read_float3(const std::string& file, const std::string& dataset);
-// Reads a 1D float dataset; `dt` receives the attribute "dt" when present (else 0).
+// Reads a 1D float dataset; `dt` receives the attribute "dt" when present (else 0). A dt that
+// is not one number (a string, several values) is refused naming the file, dataset and attribute.
 std::vector<float> read_float1(const std::string& file, const std::string& dataset, double* dt);
 
 // What a dataset declares, from the file's metadata only: its shape (empty when it cannot be
-// read: the reader then says why) and its attribute dt (0 when absent). A small file can
-// declare a huge dataset (a chunked one that was never written costs no disk), so shapes are
-// compared with what a reader accepts before any value is read.
+// read: the reader then says why) and its attribute dt (0 when absent or not one number: the
+// reader then says why). A small file can declare a huge dataset (a chunked one that was never
+// written costs no disk), so shapes are compared with what a reader accepts before any value
+// is read.
 struct DeclaredDataset {
   std::vector<hsize_t> dims;
   double dt = 0;

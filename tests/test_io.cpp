@@ -282,3 +282,32 @@ TEST_CASE("XDMF: pugixml reads back the mesh, times and HDF5 paths; names with &
   CHECK(t == 2);
   CHECK(!series.next_sibling("Grid"));
 }
+
+TEST_CASE("a wavelet file's dt attribute that is not one number is refused naming file and attribute", "[unit]") {
+  const fs::path d = temp_dir("wavelet_dt_form");
+  const std::vector<float> w = {0, 1, 2, 3, 4};
+  // A string dt was ignored (the samples taken at the run's dt); two values were read into one
+  // double past its end.
+  for (const std::string form : {"string", "two values"}) {
+    INFO(form);
+    const std::string f = (d / (form == "string" ? "s.h5" : "two.h5")).string();
+    io::write_float_file(f, "wavelet", {5}, w);
+    {
+      io::H5Handle file(H5Fopen(f.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+      io::H5Handle ds(H5Dopen2(file.get(), "wavelet", H5P_DEFAULT), H5Dclose);
+      REQUIRE(ds.valid());
+      if (form == "string")
+        io::write_attribute(ds.get(), "dt", std::string("x"));
+      else
+        io::write_attribute(ds.get(), "dt", std::vector<double>{0.001, 0.002});
+    }
+    const Config c = parse_config(
+        "grid: {shape: [11, 11, 11], spacing: 10}\ntime: {steps: 12, dt: 0.001}\nboundary: {damping_width: 2}\n"
+        "checks: {physical_ranges: false}\n"
+        "sources: {wavelet: {type: file, file: '" +
+        f + "'}, shots: [[50, 50, 50]]}\n");
+    CHECK_THROWS_WITH(build_problem(c), Contains("HDF5 file '" + f + "': the attribute 'dt' of dataset 'wavelet' " +
+                                                 (form == "string" ? "holds a string" : "holds 2 values")) &&
+                                            Contains("it must be one number, the sample interval in s"));
+  }
+}

@@ -410,3 +410,38 @@ TEST_CASE("a migration.wavelet file of SEG-Y data is held to run's rules: declar
              "must be a positive sample interval in s"});
   }
 }
+
+TEST_CASE("a migration.wavelet file whose dt attribute is not one number is refused naming file and attribute",
+          "[integration][segy]") {
+  const fs::path d = fresh_dir("wavelet_dt_form");
+  const std::string data = (run_dir() / "data_shot_*.sgy").string();
+  std::vector<float> w(60, 0.0f);
+  w[10] = 1.0f;
+  // A string dt was ignored (the samples taken at the data's dt); two values were read into one
+  // double past its end.
+  for (const std::string form : {"string", "two values"}) {
+    const std::string name = form == "string" ? "dt_string" : "dt_two";
+    const std::string f = (d / (name + ".h5")).string();
+    seisrtm::io::write_float_file(f, "wavelet", {60}, w);
+    {
+      seisrtm::io::H5Handle file(H5Fopen(f.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose);
+      seisrtm::io::H5Handle ds(H5Dopen2(file.get(), "wavelet", H5P_DEFAULT), H5Dclose);
+      REQUIRE(ds.valid());
+      if (form == "string")
+        seisrtm::io::write_attribute(ds.get(), "dt", std::string("x"));
+      else
+        seisrtm::io::write_attribute(ds.get(), "dt", std::vector<double>{0.001, 0.002});
+    }
+    std::string cfg = migration_config("rtm", data, true);
+    const std::string ricker = "{peak_frequency: 15}";
+    cfg.replace(cfg.find(ricker), ricker.size(), "{type: file, file: '" + f + "'}");
+    const Result r = run_cli("migrate " + write_text(d / (name + ".yaml"), cfg) + " --quiet --backend cpu --output " +
+                             (d / name).string());
+    INFO(name << ": " << r.output);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains("HDF5 file '" + f + "': the attribute 'dt' of dataset 'wavelet' " +
+                                  (form == "string" ? "holds a string" : "holds 2 values")));
+    CHECK(std::count(r.output.begin(), r.output.end(), '\n') == 1);
+    CHECK_FALSE(fs::exists(d / name / "rtm.h5"));
+  }
+}
