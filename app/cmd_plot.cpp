@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <iterator>
+#include <optional>
+#include <system_error>
 
 #include "app/commands.hpp"
 #include "base/error.hpp"
@@ -223,10 +226,11 @@ FileGrid grid_of(const ResultFile& f, const std::vector<hsize_t>& zyx) {
   return g;
 }
 
-// The index of the plane `normal` = at (m), or the default position when `at` is NaN.
-long long plane_index(const FileGrid& g, char normal, double at, double fallback, const std::string& file) {
+// The index of the plane `normal` = at (m), or the default position when `at` is not given.
+long long plane_index(const FileGrid& g, char normal, std::optional<double> at, double fallback,
+                      const std::string& file) {
   const int k = normal - 'x';
-  const double m = std::isnan(at) ? fallback : at;
+  const double m = at ? *at : fallback;
   const double last = g.origin[k] + double(g.n[k] - 1) * g.h[k];
   const long long i = std::llround((m - g.origin[k]) / g.h[k]);
   if (i < 0 || i >= g.n[k])
@@ -250,6 +254,33 @@ io::Point3 mean_source(const ResultFile& f, const FileGrid& g) {
   return p;
 }
 
+// The first 8 bytes of every PNG file (PNG specification, 5.2).
+constexpr unsigned char kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+
+// The picture may replace only an earlier picture: `out` being the result file itself, or any
+// existing file that does not start with the PNG signature (another result file, a YAML
+// config), was replaced by the PNG and its contents lost.
+void check_replaceable(const std::string& out, const std::string& input) {
+  std::error_code ec;
+  if (fs::equivalent(out, input, ec))
+    throw Error("cannot write the picture to '" + out +
+                "': it is the result file being drawn (name another .png file with --output)");
+  if (!fs::exists(out, ec)) return;
+  unsigned char head[sizeof kPngSignature] = {};
+  bool png = false;
+  if (fs::is_regular_file(out, ec)) {
+    if (std::FILE* f = std::fopen(out.c_str(), "rb")) {
+      png = std::fread(head, 1, sizeof head, f) == sizeof head &&
+            std::equal(std::begin(head), std::end(head), std::begin(kPngSignature));
+      std::fclose(f);
+    }
+  }
+  if (!png)
+    throw Error("cannot write the picture to '" + out +
+                "': it exists and is not a PNG picture, and only an earlier picture is replaced (remove it, or "
+                "name another .png file with --output)");
+}
+
 }  // namespace
 
 int cmd_plot(const PlotOptions& o) {
@@ -259,8 +290,13 @@ int cmd_plot(const PlotOptions& o) {
                 listing(f).c_str(), o.file.c_str());
     return 0;
   }
-  if (!(o.clip > 0 && o.clip <= 100) && o.clip != 0)
-    throw Error("--clip " + metres(o.clip) + ": a percentile in (0, 100] (99 clips at the 99th percentile of |value|)");
+  // A given value is held to its range (NaN fails every comparison): 0 and NaN were taken as
+  // "not given" and drawn with the item's default.
+  if (o.clip && !(*o.clip > 0 && *o.clip <= 100))
+    throw Error("--clip " + metres(*o.clip) +
+                ": a percentile in (0, 100] (99 clips at the 99th percentile of |value|)");
+  if (o.at && !std::isfinite(*o.at))
+    throw Error("--at " + metres(*o.at) + ": the slice's position must be a finite number of metres");
   const std::string stem = (fs::path(o.file).parent_path() / fs::path(o.file).stem()).string();
   const std::string name = fs::path(o.file).stem().string();
   io::Image2D im;
@@ -345,10 +381,11 @@ int cmd_plot(const PlotOptions& o) {
   } else {
     throw Error("'" + o.what + "' is not in '" + o.file + "'; it holds:" + listing(f));
   }
-  if (o.clip > 0) im.clip_percentile = o.clip;
+  if (o.clip) im.clip_percentile = *o.clip;
   if (!o.cmap.empty()) im.map = io::colormap_from_name(o.cmap);
 
   const std::string out = o.output.empty() ? stem + "_plot_" + suffix + ".png" : o.output;
+  check_replaceable(out, o.file);
   // As run does for output.directory: a missing directory of --output is made.
   const fs::path dir = fs::path(out).parent_path();
   if (!dir.empty()) io::ensure_directory(dir.string());

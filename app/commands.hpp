@@ -62,13 +62,14 @@ int bench_rtm(const BenchOptions& b, const Config& base);
 struct PlotOptions {
   std::string file, what;
   long long shot = 0;
-  std::optional<long long> snapshot;                     // none: the last
-  std::string slice;                                     // x | y | z; empty: y (an x-z section)
-  double at = std::numeric_limits<double>::quiet_NaN();  // m, the slice's position; NaN: through the (mean) source, or
-                                                         // depth_slice
-  double clip = 0;     // percentile of |value| (sequential maps: of value); 0: the item's default
-  std::string cmap;    // seismic | grey | viridis; empty: the item's default
-  std::string output;  // empty: <file stem>_plot_<what>_....png beside the file
+  std::optional<long long> snapshot;  // none: the last
+  std::string slice;                  // x | y | z; empty: y (an x-z section)
+  // m, the slice's position; none: through the (mean) source, or depth_slice. Optional rather
+  // than a NaN marker, so that a `--at nan` given on the command line can be refused.
+  std::optional<double> at;
+  std::optional<double> clip;  // percentile of |value| (sequential maps: of value); none: the item's default
+  std::string cmap;            // seismic | grey | viridis; empty: the item's default
+  std::string output;          // empty: <file stem>_plot_<what>_....png beside the file
 };
 int cmd_plot(const PlotOptions& o);
 

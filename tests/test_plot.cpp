@@ -482,3 +482,70 @@ TEST_CASE("seisrtm plot refuses untrusted sizes, bad indices and spacings, and m
     CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == before);
   }
 }
+
+TEST_CASE("seisrtm plot replaces only an earlier picture, never its input, and refuses --at nan and --clip 0",
+          "[integration]") {
+  const fs::path d = fresh_dir("replace");
+  const std::string good = write_result(d / "good.h5", {10, 10, 5});
+  const std::string other = write_result(d / "other.h5", {10, 10, 5});
+  // Drawn onto itself: a file of its own, so that the other cases still have their input.
+  const std::string victim = write_result(d / "victim.h5", {10, 10, 5});
+  const fs::path yaml = d / "run.yaml";
+  std::FILE* y = std::fopen(yaml.string().c_str(), "w");
+  REQUIRE(y);
+  std::fputs("grid: {shape: [4, 3, 5], spacing: 10}\n", y);
+  std::fclose(y);
+  auto head = [](const fs::path& f) {
+    std::string s(8, '\0');
+    std::FILE* h = std::fopen(f.string().c_str(), "rb");
+    REQUIRE(h);
+    s.resize(std::fread(s.data(), 1, s.size(), h));
+    std::fclose(h);
+    return s;
+  };
+  const std::string hdf5 = "\x89HDF\r\n\x1a\n";
+  REQUIRE(head(good) == hdf5);
+  const auto yaml_size = fs::file_size(yaml);
+
+  // An earlier picture is replaced.
+  const std::string png = (d / "m.png").string();
+  for (int i = 0; i < 2; ++i) {
+    const test::Result r = test::run_cli("plot " + good + " model --output " + png);
+    INFO(r.output);
+    CHECK(r.code == 0);
+  }
+
+  struct Bad {
+    std::string name, args, needle;
+  };
+  // The input itself (here by another spelling of its path), another result file and a YAML
+  // config were each replaced by the PNG, exit 0.
+  const std::string same = (d / "." / "victim.h5").string();
+  const std::vector<Bad> bad = {
+      {"input", victim + " model --output " + same,
+       "cannot write the picture to '" + same + "': it is the result file being drawn"},
+      {"other result", good + " model --output " + other,
+       "cannot write the picture to '" + other + "': it exists and is not a PNG picture"},
+      {"yaml", good + " model --output " + yaml.string(),
+       "cannot write the picture to '" + yaml.string() + "': it exists and is not a PNG picture"},
+      // NaN was the marker of "not given": drawn through the source, exit 0.
+      {"at nan", good + " model --at nan --output " + png,
+       "--at nan: the slice's position must be a finite number of metres"},
+      // 0 was the marker of "not given", though the message says (0, 100].
+      {"clip 0", good + " model --clip 0 --output " + png, "--clip 0: a percentile in (0, 100]"},
+      {"clip nan", good + " model --clip nan --output " + png, "--clip nan: a percentile in (0, 100]"},
+  };
+  for (const auto& b : bad) {
+    const auto before = std::distance(fs::directory_iterator(d), fs::directory_iterator());
+    const test::Result e = test::run_cli("plot " + b.args);
+    INFO(b.name << ": " << e.output);
+    CHECK(e.code == 1);
+    CHECK(std::count(e.output.begin(), e.output.end(), '\n') == 1);
+    CHECK_THAT(e.output, Contains("seisrtm: error: " + b.needle));
+    CHECK(std::distance(fs::directory_iterator(d), fs::directory_iterator()) == before);
+  }
+  CHECK(head(good) == hdf5);
+  CHECK(head(other) == hdf5);
+  CHECK(head(victim) == hdf5);
+  CHECK(fs::file_size(yaml) == yaml_size);
+}
