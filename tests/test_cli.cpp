@@ -95,11 +95,12 @@ TEST_CASE("every config in configs/ runs and writes HDF5, XDMF and pictures", "[
 }
 
 TEST_CASE("the migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
-  // Shrunk to one shot and 150 steps so the tier stays short; the README shows the full runs.
+  // Shrunk to one shot and 300 steps so the tier stays short; the README shows the full runs. The
+  // record must outlast the mute (t0 = 0.2 s at the example's 12 Hz): 150 steps imaged nothing.
   const fs::path d = fresh_dir("configs_rtm");
   const fs::path rtm = fs::path(SEISRTM_SOURCE_DIR) / "configs" / "rtm";
   const Result a = run_cli("run " + (rtm / "true_model.yaml").string() + " --quiet --output " + d.string() +
-                           " --set time.steps=150 --set sources.shots=[[700,345,10]]");
+                           " --set time.steps=300 --set sources.shots=[[700,345,10]]");
   INFO(a.output);
   REQUIRE(a.code == 0);
   const fs::path m = d / "migration";
@@ -114,11 +115,12 @@ TEST_CASE("the migration example in configs/rtm runs: run, then migrate its data
 }
 
 TEST_CASE("the tti migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
-  // Shrunk to one shot and 150 steps so the tier stays short; the README shows the full runs.
+  // Shrunk to one shot and 300 steps so the tier stays short (and the record outlasts the mute's
+  // t0 of 0.24 s); the README shows the full runs.
   const fs::path d = fresh_dir("configs_rtm_tti");
   const fs::path rtm = fs::path(SEISRTM_SOURCE_DIR) / "configs" / "rtm";
   const Result a = run_cli("run " + (rtm / "tti_true_model.yaml").string() + " --quiet --output " + d.string() +
-                           " --set time.steps=150 --set sources.shots=[[545,175,10]]");
+                           " --set time.steps=300 --set sources.shots=[[545,175,10]]");
   INFO(a.output);
   REQUIRE(a.code == 0);
   const fs::path m = d / "migration";
