@@ -206,7 +206,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     v.smoothing = r.number("smoothing", v.smoothing);
     if (!(v.smoothing >= 0))
       throw Error("config key '" + r.key_path("smoothing") + "' must be >= 0 m (0 = none), got " +
-                  std::to_string(v.smoothing));
+                  number_text(v.smoothing));
     v.type = r.choice("type", v.type, {"constant", "gradient", "layers", "file"});
     v.value = r.number("value", v.value);
     v.gradient = r.number("gradient", v.gradient);
