@@ -73,6 +73,14 @@ constexpr double kVpMin = 100, kVpMax = 10000;  // m/s
 // space order (4 to 10), is a warning.
 constexpr double kMinPointsPerWavelength = 2;
 
+// A finding of checks.physical_ranges: refused, or with the override a warning and the run goes on.
+// `refusal_note` says what the override is for.
+void physical_range_finding(const Config& c, std::vector<std::string>& warnings, const std::string& text,
+                            const std::string& refusal_note = "") {
+  if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false" + refusal_note + ")");
+  warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+}
+
 // The likely unit mistake behind a vp outside [kVpMin, kVpMax].
 std::string vp_unit_hint(double v) {
   if (v < kVpMin && v * 1000 >= kVpMin && v * 1000 <= kVpMax) return "; km/s? use " + fmt(v * 1000);
@@ -98,8 +106,7 @@ void check_vp_range(const Config& c, const Grid& g, const std::vector<float>& vp
                                  : "faster than any rock of the crust or upper mantle (at most about 9000 m/s)";
     const std::string text = where + fmt(v) + " m/s at " + cell_text(g, i) + ", " + what + vp_unit_hint(v) +
                              "; valid: " + fmt(kVpMin) + " to " + fmt(kVpMax) + " m/s";
-    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false for a medium outside it)");
-    warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+    physical_range_finding(c, warnings, text, " for a medium outside it");
   }
 }
 
@@ -447,8 +454,7 @@ Problem build_problem(const Config& c) {
       const std::string text = "config key 'migration.mute.velocity' = " + fmt(v) +
                                " m/s lies outside the physical range of vp" + vp_unit_hint(v) +
                                "; valid: " + fmt(kVpMin) + " to " + fmt(kVpMax) + " m/s";
-      if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
-      p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+      physical_range_finding(c, p.warnings, text);
     }
   }
   const auto [mn, mx] = std::minmax_element(p.vp.begin(), p.vp.end());
@@ -478,8 +484,7 @@ Problem build_problem(const Config& c) {
                                " s / 2896: each step's change of the field would be lost in float rounding "
                                "and the traces and snapshots would be zero or standing; valid: " +
                                fmt(dt_min) + " to " + fmt(p.dt_max) + " s or auto";
-      if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
-      p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+      physical_range_finding(c, p.warnings, text);
     }
   } else {
     p.dt = c.time.safety * p.dt_max;
@@ -562,8 +567,7 @@ Problem build_problem(const Config& c) {
                              fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s against a record of " +
                              fmt(p.steps * p.dt) + " s); was " + fmt(wc.peak_frequency * 1000) +
                              " Hz meant (a value in kHz)?";
-    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
-    p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+    physical_range_finding(c, p.warnings, text);
   }
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
@@ -592,8 +596,7 @@ Problem build_problem(const Config& c) {
                              : "a wavelet with f_max <= " + fmt(2.5 * f_ok) + " Hz (space_order " +
                                    std::to_string(c.physics.space_order) + " wants <= " + fmt(2.5 * f_good) + " Hz)") +
         ", or grid.spacing <= " + fmt(p.v_min / (f_max * need_ppw)) + " m";
-    if (c.checks.physical_ranges) throw Error(text + " (or set checks.physical_ranges: false)");
-    p.warnings.push_back(text + " (checks.physical_ranges is false: run as given)");
+    physical_range_finding(c, p.warnings, text);
   } else if (ppw < need_ppw)
     p.warnings.push_back("too few points per wavelength: v_min " + fmt(p.v_min) + " m/s / (f_max " + fmt(f_max) +
                          " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) + " points; space_order " +
