@@ -312,6 +312,23 @@ TEST_CASE(
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
 }
 
+// Starts `job` (an mpirun command line) in the background with its output in `log`; once `ready`
+// shows in the log (within 60 s), sends SIGTERM to the process of rank `rank` alone. The output
+// says "exit=<mpirun's exit code>" and "stopped_in=<s from the signal to the job's end>", then the log.
+Result signal_rank_once(const std::string& job, const fs::path& log, const std::string& ready, int rank) {
+  return run_shell("(" + job + " >" + log.string() +
+                   " 2>&1 & pid=$!; "
+                   "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
+                   "i=0; while [ $i -lt 600 ] && ! grep -q '" +
+                   ready + "' " + log.string() +
+                   "; do sleep 0.1; i=$((i+1)); done; t0=$(date +%s.%N); "
+                   "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=" +
+                   std::to_string(rank) +
+                   "$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
+                   "done; wait $pid; echo exit=$?; echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc); cat " +
+                   log.string() + ")");
+}
+
 TEST_CASE("SIGTERM to one worker rank of a shot-parallel run stops every rank with 143, said once by rank 0",
           "[integration]") {
   // Rank 1 alone gets SIGTERM once rank 0 has printed its first progress line: it reports the
@@ -323,17 +340,9 @@ TEST_CASE("SIGTERM to one worker rank of a shot-parallel run stops every rank wi
   REQUIRE(first.code == 0);
   const std::vector<std::string> before = names_in(dir);
   const std::string h5 = bytes_of(dir / "quickstart.h5");
-  const Result r = run_shell(
-      "(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " +
-      dir.string() + " >" + log.string() +
-      " 2>&1 & pid=$!; "
-      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
-      "i=0; while [ $i -lt 600 ] && ! grep -q 'step' " +
-      log.string() +
-      "; do sleep 0.1; i=$((i+1)); done; "
-      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=1$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
-      "done; wait $pid; echo exit=$?; cat " +
-      log.string() + ")");
+  const Result r = signal_rank_once(
+      kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " + dir.string(), log,
+      "step", 1);
   INFO(r.output);
   std::smatch m;
   REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
@@ -379,17 +388,10 @@ TEST_CASE("SIGTERM to rank 0 while a worker that was told no shot is left still 
   // with odls_base_sigkill_timeout 0).
   const double bound = hold + stepping + 2.0 + 1.0;  // s
   // The whole job: the 60 s the wait for rank 1's hold may take, then `bound`.
-  const Result r = run_shell(
-      "(" + mpirun_within(60 + bound) + " -np 2 -x SEISRTM_TEST_DELAY_FINAL_RESULT=" + std::to_string(hold) + " " +
-      SEISRTM_BINARY + " run " + args + " --output " + dir.string() + " >" + log.string() +
-      " 2>&1 & pid=$!; "
-      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
-      "i=0; while [ $i -lt 600 ] && ! grep -q 'rank 1 holds the last result of shot 2' " +
-      log.string() +
-      "; do sleep 0.1; i=$((i+1)); done; t0=$(date +%s.%N); "
-      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=0$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
-      "done; wait $pid; echo exit=$?; echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc); cat " +
-      log.string() + ")");
+  const Result r =
+      signal_rank_once(mpirun_within(60 + bound) + " -np 2 -x SEISRTM_TEST_DELAY_FINAL_RESULT=" + std::to_string(hold) +
+                           " " + SEISRTM_BINARY + " run " + args + " --output " + dir.string(),
+                       log, "rank 1 holds the last result of shot 2", 0);
   INFO(r.output);
   std::smatch m;
   REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
@@ -424,17 +426,10 @@ TEST_CASE("a worker that fails while rank 0 is stopping ends the job with its fa
   // As in the test of SIGINT to mpirun: one chunk of steps of each rank (50, under 1000 steps),
   // then the abort, which mpirun carries out with its kill sequence (2 s).
   const double bound = 2.0 + steps_1000;  // s
-  const Result r = run_shell(
-      "(" + mpirun_within(60 + bound) + " -np 3 -x SEISRTM_TEST_FAIL_ON_STOP_RANK=1 " + SEISRTM_BINARY + " run " +
-      kArgs + " --set time.steps=20000 --output " + dir.string() + " >" + log.string() +
-      " 2>&1 & pid=$!; "
-      "desc() { for c in $(pgrep -P $1); do echo $c; desc $c; done; }; "
-      "i=0; while [ $i -lt 600 ] && ! grep -q 'shot 1/5 step 2000/' " +
-      log.string() +
-      "; do sleep 0.1; i=$((i+1)); done; t0=$(date +%s.%N); "
-      "for c in $(desc $pid); do grep -qz '^OMPI_COMM_WORLD_RANK=0$' /proc/$c/environ 2>/dev/null && kill -TERM $c; "
-      "done; wait $pid; echo exit=$?; echo stopped_in=$(echo \"$(date +%s.%N) - $t0\" | bc); cat " +
-      log.string() + ")");
+  const Result r =
+      signal_rank_once(mpirun_within(60 + bound) + " -np 3 -x SEISRTM_TEST_FAIL_ON_STOP_RANK=1 " + SEISRTM_BINARY +
+                           " run " + kArgs + " --set time.steps=20000 --output " + dir.string(),
+                       log, "shot 1/5 step 2000/", 0);
   INFO(r.output);
   std::smatch m;
   REQUIRE(std::regex_search(r.output, m, std::regex(R"(exit=([0-9]+))")));
