@@ -27,18 +27,22 @@ struct Result {
   std::string output;  // stdout and stderr
 };
 
-// Runs SEISRTM_BINARY (the path tests/CMakeLists.txt defines) with `args`; -1 as the code when
-// it did not exit normally.
-inline Result run_cli(const std::string& args) {
-  const std::string cmd = std::string(SEISRTM_BINARY) + " " + args + " 2>&1";
+// Runs the shell command `cmd` (stderr into the output); -1 as the code when it did not exit
+// normally.
+inline Result run_shell(const std::string& cmd) {
   Result r;
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
   REQUIRE(p != nullptr);
   std::array<char, 4096> buf;
   while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs SEISRTM_BINARY (the path tests/CMakeLists.txt defines) with `args`.
+inline Result run_cli(const std::string& args) {
+  return run_shell(std::string(SEISRTM_BINARY) + " " + args);
 }
 
 // The whole of dataset `name` of an HDF5 file as floats.

@@ -660,16 +660,8 @@ TEST_CASE("host memory respects ulimit -v and ulimit -d: refused naming the limi
   const fs::path d = fresh_dir("rlimit");
   const std::string cfg = write_config(d, kSmall);
   const auto limited = [&](const std::string& ulimit, const std::string& set) {
-    const std::string cmd = "ulimit " + ulimit + " && " + std::string(SEISRTM_BINARY) + " run " + cfg +
-                            " --quiet --backend cpu --output " + (d / "out").string() + " " + set + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) r.output += buf;
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return seisrtm::test::run_shell("ulimit " + ulimit + " && " + std::string(SEISRTM_BINARY) + " run " + cfg +
+                                    " --quiet --backend cpu --output " + (d / "out").string() + " " + set);
   };
   for (const auto& [ulimit, name] :
        {std::pair<std::string, std::string>{"-v 200000", "RLIMIT_AS (ulimit -v) 0.191 GiB less "},

@@ -19,6 +19,7 @@ namespace fs = std::filesystem;
 using seisrtm::test::fresh_dir;
 using seisrtm::test::read_dataset;
 using seisrtm::test::Result;
+using seisrtm::test::run_shell;
 
 namespace {
 
@@ -26,17 +27,6 @@ namespace {
 // ended after 300 s (timeout), so a deadlock fails the test instead of stalling the tier.
 const std::string kMpirun =
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun --oversubscribe --bind-to none";
-
-Result run_shell(const std::string& cmd) {
-  Result r;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (fgets(buf, sizeof buf, p)) r.output += buf;
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // Five shots on a small grid, snapshots and SEG-Y copies on: every kind of result travels.
 const std::string kArgs = std::string(SEISRTM_SOURCE_DIR) +
