@@ -114,7 +114,7 @@ class ResultFile {
     const double plane = (sorted.size() > 0 ? sorted[0] : 1) * (sorted.size() > 1 ? sorted[1] : 1);
     const double bytes = std::max(value_bytes * cells + 4 * plane, 16 * plane);
     const AvailableMemory memory = available_host_memory_detail();
-    const double available = static_cast<double>(memory.bytes);
+    const double available = memory.bytes;
     if (available > 0 && bytes > kHostMemoryMargin * available) {
       std::string s;
       for (hsize_t c : shape) s += (s.empty() ? "" : ", ") + std::to_string(c);

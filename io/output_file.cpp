@@ -19,6 +19,7 @@
 #include "io/config.hpp"
 #include "io/interrupt.hpp"
 #include "io/segy.hpp"
+#include "io/survey_file.hpp"
 
 namespace seisrtm::io {
 
@@ -363,9 +364,7 @@ void write_xdmf(const std::string& path, const std::string& h5, const std::array
       step.append_attribute("GridType") = "Uniform";
       step.append_child("Time").append_attribute("Value") = number_text(v.times[t]).c_str();
       mesh(step);
-      char step_name[32];  // KKKK, as survey_file.hpp's snapshot_step_name
-      std::snprintf(step_name, sizeof step_name, "/%04lld", t);
-      hdf_item(attribute(step, "p"), dims, h5, v.dataset + step_name);
+      hdf_item(attribute(step, "p"), dims, h5, v.dataset + "/" + snapshot_step_name(t));
     }
   }
   std::ofstream x(path);
