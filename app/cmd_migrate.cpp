@@ -3,18 +3,16 @@
 #include <cstdio>
 #include <optional>
 
+#include "app/backend.hpp"
 #include "app/commands.hpp"
 #include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
-#include "solver/capabilities.hpp"
 #include "solver/cluster.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
-#include "solver/storage.hpp"
-#include "validation/cpu_migration.hpp"
 
 namespace seisrtm::app {
 
@@ -22,7 +20,7 @@ namespace {
 
 // The config, the data and the migrator; throws Error on what is wrong with them.
 void setup_migration(const std::string& config_path, const CommonOptions& o, std::optional<Config>& config,
-                     std::optional<MigrationInput>& input, std::unique_ptr<Migrator>& migrator, std::string& chosen) {
+                     std::optional<MigrationInput>& input, MigratorBackend& backend, std::string& chosen) {
   const Config& c = config.emplace(load_with_overrides(config_path, o));
   if (!c.migration)
     throw Error("config file '" + config_path +
@@ -30,23 +28,17 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
                 "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
   // Before the data are read or a shot migrated: the image must not take an input's place.
   io::check_output_set(c.output.directory, c.output.name, io::input_files(c));
-  set_cpu_threads(c);
-  GpuInfo gpu;
-  const std::string backend = chosen = resolve_backend(c, &gpu);
+  // A kernel the device cannot run is refused before the data are read (CudaMigrator refuses
+  // it too); auto resolves to a kernel this device runs (cuda_options).
+  const BackendChoice choice = choose_backend(c, c.physics.equation, true);
+  chosen = choice.name;
+  const bool cuda = choice.name == "cuda";
+  const GpuInfo& gpu = choice.gpu;
   const bool slabs = c.solver.decomposition == "z";
-  if (backend == "cuda") {
-    if (!gpu.present)
-      throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
-    // Refused before the data are read (CudaMigrator refuses it too); auto resolves to a
-    // kernel this device runs (cuda_options).
-    const CudaOptions o = gpu_options(c);
-    const std::string why = cannot_implement({o.variant, c.physics.equation, o.storage, true, slabs}, &gpu);
-    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
-  }
   const CudaOptions co = gpu_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
   auto check_memory = [&](const Problem& p, const DataShape& data) {
-    if (backend == "cuda") {
+    if (cuda) {
       // A slab's share (solver.decomposition z; make_slab refuses slabs thinner than the halo).
       std::optional<Slab> slab;
       if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
@@ -80,29 +72,9 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   const Problem& p = input->problem;
   if (cluster::rank() == 0)  // (warnings show with --quiet too)
     for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
-  auto say_notes = [](const CudaMigrator& m) {
-    if (cluster::rank() == 0)
-      for (const auto& n : m.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
-  };
-  if (slabs) {  // this rank's slab of the grid (solver/decomposition.hpp)
-    migrator = std::make_unique<SlabMigrator>(p, cluster::size(), cluster::rank(),
-                                              [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
-                                                if (backend == "cpu")
-                                                  return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
-                                                auto m = std::make_unique<CudaMigrator>(slab_pb, co, s, p);
-                                                say_notes(*m);
-                                                return m;
-                                              });
-  } else if (backend == "cuda") {
-    auto m = std::make_unique<CudaMigrator>(p, co);
-    say_notes(*m);
-    migrator = std::move(m);
-  } else {
-    auto m = std::make_unique<validation::CpuMigrator>(p);
-    // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-    if (c.solver.storage == "fp16") m->store_as_half(kHalfPeakExponent);
-    migrator = std::move(m);
-  }
+  backend = make_migrator(p, c, choice);
+  if (cluster::rank() == 0)
+    for (const auto& n : backend.notes) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
 }
 
 }  // namespace
@@ -114,24 +86,24 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   // The setup of every rank, then one verdict (cluster::agree), as for run.
   std::optional<Config> config;
   std::optional<MigrationInput> input;
-  std::unique_ptr<Migrator> migrator;
+  MigratorBackend backend;
   std::string chosen;
-  cluster::setup_on_every_rank([&] { setup_migration(config_path, o, config, input, migrator, chosen); });
+  cluster::setup_on_every_rank([&] { setup_migration(config_path, o, config, input, backend, chosen); });
   check_slab_placement(*config, chosen);
-  // A decomposed GPU migration's NCCL communicator: collective, once every rank's setup succeeded.
-  auto* slabs = dynamic_cast<SlabMigrator*>(migrator.get());
-  auto* gpu_migrator = dynamic_cast<CudaMigrator*>(slabs ? &slabs->backend() : migrator.get());
+  Migrator* migrator = backend.migrator.get();
+  const bool slabs = backend.slabs, gpu_migrator = backend.gpu;
   // The slabs' backward steps exchange their fields in the same order only if all take the
   // fused step or none does (solver.kernel auto resolves per GPU): agreed, said once.
   if (slabs && cluster::size() > 1) {
-    const bool fused = gpu_migrator && gpu_migrator->fused();
+    const bool fused = gpu_migrator && backend.fused();
     const bool mixed = any_rank(fused) && any_rank(!fused);
     cluster::agree(mixed ? "solver.decomposition z: the ranks' backward steps differ (the fused step on some GPUs, "
                            "separate kernels on others; solver.kernel auto picks tma on Hopper GPUs only): set "
                            "solver.kernel and migration.fused explicitly"
                          : "");
   }
-  if (slabs && gpu_migrator) gpu_migrator->connect();
+  // A decomposed GPU migration's NCCL communicator: collective, once every rank's setup succeeded.
+  if (slabs && gpu_migrator) backend.connect();
   if (slabs) release_whole_model(input->problem);
   const Config& c = *config;
   const MigrationInput& in = *input;
@@ -157,9 +129,9 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   // Each GPU slab's peak device memory and halo time (collective: decided by the command line,
   // which every rank shares, not by o.quiet, which only rank 0 keeps).
   if (slabs && gpu_migrator && !given.quiet && cluster::size() > 1) {
-    const auto mem = gpu_migrator->device_memory();
+    const auto mem = backend.device_memory();
     double halo = 0;
-    for (const auto& [phase, sec] : gpu_migrator->breakdown())
+    for (const auto& [phase, sec] : backend.breakdown())
       if (phase.rfind("halo", 0) == 0) halo = sec;
     char line[256];
     std::snprintf(line, sizeof line, "seisrtm: %s: device memory at its peak %.3f GiB, halo exchanges %.3f s",
@@ -175,12 +147,12 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
   }
   if (!o.quiet)
-    if (auto* cm = gpu_migrator) {  // (a decomposed run's: rank 0's slab)
-      const auto mem = cm->device_memory();
+    if (gpu_migrator) {  // (a decomposed run's: rank 0's slab)
+      const auto mem = backend.device_memory();
       std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
                    mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
       std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
-      for (const auto& [phase, sec] : cm->breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
+      for (const auto& [phase, sec] : backend.breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
     }
   std::fprintf(stderr,
                "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",

@@ -5,18 +5,13 @@
 #include <cstdlib>
 #include <optional>
 
+#include "app/backend.hpp"
 #include "app/commands.hpp"
 #include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
-#include "solver/capabilities.hpp"
 #include "solver/cluster.hpp"
-#include "solver/cuda_propagator.hpp"
-#include "solver/decomposition.hpp"
-#include "solver/device_info.hpp"
-#include "solver/storage.hpp"
 #include "solver/survey.hpp"
-#include "validation/cpu_propagator.hpp"
 
 namespace seisrtm::app {
 
@@ -48,36 +43,6 @@ void set_cpu_threads(const Config& c) {
     // Several ranks on one node share its cores (all of them each: the CPU backend's ranks slowed
     // down tenfold on 2 cores, waiting for each other's halos).
     omp_set_num_threads(std::max(1, omp_get_num_procs() / cluster::local_size()));
-}
-
-std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen) {
-  set_cpu_threads(p.config);
-  Config c = p.config;
-  c.solver.backend = backend;
-  GpuInfo g;
-  const std::string b = resolve_backend(c, &g);
-  if (chosen) *chosen = b;
-  if (b == "cuda" && !g.present)
-    throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
-  if (b == "cuda") {  // the kernel as cuda_options resolves it (auto: one this device runs)
-    const CudaOptions o = gpu_options(c);
-    const std::string why =
-        cannot_implement({o.variant, p.equation, o.storage, false, c.solver.decomposition == "z"}, &g);
-    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
-  }
-  if (p.config.solver.decomposition == "z")  // this rank's slab of the grid (solver/decomposition.hpp)
-    return std::make_unique<SlabPropagator>(
-        p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {
-          if (b == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
-          return std::make_unique<CudaPropagator>(slab_pb, gpu_options(slab_pb.config), s);
-        });
-  if (b == "cpu") {
-    auto cpu = std::make_unique<validation::CpuPropagator>(p);
-    // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-    if (p.config.solver.storage == "fp16") cpu->store_as_half(kHalfPeakExponent);
-    return cpu;
-  }
-  return std::make_unique<CudaPropagator>(p, gpu_options(p.config));
 }
 
 void check_slab_placement(const Config& c, const std::string& chosen) {
@@ -113,7 +78,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   // rank 0, and a rank whose own setup fails (its GPU) is named.
   std::optional<Config> config;
   std::optional<Problem> problem;
-  std::unique_ptr<Propagator> prop;
+  PropagatorBackend backend;
   std::string chosen;
   cluster::setup_on_every_rank([&] {
     config.emplace(load_with_overrides(config_path, o));
@@ -124,15 +89,16 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     // Before the model is read or a shot stepped: the results must not take an input's place.
     io::check_output_set(config->output.directory, config->output.name, io::input_files(*config));
     problem.emplace(build_problem(*config));
-    prop = make_propagator(*problem, config->solver.backend, &chosen);
+    const BackendChoice choice = choose_backend(problem->config, problem->equation, false);
+    chosen = choice.name;
+    backend = make_propagator(*problem, choice);
   });
   check_slab_placement(*config, chosen);
+  Propagator* prop = backend.propagator.get();
   // A decomposed GPU run's NCCL communicator: collective, once every rank's setup succeeded.
-  auto* slabs = dynamic_cast<SlabPropagator*>(prop.get());
-  CudaPropagator* slab_gpu = slabs ? dynamic_cast<CudaPropagator*>(&slabs->backend()) : nullptr;
-  if (slab_gpu) slab_gpu->connect();
+  if (backend.connect) backend.connect();
   // The model of the whole grid is rank 0's to write; the others keep their slab's only.
-  if (slabs) release_whole_model(*problem);
+  if (backend.slabs) release_whole_model(*problem);
   const Problem& p = *problem;
   const bool talk = cluster::rank() == 0;
   if (talk)
@@ -151,9 +117,9 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   const RunSummary s = run_survey(p, *prop, ro);
   // Each slab's last shot: stepping and the exchange beside it (collective: decided by the
   // command line, which every rank shares, not by o.quiet, which only rank 0 keeps).
-  if (slab_gpu && !given.quiet) {
+  if (backend.slab_seconds && !given.quiet) {
     char line[256];
-    const double t = slab_gpu->stepping_seconds(), h = slab_gpu->halo_seconds();
+    const auto [t, h] = backend.slab_seconds();
     std::snprintf(line, sizeof line,
                   "seisrtm: %s: last shot: stepping %.3f s (%.1f us a step), halo exchange %.3f s (%.1f us a step, "
                   "beside the interior)",

@@ -15,6 +15,7 @@
 
 #include "base/error.hpp"
 #include "io/interrupt.hpp"
+#include "solver/hooks.hpp"
 
 namespace seisrtm::cluster {
 
@@ -177,26 +178,24 @@ void mark_agreed() {
 }
 
 void inject_test_failure(long long shot) {
-  const char* rank = std::getenv("SEISRTM_TEST_FAIL_RANK");
-  const char* at = std::getenv("SEISRTM_TEST_FAIL_SHOT");
-  if (!rank && !at) return;
-  if (rank && std::atoi(rank) != g_rank) return;
-  if (at && std::atoll(at) != shot) return;
+  const Hooks& h = hooks();
+  if (h.fail_rank < 0 && h.fail_shot < 0) return;
+  if (h.fail_rank >= 0 && h.fail_rank != g_rank) return;
+  if (h.fail_shot >= 0 && h.fail_shot != shot) return;
   throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite");
 }
 
 void inject_test_failure_on_stop() {
-  const char* rank = std::getenv("SEISRTM_TEST_FAIL_ON_STOP_RANK");
-  if (rank && std::atoi(rank) == g_rank)
+  if (hooks().fail_on_stop_rank >= 0 && hooks().fail_on_stop_rank == g_rank)
     throw Error("SEISRTM_TEST_FAIL: a failure injected by the test suite as rank 0's stop came");
 }
 
 void delay_final_result_for_test(long long shot) {
-  const char* delay = std::getenv("SEISRTM_TEST_DELAY_FINAL_RESULT");
-  if (!delay) return;
-  std::fprintf(stderr, "SEISRTM_TEST_DELAY_FINAL_RESULT: rank %d holds the last result of shot %lld for %s s\n", g_rank,
+  const double delay = hooks().delay_final_result;
+  if (delay < 0) return;
+  std::fprintf(stderr, "SEISRTM_TEST_DELAY_FINAL_RESULT: rank %d holds the last result of shot %lld for %g s\n", g_rank,
                shot + 1, delay);
-  std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(delay)));
+  std::this_thread::sleep_for(std::chrono::duration<double>(delay));
 }
 
 void add_to_rank0(float* data, long long count) {

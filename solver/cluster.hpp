@@ -86,16 +86,16 @@ void setup_on_every_rank(Setup&& setup) {
 // rank 0 stops the job on a signal (ShotFarm::check_interrupt) throws QuietExit{128 + signal}.
 void add_to_rank0(float* data, long long count);
 
-// The test suite's way to make a shot fail (tests/test_mpi.cpp): SEISRTM_TEST_FAIL_SHOT=k throws
-// at the start of shot k (0-based), whichever rank computes it; SEISRTM_TEST_FAIL_RANK=r at the
-// start of every shot of rank r (both: shot k only if rank r computes it).
+// Fault injection the test suite sets (solver/hooks.hpp; production: none of these acts).
+// Throws at the start of a shot: Hooks::fail_shot, whichever rank computes it, and/or every
+// shot of Hooks::fail_rank.
 void inject_test_failure(long long shot);
-// SEISRTM_TEST_FAIL_ON_STOP_RANK=r: rank r fails at the check that finds rank 0's stop, instead
-// of answering it (a failure in the chunk of steps during which rank 0 began stopping).
+// Hooks::fail_on_stop_rank fails at the check that finds rank 0's stop, instead of answering it
+// (a failure in the chunk of steps during which rank 0 began stopping).
 void inject_test_failure_on_stop();
-// SEISRTM_TEST_DELAY_FINAL_RESULT=seconds: a worker, past its shot's last check, waits that long
-// before it sends the shot's last result (traces or illumination), and says so on stderr once it
-// begins waiting: a stop from rank 0 then comes after the last check of the worker's last shot.
+// Hooks::delay_final_result: a worker, past its shot's last check, waits that long before it
+// sends the shot's last result (traces or illumination), and says so on stderr once it begins
+// waiting: a stop from rank 0 then comes after the last check of the worker's last shot.
 void delay_final_result_for_test(long long shot);
 
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).

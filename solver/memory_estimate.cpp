@@ -17,6 +17,7 @@
 #include "base/format.hpp"
 #include "solver/cluster.hpp"
 #include "solver/geometry.hpp"
+#include "solver/hooks.hpp"
 
 namespace seisrtm {
 
@@ -250,11 +251,11 @@ AvailableMemory available_host_memory_detail() {
     const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     out = {pages > 0 && page > 0 ? double(pages) * double(page) : 0, "free physical pages"};
   }
-  const char* env = std::getenv("SEISRTM_CGROUP_ROOT");
   std::ifstream f("/proc/self/cgroup");
   std::stringstream text;
   text << f.rdbuf();
-  const AvailableMemory cg = cgroup_headroom(env && *env ? env : "/sys/fs/cgroup", text.str());
+  const AvailableMemory cg =
+      cgroup_headroom(hooks().cgroup_root.empty() ? "/sys/fs/cgroup" : hooks().cgroup_root, text.str());
   if (out.bytes <= 0 || cg.bytes < out.bytes) out = cg;
   // ulimit -v and ulimit -d: an allocation beyond them fails (std::bad_alloc) however much memory
   // the machine has free. Every allocation counts against both (mmap'd ones against RLIMIT_DATA

@@ -57,7 +57,7 @@ AvailableMemory cgroup_headroom(const std::string& root, const std::string& proc
 AvailableMemory rlimit_headroom(double limit_bytes, double in_use_bytes, const std::string& limit_name,
                                 const std::string& usage_name);
 // The smallest of MemAvailable (/proc/meminfo; where there is none, the free physical pages from
-// sysconf), the cgroup headroom, cgroups under $SEISRTM_CGROUP_ROOT (tests) or /sys/fs/cgroup, and
+// sysconf), the cgroup headroom, cgroups under Hooks::cgroup_root (tests) or /sys/fs/cgroup, and
 // the headroom of this process's RLIMIT_AS and RLIMIT_DATA.
 AvailableMemory available_host_memory_detail();
 // available_host_memory_detail().bytes; 0 when unknown.

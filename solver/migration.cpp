@@ -24,6 +24,7 @@
 #include "io/segy.hpp"
 #include "solver/cluster.hpp"
 #include "solver/decomposition.hpp"
+#include "solver/hooks.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/progress.hpp"
@@ -557,7 +558,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // `window` shots are handed out beyond those added, so it holds at most `window` pairs of volumes
   // (each rank has at most two shots in hand: its current one and the one it asked for).
   long long window = 2LL * cluster::size();
-  if (const char* w = std::getenv("SEISRTM_TEST_SHOT_WINDOW")) window = std::atoll(w);  // tests/test_mpi.cpp
+  if (hooks().shot_window > 0) window = hooks().shot_window;  // the smallest window, in tests
   if (!own_stack) farm.limit_ahead(window, [&] { return next_to_add; });
   const auto idle = [&] { farm.check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
   for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {

@@ -592,11 +592,10 @@ TEST_CASE("a config path that is a device or a huge file is refused, not read un
 }
 
 TEST_CASE("host memory respects the cgroup limit of a container or batch job", "[integration]") {
-  // A fake cgroup tree (SEISRTM_CGROUP_ROOT) limiting the process to 64 MiB, for v2 and v1 alike
-  // (the limit sits at the mount root, an ancestor of any cgroup /proc/self/cgroup names).
-  // 200^3 cells on the CPU backend need vp and three wavefields, 4 x 32 MB: refused with the
-  // numbers. Before: MemAvailable alone was compared and the run went ahead (a real job is
-  // killed by the kernel instead).
+  // A fake cgroup tree (SEISRTM_CGROUP_ROOT, read by the executable with seams) limiting the process to 64 MiB, for v2
+  // and v1 alike (the limit sits at the mount root, an ancestor of any cgroup /proc/self/cgroup names). 200^3 cells on
+  // the CPU backend need vp and three wavefields, 4 x 32 MB: refused with the numbers. Before: MemAvailable alone was
+  // compared and the run went ahead (a real job is killed by the kernel instead).
   const fs::path d = fresh_dir("cgroup");
   const fs::path root = d / "cgroup";
   fs::create_directories(root / "memory");
@@ -606,9 +605,10 @@ TEST_CASE("host memory respects the cgroup limit of a container or batch job", "
   seisrtm::test::write_text(root / "memory" / "memory.usage_in_bytes", "0\n");
   const std::string cfg = write_config(d, kSmall);
   REQUIRE(setenv("SEISRTM_CGROUP_ROOT", root.c_str(), 1) == 0);
-  const Result r =
-      run_cli("run " + cfg + " --quiet --output " + (d / "out").string() +
-              " --backend cpu --set grid.shape=[200,200,200] --set time.steps=2 --set output.snapshot_interval=0");
+  const Result r = seisrtm::test::run_shell(std::string(SEISRTM_HOOKED_BINARY) + " run " + cfg + " --quiet --output " +
+                                            (d / "out").string() +
+                                            " --backend cpu --set grid.shape=[200,200,200] --set time.steps=2 "
+                                            "--set output.snapshot_interval=0");
   unsetenv("SEISRTM_CGROUP_ROOT");
   INFO(r.output);
   CHECK(r.code == 1);
@@ -679,4 +679,22 @@ TEST_CASE("host memory respects ulimit -v and ulimit -d: refused naming the limi
     INFO("ulimit " << ulimit << ", small: " << ok.output);
     CHECK(ok.code == 0);
   }
+}
+
+TEST_CASE("the shipped binary reads no test variable; the executable with seams does", "[integration]") {
+  // SEISRTM_TEST_FAIL_SHOT=0 fails the first shot through the seams (solver/hooks.hpp) only where
+  // tests/seisrtm_hooked.cpp installs them: the shipped seisrtm runs as if it were not set.
+  const fs::path d = fresh_dir("no_test_variables");
+  const std::string cfg = write_config(d, kSmall);
+  const std::string args = " run " + cfg + " --quiet --backend cpu --set time.steps=2 --output ";
+  const Result shipped =
+      seisrtm::test::run_shell("SEISRTM_TEST_FAIL_SHOT=0 " + std::string(SEISRTM_BINARY) + args + (d / "a").string());
+  INFO(shipped.output);
+  CHECK(shipped.code == 0);
+  const Result hooked = seisrtm::test::run_shell("SEISRTM_TEST_FAIL_SHOT=0 " + std::string(SEISRTM_HOOKED_BINARY) +
+                                                 args + (d / "b").string());
+  INFO(hooked.output);
+  CHECK(hooked.code == 1);
+  CHECK_THAT(hooked.output, Contains("seisrtm: error: SEISRTM_TEST_FAIL: a failure injected by the test suite"));
+  CHECK(!fs::exists(d / "b" / "small.h5"));
 }

@@ -116,7 +116,7 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   // buffer in, at its smallest): the same image, and no rank waits forever.
   {
     const fs::path w = d / "window1";
-    const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_SHOT_WINDOW=1 " + SEISRTM_BINARY + migrate +
+    const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_SHOT_WINDOW=1 " + SEISRTM_HOOKED_BINARY + migrate +
                                " --output " + w.string());
     INFO(r.output);
     REQUIRE(r.code == 0);
@@ -125,13 +125,13 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   }
   // A failed shot ends the migration too, and the image of the earlier run stays.
   const std::string image = bytes_of(d / "np3" / "migrate.h5");
-  const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=3 " + SEISRTM_BINARY + migrate + " --output " +
-                             (d / "np3").string());
+  const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=3 " + SEISRTM_HOOKED_BINARY + migrate +
+                             " --output " + (d / "np3").string());
   INFO(f.output);
   CHECK(f.code != 0);
   CHECK(std::regex_search(f.output, std::regex(R"(seisrtm: error: rank [0-2] failed on shot 4/5: SEISRTM_TEST_FAIL)")));
-  const Result w = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_RANK=2 " + SEISRTM_BINARY + migrate + " --output " +
-                             (d / "np3").string());
+  const Result w = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_RANK=2 " + SEISRTM_HOOKED_BINARY + migrate +
+                             " --output " + (d / "np3").string());
   INFO(w.output);
   CHECK(w.code != 0);
   CHECK(std::regex_search(w.output, std::regex(R"(seisrtm: error: rank 2 failed on shot [1-5]/5: SEISRTM_TEST_FAIL)")));
@@ -142,7 +142,8 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
 TEST_CASE("a shot-parallel migration whose backend keeps its own stack images within rounding what one process does",
           "[integration]") {
   // The GPU backend keeps a stack per rank on the device and rank 0 adds the ranks' stacks at the
-  // end; SEISRTM_TEST_OWN_STACK gives the CPU migrator such a stack, so that path runs here.
+  // end; SEISRTM_TEST_OWN_STACK gives the CPU migrator such a stack (in the executable with seams), so
+  // that path runs here.
   const fs::path d = fresh_dir("seisrtm_mpi_", "own_stack");
   const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
   const std::string coarse =
@@ -153,7 +154,7 @@ TEST_CASE("a shot-parallel migration whose backend keeps its own stack images wi
                              " --output " + (d / "data").string());
   INFO(data.output);
   REQUIRE(data.code == 0);
-  const std::string migrate = std::string(SEISRTM_BINARY) + " migrate " + rtm + "migrate.yaml" + coarse +
+  const std::string migrate = std::string(SEISRTM_HOOKED_BINARY) + " migrate " + rtm + "migrate.yaml" + coarse +
                               " --set migration.data=" + (d / "data/true_model.h5").string();
   const Result one = run_shell("SEISRTM_TEST_OWN_STACK=1 " + migrate + " --output " + (d / "one").string());
   INFO(one.output);
@@ -225,7 +226,7 @@ TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier outp
   const std::vector<std::string> before = names_in(dir);
   const std::string h5 = bytes_of(dir / "quickstart.h5");
   // Shot 3 of 5 (index 2) fails on whichever rank takes it.
-  const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_BINARY + " run " + kArgs +
+  const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_HOOKED_BINARY + " run " + kArgs +
                              " --output " + dir.string());
   INFO(r.output);
   CHECK(r.code != 0);
@@ -233,7 +234,7 @@ TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier outp
   CHECK(names_in(dir) == before);  // no temporaries left, nothing replaced
   CHECK(bytes_of(dir / "quickstart.h5") == h5);
   // The same with the failure on rank 1 for certain (a worker's report, not rank 0's own).
-  const Result w = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_RANK=1 " + SEISRTM_BINARY + " run " + kArgs +
+  const Result w = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_RANK=1 " + SEISRTM_HOOKED_BINARY + " run " + kArgs +
                              " --output " + dir.string());
   INFO(w.output);
   CHECK(w.code != 0);
@@ -380,7 +381,7 @@ TEST_CASE("SIGTERM to rank 0 while a worker that was told no shot is left still 
   // The whole job: the 60 s the wait for rank 1's hold may take, then `bound`.
   const Result r =
       signal_rank_once(mpirun_within(60 + bound) + " -np 2 -x SEISRTM_TEST_DELAY_FINAL_RESULT=" + std::to_string(hold) +
-                           " " + SEISRTM_BINARY + " run " + args + " --output " + dir.string(),
+                           " " + SEISRTM_HOOKED_BINARY + " run " + args + " --output " + dir.string(),
                        log, "rank 1 holds the last result of shot 2", 0);
   INFO(r.output);
   std::smatch m;
@@ -417,8 +418,8 @@ TEST_CASE("a worker that fails while rank 0 is stopping ends the job with its fa
   // then the abort, which mpirun carries out with its kill sequence (2 s).
   const double bound = 2.0 + steps_1000;  // s
   const Result r =
-      signal_rank_once(mpirun_within(60 + bound) + " -np 3 -x SEISRTM_TEST_FAIL_ON_STOP_RANK=1 " + SEISRTM_BINARY +
-                           " run " + kArgs + " --set time.steps=20000 --output " + dir.string(),
+      signal_rank_once(mpirun_within(60 + bound) + " -np 3 -x SEISRTM_TEST_FAIL_ON_STOP_RANK=1 " +
+                           SEISRTM_HOOKED_BINARY + " run " + kArgs + " --set time.steps=20000 --output " + dir.string(),
                        log, "shot 1/5 step 2000/", 0);
   INFO(r.output);
   std::smatch m;
@@ -522,8 +523,10 @@ const std::string kSlabs = " --set solver.decomposition=z";
 // (mpirun's -x options, ending in a space), `more` after the arguments.
 Result run_slabs(int ranks, const std::string& args, const fs::path& out, const std::string& more = "",
                  const std::string& mpi = "") {
-  return run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + mpi + SEISRTM_BINARY + " run " + args + kSlabs +
-                   more + " --output " + out.string());
+  // A test's SEISRTM_TEST_* variables (`mpi`) need the executable with seams.
+  const char* binary = mpi.empty() ? SEISRTM_BINARY : SEISRTM_HOOKED_BINARY;
+  return run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + mpi + binary + " run " + args + kSlabs + more +
+                   " --output " + out.string());
 }
 
 // Four hicks shots and a receiver line diagonal in z over 50 planes (order 8: halo 4 planes;

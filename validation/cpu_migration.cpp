@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "base/error.hpp"
+#include "solver/hooks.hpp"
 #include "validation/cpu_halo.hpp"
 #include "validation/norms.hpp"
 
@@ -246,7 +247,7 @@ void CpuMigrator::store_as_half(int peak_exponent) {
 }
 
 bool CpuMigrator::begin_stack() {
-  if (!std::getenv("SEISRTM_TEST_OWN_STACK") || slab_) return false;
+  if (!hooks().own_stack || slab_) return false;
   stack_image_.assign(static_cast<size_t>(pb_.grid.cells()), 0.0f);
   stack_illumination_.assign(stack_image_.size(), 0.0f);
   own_stack_ = true;

@@ -53,8 +53,8 @@ class CpuMigrator final : public Migrator {
   // The same passes in double on the whole grid (no slab, no half storage): the gradient test's
   // exact path. data [receiver][step]; image and illumination are added to.
   void migrate_shot(long long shot, const double* data, double* image, double* illumination);
-  // The CPU backend images each shot into the caller's volumes; with SEISRTM_TEST_OWN_STACK set
-  // (tests/test_mpi.cpp) it keeps a stack of its own as the GPU backend does, so that the
+  // The CPU backend images each shot into the caller's volumes; with Hooks::own_stack set
+  // (solver/hooks.hpp, tests/test_mpi.cpp) it keeps a stack of its own as the GPU backend does, so that the
   // shot-parallel path of such a backend runs in CI.
   bool begin_stack() override;
   void take_stack(float* image, float* illumination) override;

@@ -1,0 +1,32 @@
+#pragma once
+// Seams the test suite injects: fault injection for the shot farm and the decomposed loop, the
+// shot window of a shot-parallel migration, the CPU migrator's own stack and the cgroup tree of
+// the host-memory check. The defaults are production behaviour; the shipped seisrtm binary never
+// changes them (tests/seisrtm_hooked.cpp and in-process tests do, before any work).
+#include <string>
+
+namespace seisrtm {
+
+struct Hooks {
+  // A failure at the start of shot `fail_shot` (0-based) on whichever rank computes it, and/or
+  // at the start of every shot of rank `fail_rank` (both: that shot, on that rank only); -1: none.
+  long long fail_shot = -1;
+  int fail_rank = -1;
+  // This rank fails at the check that finds rank 0's stop, instead of answering it; -1: none.
+  int fail_on_stop_rank = -1;
+  // A worker, past its shot's last check, waits this long (s) before it sends the shot's last
+  // result (traces or illumination), and says so on stderr; < 0: no wait.
+  double delay_final_result = -1;
+  // Shots rank 0 of a shot-parallel migration hands out beyond those stacked; 0: two per rank.
+  long long shot_window = 0;
+  // The CPU migrator keeps its own stack, as the GPU migrator does (Migrator::begin_stack).
+  bool own_stack = false;
+  // Replaces /sys/fs/cgroup in the host-memory check; empty: /sys/fs/cgroup.
+  std::string cgroup_root;
+};
+
+// The hooks in force (production defaults until set_hooks).
+const Hooks& hooks();
+void set_hooks(const Hooks& h);
+
+}  // namespace seisrtm
