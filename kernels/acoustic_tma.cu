@@ -64,14 +64,14 @@ struct TmaGeometry {
   // Blocks an SM must hold: two below order 16, one at order 16 (its stages take 142 KB); three
   // for the Dense form (kDenseBlocks, below).
   static constexpr int kMinBlocks = Radius >= 8 ? 1 : 2;
-  // Compute capability 9.0: 228 KB of shared memory an SM, 1 KB of it reserved per block, at
-  // most 227 KB a block.
-  static_assert(kSharedBytes <= 227 * 1024, "a block's shared memory beyond compute capability 9.0's 227 KB");
-  static_assert(kMinBlocks * (kSharedBytes + 1024) <= 228 * 1024, "the blocks an SM must hold do not fit its 228 KB");
+  static_assert(kSharedBytes <= kSharedPerBlockCc90, "a block's shared memory beyond compute capability 9.0's 227 KB");
+  static_assert(kMinBlocks * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90,
+                "the blocks an SM must hold do not fit its 228 KB");
   // The Dense form (tma_kernel): three blocks an SM, for the order-8 fp16 kernel of 2 x 2 columns a thread.
   static constexpr bool kDenseForm = Radius == 4 && sizeof(T) == 2 && RY == 2 && CX == 2;
   static constexpr int kDenseBlocks = 3;
-  static_assert(!kDenseForm || kDenseBlocks * (kSharedBytes + 1024) <= 228 * 1024, "three blocks do not fit an SM");
+  static_assert(!kDenseForm || kDenseBlocks * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90,
+                "three blocks do not fit an SM");
 };
 
 // CX adjacent values from shared memory, as floats (one 8-byte load for a pair of floats, one
@@ -458,7 +458,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
     smem = static_cast<int>(TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes);
   }
-  set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem);
+  set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem, {"acoustic", Radius, sizeof(T)});
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
@@ -468,13 +468,13 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
   // ends.
   const int rows = a.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : a.chunk_rows;
-  const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows);
+  const LaunchOrder order =
+      launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows, z_blocks, rows);
   const dim3 block(Shape::TX, Shape::TY, 1);
-  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   const CUtensorMap& map_p = *static_cast<const CUtensorMap*>(maps.p);
   const CUtensorMap& map_prev = *static_cast<const CUtensorMap*>(maps.p_prev);
   const CUtensorMap& map_m = *static_cast<const CUtensorMap*>(maps.m);
-  kernel<<<grid, block, smem, stream>>>(map_p, map_prev, map_m, a, zb, chunk, z_blocks);
+  kernel<<<order.grid, block, smem, stream>>>(map_p, map_prev, map_m, a, zb, order.chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 

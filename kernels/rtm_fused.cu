@@ -57,9 +57,9 @@ struct FusedShapeOf {
   static constexpr int kThreads = BX * BY;
   static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
-  static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + 1024) <= 233472,
+  static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
                 "two fused blocks do not fit an SM's shared memory");
-  static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
+  static_assert(kSharedBytes <= kSharedPerBlockCc90, "the fused kernel's shared memory exceeds a block's limit");
 };
 
 // Hinted: the loads carry L2 hints (FusedArgs::s.l2_hint > 0), a template flag so that the
@@ -287,17 +287,17 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     const bool hinted = f.s.l2_hint > 0;
     auto* kernel = f.image_level ? (hinted ? fused_kernel<R, K, true, true> : fused_kernel<R, K, true, false>)
                                  : (hinted ? fused_kernel<R, K, false, true> : fused_kernel<R, K, false, false>);
-    set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
+    set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes),
+                          {"fused backward", R, 4});
     // The launch order (AcousticArgs::chunk_rows) as the forward kernel's (launch_tma_shape).
     const int rows = f.s.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : f.s.chunk_rows;
-    const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads,
-                                  static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+    const LaunchOrder order = launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads,
+                                           static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows, z_blocks, rows);
     const dim3 block(Shape::BX, Shape::BY, 1);
-    const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
-    kernel<<<grid, block, Shape::kSharedBytes, stream>>>(
+    kernel<<<order.grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
-        *static_cast<const CUtensorMap*>(maps.m), g, zb, chunk, z_blocks);
+        *static_cast<const CUtensorMap*>(maps.m), g, zb, order.chunk, z_blocks);
     SEISRTM_CUDA_LAUNCHED();
   };
   auto by_shape = [&]<int R>() {

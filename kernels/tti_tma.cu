@@ -77,7 +77,7 @@ struct TtiShape {
   static_assert(kFieldBytes % 128 == 0, "field stages 128-byte aligned");
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
   static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
-  static constexpr size_t kLimit = 227 * 1024;  // shared memory of one block, compute capability 9.0
+  static constexpr size_t kLimit = kSharedPerBlockCc90;  // shared memory of one block
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
   static constexpr size_t kBaseBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
@@ -95,7 +95,7 @@ struct TtiShape {
   static_assert(kSharedBytes <= kLimit, "shared memory of one block beyond the 227 KB of compute capability 9.0");
   // Blocks an SM must hold: two wherever two fit in its shared memory (228 KB, 1 KB reserved a
   // block), so that the registers stay within half the file.
-  static constexpr int kMinBlocks = 2 * (kSharedBytes + 1024) <= 228 * 1024 ? 2 : 1;
+  static constexpr int kMinBlocks = 2 * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90 ? 2 : 1;
   // Warp 0 issues the p/q tiles, warp 1 + v the per-cell volume v: the issue work is spread so
   // that no warp arrives late at the plane's barrier.
   static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
@@ -543,7 +543,7 @@ template <int Radius, bool Tilted, class T>
 void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cudaStream_t stream) {
   using Shape = TtiShape<Radius, Tilted, T>;
   set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
-                        static_cast<int>(Shape::kSharedBytes));
+                        static_cast<int>(Shape::kSharedBytes), {Tilted ? "tti" : "vti", Radius, sizeof(T)});
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX, tile_rows = (a.ny + Shape::BY - 1) / Shape::BY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
@@ -559,17 +559,16 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
                        ? a.chunk_rows
                        : tti_chunk_rows_policy(
                              resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes)), tiles_x);
-  const int chunk =
-      chunk_tiles(rows, kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+  const LaunchOrder order =
+      launch_order(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows, z_blocks, rows);
   const dim3 block(Shape::BX, Shape::BY, 1);
-  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;
   const void* phi = Tilted ? maps.phi : maps.m;
-  tti_tma_kernel<Radius, Tilted, T><<<grid, block, Shape::kSharedBytes, stream>>>(
+  tti_tma_kernel<Radius, Tilted, T><<<order.grid, block, Shape::kSharedBytes, stream>>>(
       map(maps.p), map(maps.q), map(maps.p_prev), map(maps.q_prev), map(maps.m), map(maps.a), map(maps.b), map(theta),
-      map(phi), a, zb, chunk, z_blocks);
+      map(phi), a, zb, order.chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 
