@@ -1,6 +1,7 @@
 // tma: the 2.5D march fed by the Tensor Memory Accelerator. One thread issues 3D box loads of
 // the plane tile (halos and corners included; out-of-bounds boxes arrive zero-filled) into a
-// ring of S = R + 1 + lookahead shared-memory stages, each completing on its own mbarrier.
+// ring of S = R + 1 + lookahead shared-memory stages, each completing on its own mbarrier (the
+// ring's pieces: kernels/tma_ring.cuh).
 // Plane z's tile gives the x-y terms; planes z+1..z+R are still in the ring and give the z terms
 // in front; the R planes behind come from a register queue (fp16 at order 8: all 2R + 1 planes of
 // the thread's columns in registers, each read from the ring once, as its plane arrives; the
@@ -16,12 +17,10 @@
 // march over half the bytes, each value widened as it leaves shared memory.
 #include <cuda.h>
 
-#include <cuda/ptx>
-
 #include "kernels/acoustic_common.cuh"
 #include "kernels/acoustic_variants.cuh"
 #include "kernels/cuda_check.hpp"
-#include "kernels/tma_load.cuh"
+#include "kernels/tma_ring.cuh"
 
 // The sm_80/89 pass compiles the kernel to a trap, leaving the shape constants unused there.
 #pragma nv_diag_suppress 177
@@ -29,10 +28,6 @@
 namespace seisrtm::kernels {
 
 namespace {
-
-constexpr int round_up(int v, int m) {
-  return (v + m - 1) / m * m;
-}
 
 // Planes of p in flight beyond the R + 1 in use (the ring's depth): TmaPolicy::kLookahead, but
 // two for the order-8 fp32 kernel with L2 hints (plain memory by the policy). H100, 800^3, order
@@ -56,7 +51,7 @@ struct TmaGeometry {
   static constexpr int HX = tma_halo_x(Radius, sizeof(T));
   static_assert(HX % 2 == 0 && TW % 2 == 0, "paired loads of column pairs: even tile offsets");
   static constexpr int kStages = Radius + 1 + Lookahead;
-  static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // elements; stages 128-byte aligned
+  static constexpr int kStageFloats = detail::stage_elements<T>(TW * TH);  // stages 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   // p_prev and m of the block's own columns, one plane per stage, kFieldStages deep.
   static constexpr int kFieldStages = Lookahead + 1;
@@ -69,14 +64,14 @@ struct TmaGeometry {
   // Blocks an SM must hold: two below order 16, one at order 16 (its stages take 142 KB); three
   // for the Dense form (kDenseBlocks, below).
   static constexpr int kMinBlocks = Radius >= 8 ? 1 : 2;
-  // Compute capability 9.0: 228 KB of shared memory an SM, 1 KB of it reserved per block, at
-  // most 227 KB a block.
-  static_assert(kSharedBytes <= 227 * 1024, "a block's shared memory beyond compute capability 9.0's 227 KB");
-  static_assert(kMinBlocks * (kSharedBytes + 1024) <= 228 * 1024, "the blocks an SM must hold do not fit its 228 KB");
+  static_assert(kSharedBytes <= kSharedPerBlockCc90, "a block's shared memory beyond compute capability 9.0's 227 KB");
+  static_assert(kMinBlocks * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90,
+                "the blocks an SM must hold do not fit its 228 KB");
   // The Dense form (tma_kernel): three blocks an SM, for the order-8 fp16 kernel of 2 x 2 columns a thread.
   static constexpr bool kDenseForm = Radius == 4 && sizeof(T) == 2 && RY == 2 && CX == 2;
   static constexpr int kDenseBlocks = 3;
-  static_assert(!kDenseForm || kDenseBlocks * (kSharedBytes + 1024) <= 228 * 1024, "three blocks do not fit an SM");
+  static_assert(!kDenseForm || kDenseBlocks * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90,
+                "three blocks do not fit an SM");
 };
 
 // CX adjacent values from shared memory, as floats (one 8-byte load for a pair of floats, one
@@ -140,11 +135,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
-  // Stages start on 128-byte boundaries. The offset is taken in floats from the shared array
-  // itself (not through an integer cast of its address), so the compiler keeps shared-space
-  // loads (LDS) instead of generic ones with 64-bit address arithmetic.
-  const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
-  T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);
+  T* ring = reinterpret_cast<T*>(shared_raw) + detail::ring_offset<T>(shared_raw);
   T* fields = ring + S * SF;  // stage f: p_prev at fields + 2 f FF, m right after
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
@@ -159,43 +150,32 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   const int center0 = (ty * RY + R) * TW + bx + HX;  // tile index of the first cell
 
   if (tid == 0) {
-    for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
-    for (int f = 0; f < FS; ++f) cuda::ptx::mbarrier_init(&field_bar[f], 1);
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    detail::init_ring(bar, S, 1);
+    detail::init_ring(field_bar, FS, 1);
+    detail::fence_ring_init();
   }
   __syncthreads();
   // The loads' L2 hints (AcousticArgsT::l2_hint; fp32 storage only: fp16 lost with every hint).
   const int hint = Hinted ? a.l2_hint : 0;
   const uint64_t policy_p = Hinted ? detail::l2_policy(false) : 0, policy_f = Hinted ? detail::l2_policy(true) : 0;
-  auto issue = [&](int j, int s) {            // plane z0 + j of p into stage s
-    const uint32_t bytes = Shape::kBoxBytes;  // a local: the PTX wrapper takes a reference
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
-                                         bytes);
+  auto issue = [&](int j, int s) {  // plane z0 + j of p into stage s
+    detail::expect_bytes(&bar[s], Shape::kBoxBytes);
     const int32_t coords[3] = {x0 - HX, y0 - R, z0 + j};
     if (hint == 2)
-      detail::tensor_load_hinted(ring + s * SF, &tmap, coords, &bar[s], policy_p);
+      detail::load_box(ring + s * SF, &tmap, coords, &bar[s], policy_p);
     else
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + s * SF, &tmap, coords,
-                                      &bar[s]);
+      detail::load_box(ring + s * SF, &tmap, coords, &bar[s]);
   };
   auto issue_fields = [&](int j, int f) {  // plane z0 + j of p_prev and m into field stage f
-    const uint32_t bytes = Shape::kFieldBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                         &field_bar[f], bytes);
+    detail::expect_bytes(&field_bar[f], Shape::kFieldBytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
     if (hint >= 1) {
-      detail::tensor_load_hinted(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
-      detail::tensor_load_hinted(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
+      detail::load_box(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f], policy_f);
+      detail::load_box(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f], policy_f);
       return;
     }
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + 2 * f * FF, &tmap_prev,
-                                    coords, &field_bar[f]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, fields + (2 * f + 1) * FF,
-                                    &tmap_m, coords, &field_bar[f]);
-  };
-  auto wait = [](uint64_t* b, uint32_t parity) {
-    while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
-    }
+    detail::load_box(fields + 2 * f * FF, &tmap_prev, coords, &field_bar[f]);
+    detail::load_box(fields + (2 * f + 1) * FF, &tmap_m, coords, &field_bar[f]);
   };
   if (tid == 0) {
     for (int j = 0; j < min(S, total); ++j) issue(j, j);
@@ -284,7 +264,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   for (int k = 0; k <= R; ++k) stage[k] = (k % S) * SF + center0;
   int s_cur = 0, s_wait = R % S, f_cur = 0, s_next = (R + 1) % S;
   uint32_t parity = 0, f_parity = 0;
-  for (int j = 0; j < R; ++j) wait(&bar[j], 0);
+  for (int j = 0; j < R; ++j) detail::wait_stage(&bar[j], 0);
   // This thread's RY x CX values at ring offset `offset`, widened, into queue slot `slot`: planes
   // z0 .. z0 + R - 1 (loaded) into slots R .. 2R - 1 here, plane j + R into slot 2R each plane.
   auto enqueue = [&](int offset, int slot) {
@@ -310,14 +290,14 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   for (int j = 0; j < planes; ++j) {
     const int iz = z0 + j;
     float prev[RY][CX], mj[RY][CX];
-    wait(&field_bar[f_cur], f_parity);
+    detail::wait_stage(&field_bar[f_cur], f_parity);
     const T* fp = fields + 2 * f_cur * FF + field0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       load_cx<CX>(fp + r * BX, prev[r]);
       load_cx<CX>(fp + FF + r * BX, mj[r]);
     }
-    wait(&bar[s_wait], parity);
+    detail::wait_stage(&bar[s_wait], parity);
     if constexpr (kQueue) enqueue(stage[R], 2 * R);  // plane j + R
     const T* tile = ring + stage[0];
     // The columns of the tile through this thread's rows, for the y terms and the centres (in
@@ -478,7 +458,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
     smem = static_cast<int>(TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes);
   }
-  set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem);
+  set_shared_limit_once(reinterpret_cast<const void*>(kernel), smem, {"acoustic", Radius, sizeof(T)});
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX;
   const int tile_rows = (a.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
@@ -488,13 +468,13 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
   // ends.
   const int rows = a.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : a.chunk_rows;
-  const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows);
+  const LaunchOrder order =
+      launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows, z_blocks, rows);
   const dim3 block(Shape::TX, Shape::TY, 1);
-  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   const CUtensorMap& map_p = *static_cast<const CUtensorMap*>(maps.p);
   const CUtensorMap& map_prev = *static_cast<const CUtensorMap*>(maps.p_prev);
   const CUtensorMap& map_m = *static_cast<const CUtensorMap*>(maps.m);
-  kernel<<<grid, block, smem, stream>>>(map_p, map_prev, map_m, a, zb, chunk, z_blocks);
+  kernel<<<order.grid, block, smem, stream>>>(map_p, map_prev, map_m, a, zb, order.chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 

@@ -12,20 +12,18 @@
 // Memory movement per cell: S^{n+1}, S^{n+2}, chi^{n+1}, chi^{n+2}, m read (20 B), S^n and chi^n
 // written (8 B), image and illumination read and written on imaging levels (16 B): 28 or 44 B
 // against the forward step's 16.
-// The march is the tma variant's (kernels/acoustic_tma.cu): two halo rings of plane tiles, one
-// per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m. So are the
-// launch order (block_place: z block k + 1 of a tile starts about as z block k ends, while the
-// 2R planes of S and chi they share are in L2) and the L2 hints of fp32 in plain memory
-// (tma_l2_hint_policy: S^{n+2}, chi^{n+2} and m, read once, evict-first; the rings' S^{n+1} and
-// chi^{n+1}, read again by the neighbours and the next z block, evict-last).
+// The march is the tma variant's (kernels/acoustic_tma.cu; its ring: kernels/tma_ring.cuh): two
+// halo rings of plane tiles, one per field, and one ring of the block's own columns of S^{n+2}, chi^{n+2} and m. So are
+// the launch order (block_place: z block k + 1 of a tile starts about as z block k ends, while the 2R planes of S and
+// chi they share are in L2) and the L2 hints of fp32 in plain memory (tma_l2_hint_policy: S^{n+2}, chi^{n+2} and m,
+// read once, evict-first; the rings' S^{n+1} and chi^{n+1}, read again by the neighbours and the next z block,
+// evict-last).
 #include <cuda.h>
-
-#include <cuda/ptx>
 
 #include "kernels/acoustic_common.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
-#include "kernels/tma_load.cuh"
+#include "kernels/tma_ring.cuh"
 
 // The sm_80/89 pass compiles the kernel to a trap, leaving the shape constants unused there.
 #pragma nv_diag_suppress 177
@@ -33,10 +31,6 @@
 namespace seisrtm::kernels {
 
 namespace {
-
-constexpr int round_up(int v, int m) {
-  return (v + m - 1) / m * m;
-}
 
 // Launch shapes (an A/B axis, kernels/rtm.hpp): `wide` is the forward kernel's tile (rows of
 // BX + HX + R rounded up to 8 floats, 3 planes of lookahead, one block per SM: 172 KB at R = 4);
@@ -53,7 +47,7 @@ struct FusedShapeOf {
                                     : Kind == FusedShape::compact ? 2
                                                                   : 1;
   static constexpr int kStages = Radius + 1 + kLookahead;
-  static constexpr int kStageFloats = round_up(TW * TH, 32);
+  static constexpr int kStageFloats = detail::stage_elements<float>(TW * TH);
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
   static constexpr int kFieldStages = Kind == FusedShape::wide ? kLookahead + 1 : 2;
   static constexpr int kFieldFloats = BX * BY * RY;
@@ -63,9 +57,9 @@ struct FusedShapeOf {
   static constexpr int kThreads = BX * BY;
   static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
-  static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + 1024) <= 233472,
+  static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
                 "two fused blocks do not fit an SM's shared memory");
-  static_assert(kSharedBytes <= 232448, "the fused kernel's shared memory exceeds a block's limit");
+  static_assert(kSharedBytes <= kSharedPerBlockCc90, "the fused kernel's shared memory exceeds a block's limit");
 };
 
 // Hinted: the loads carry L2 hints (FusedArgs::s.l2_hint > 0), a template flag so that the
@@ -88,8 +82,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
-  const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
-  float* ring_s = shared_raw + ((128u - misalign) & 127u) / sizeof(float);
+  float* ring_s = shared_raw + detail::ring_offset<float>(shared_raw);
   float* ring_r = ring_s + S * SF;
   float* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
 
@@ -104,51 +97,38 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   const int center0 = (ty * RY + Radius) * TW + tx + HX;
 
   if (tid == 0) {
-    for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
-    for (int g = 0; g < FS; ++g) cuda::ptx::mbarrier_init(&field_bar[g], 1);
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    detail::init_ring(bar, S, 1);
+    detail::init_ring(field_bar, FS, 1);
+    detail::fence_ring_init();
   }
   __syncthreads();
   const int hint = Hinted ? a.l2_hint : 0;
   const uint64_t policy_ring = Hinted ? detail::l2_policy(false) : 0,
                  policy_once = Hinted ? detail::l2_policy(true) : 0;
   auto issue = [&](int j, int s) {  // plane z0 + j of both fields into stage s of both rings
-    const uint32_t bytes = 2 * Shape::kBoxBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
-                                         bytes);
+    detail::expect_bytes(&bar[s], 2 * Shape::kBoxBytes);
     const int32_t coords[3] = {x0 - HX, y0 - Radius, z0 + j};
     if (hint == 2) {
-      detail::tensor_load_hinted(ring_s + s * SF, &map_s, coords, &bar[s], policy_ring);
-      detail::tensor_load_hinted(ring_r + s * SF, &map_r, coords, &bar[s], policy_ring);
+      detail::load_box(ring_s + s * SF, &map_s, coords, &bar[s], policy_ring);
+      detail::load_box(ring_r + s * SF, &map_r, coords, &bar[s], policy_ring);
       return;
     }
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_s + s * SF, &map_s, coords,
-                                    &bar[s]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring_r + s * SF, &map_r, coords,
-                                    &bar[s]);
+    detail::load_box(ring_s + s * SF, &map_s, coords, &bar[s]);
+    detail::load_box(ring_r + s * SF, &map_r, coords, &bar[s]);
   };
   auto issue_fields = [&](int j, int g) {
-    const uint32_t bytes = Shape::kFieldBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                         &field_bar[g], bytes);
+    detail::expect_bytes(&field_bar[g], Shape::kFieldBytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
     float* base = fields + 3 * g * FF;
     if (hint >= 1) {
-      detail::tensor_load_hinted(base, &map_s_prev, coords, &field_bar[g], policy_once);
-      detail::tensor_load_hinted(base + FF, &map_r_prev, coords, &field_bar[g], policy_once);
-      detail::tensor_load_hinted(base + 2 * FF, &map_m, coords, &field_bar[g], policy_once);
+      detail::load_box(base, &map_s_prev, coords, &field_bar[g], policy_once);
+      detail::load_box(base + FF, &map_r_prev, coords, &field_bar[g], policy_once);
+      detail::load_box(base + 2 * FF, &map_m, coords, &field_bar[g], policy_once);
       return;
     }
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base, &map_s_prev, coords,
-                                    &field_bar[g]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + FF, &map_r_prev, coords,
-                                    &field_bar[g]);
-    cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, base + 2 * FF, &map_m, coords,
-                                    &field_bar[g]);
-  };
-  auto wait = [](uint64_t* b, uint32_t parity) {
-    while (!cuda::ptx::mbarrier_try_wait_parity(b, parity)) {
-    }
+    detail::load_box(base, &map_s_prev, coords, &field_bar[g]);
+    detail::load_box(base + FF, &map_r_prev, coords, &field_bar[g]);
+    detail::load_box(base + 2 * FF, &map_m, coords, &field_bar[g]);
   };
   if (tid == 0) {
     for (int j = 0; j < min(S, total); ++j) issue(j, j);
@@ -177,7 +157,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
 
   int s_cur = 0, s_wait = Radius % S, f_cur = 0;
   uint32_t parity = 0, f_parity = 0;
-  for (int j = 0; j < Radius; ++j) wait(&bar[j], 0);
+  for (int j = 0; j < Radius; ++j) detail::wait_stage(&bar[j], 0);
 
   // Imaging levels: image and illumination of plane j + 1 are loaded while plane j is computed,
   // so their latency is not paid in the march (loaded at the point of use, they doubled the
@@ -208,7 +188,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     for (int r = 0; r < RY; ++r) img_j[r] = img[r], ill_j[r] = ill[r];
     load_images(iz + 1, offset + a.sz);
     float prev_s[RY], prev_r[RY], mj[RY];
-    wait(&field_bar[f_cur], f_parity);
+    detail::wait_stage(&field_bar[f_cur], f_parity);
     const float* fp = fields + 3 * f_cur * FF + field0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
@@ -216,7 +196,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
       prev_r[r] = fp[FF + r * BX];
       mj[r] = fp[2 * FF + r * BX];
     }
-    wait(&bar[s_wait], parity);
+    detail::wait_stage(&bar[s_wait], parity);
     const float dz = a.damp_z[iz];
     const bool image_z = images_plane(iz);
     // The two fields one after the other: the same stencil on each ring.
@@ -307,17 +287,17 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     const bool hinted = f.s.l2_hint > 0;
     auto* kernel = f.image_level ? (hinted ? fused_kernel<R, K, true, true> : fused_kernel<R, K, true, false>)
                                  : (hinted ? fused_kernel<R, K, false, true> : fused_kernel<R, K, false, false>);
-    set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes));
+    set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes),
+                          {"fused backward", R, 4});
     // The launch order (AcousticArgs::chunk_rows) as the forward kernel's (launch_tma_shape).
     const int rows = f.s.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : f.s.chunk_rows;
-    const int chunk = chunk_tiles(rows, reinterpret_cast<const void*>(kernel), Shape::kThreads,
-                                  static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+    const LaunchOrder order = launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads,
+                                           static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows, z_blocks, rows);
     const dim3 block(Shape::BX, Shape::BY, 1);
-    const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
-    kernel<<<grid, block, Shape::kSharedBytes, stream>>>(
+    kernel<<<order.grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
-        *static_cast<const CUtensorMap*>(maps.m), g, zb, chunk, z_blocks);
+        *static_cast<const CUtensorMap*>(maps.m), g, zb, order.chunk, z_blocks);
     SEISRTM_CUDA_LAUNCHED();
   };
   auto by_shape = [&]<int R>() {

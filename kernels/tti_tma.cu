@@ -1,9 +1,9 @@
 // tma TTI: the whole step of p and q in one pass (DESIGN.md sections 3 and 5). Each thread owns
 // one column of a BX x BY block and marches down z. Per plane the Tensor Memory Accelerator
 // brings p and q of level n as tiles with R halo cells on every side (corners included) into a
-// ring of S >= R + 1 + lookahead stages, and the block's own columns of p_prev, q_prev and the
-// model volumes (m, a, b, theta, phi) into a second ring; without z-blocking nothing is read twice
-// from DRAM.
+// ring of S >= R + 1 + lookahead stages (the ring's pieces: kernels/tma_ring.cuh), and the block's
+// own columns of p_prev, q_prev and the model volumes (m, a, b, theta, phi) into a second ring;
+// without z-blocking nothing is read twice from DRAM.
 //
 // When a plane enters (plane c + R while plane c is computed), each thread takes from its tile
 // the column's p and q and their first derivatives D_x and D_y, and pushes them into register
@@ -27,10 +27,8 @@
 // tiles re-read their halo from L2, and a z_block re-reads 2R planes of p and q.
 #include <cuda.h>
 
-#include <cuda/ptx>
-
 #include "kernels/cuda_check.hpp"
-#include "kernels/tma_load.cuh"
+#include "kernels/tma_ring.cuh"
 #include "kernels/tti_common.cuh"
 #include "kernels/tti_variants.cuh"
 
@@ -41,9 +39,6 @@ namespace seisrtm::kernels {
 
 namespace {
 
-constexpr int round_up(int v, int m) {
-  return (v + m - 1) / m * m;
-}
 constexpr int pow2_at_least(int v) {
   int p = 1;
   while (p < v) p *= 2;
@@ -66,7 +61,7 @@ struct TtiShape {
                        HX = tti_halo_x(Radius, sizeof(T));
   // Stage counts are powers of two: a load's stage and parity are bits of its index.
   static constexpr int kStages = pow2_at_least(Radius + 1 + tti_lookahead(Radius, Tilted, sizeof(T)));
-  static constexpr int kStageFloats = round_up(TW * TH, 128 / sizeof(T));  // one field's tile, 128-byte aligned
+  static constexpr int kStageFloats = detail::stage_elements<T>(TW * TH);  // one field's tile, 128-byte aligned
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   // The per-cell volumes come two planes a load (one barrier and one issue for two planes).
   static constexpr int kFieldPairs = TtiTmaPolicy::kFieldPairs;
@@ -82,7 +77,7 @@ struct TtiShape {
   static_assert(kFieldBytes % 128 == 0, "field stages 128-byte aligned");
   static constexpr int kGxRows = BY + 2 * Radius;  // D_x p and D_x q of the tile's rows
   static constexpr int kThreads = BX * BY, kWarps = kThreads / 32;
-  static constexpr size_t kLimit = 227 * 1024;  // shared memory of one block, compute capability 9.0
+  static constexpr size_t kLimit = kSharedPerBlockCc90;  // shared memory of one block
   // Shared memory: the p/q ring, the per-cell volumes' ring and two gx buffers (D_x p and D_x q of
   // a plane's tile rows, [buffer][p, q][kGxRows][BX]), plus 128 bytes for the alignment.
   static constexpr size_t kBaseBytes = size_t(kStages) * 2 * kStageFloats * sizeof(T) +
@@ -100,7 +95,7 @@ struct TtiShape {
   static_assert(kSharedBytes <= kLimit, "shared memory of one block beyond the 227 KB of compute capability 9.0");
   // Blocks an SM must hold: two wherever two fit in its shared memory (228 KB, 1 KB reserved a
   // block), so that the registers stay within half the file.
-  static constexpr int kMinBlocks = 2 * (kSharedBytes + 1024) <= 228 * 1024 ? 2 : 1;
+  static constexpr int kMinBlocks = 2 * (kSharedBytes + kSharedReservedPerBlock) <= kSharedPerSmCc90 ? 2 : 1;
   // Warp 0 issues the p/q tiles, warp 1 + v the per-cell volume v: the issue work is spread so
   // that no warp arrives late at the plane's barrier.
   static_assert(kVolumes < kWarps, "one issuing warp per per-cell volume besides warp 0");
@@ -110,24 +105,6 @@ constexpr int log2_of(int v) {
   int k = 0;
   while ((1 << k) < v) ++k;
   return k;
-}
-
-__device__ __forceinline__ uint32_t smem_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-// Waits until the mbarrier at shared address `bar` has completed the phase of this parity.
-__device__ __forceinline__ void wait_parity(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n\t.reg .pred done;\n"
-      "WAIT_%=:\n\t"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-      "@!done bra WAIT_%=;\n}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-// One arrival on the mbarrier at shared address `bar` (release, CTA scope).
-__device__ __forceinline__ void arrive(uint32_t bar) {
-  asm volatile("{\n\t.reg .b64 state;\n\tmbarrier.arrive.shared::cta.b64 state, [%0];\n}" ::"r"(bar) : "memory");
 }
 
 // A stored model value as float (fp16: times its volume's scale).
@@ -164,8 +141,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // slowest instead of idling at a barrier. (One barrier for both: a second one for the D_x rows,
   // arrived on at the same point, cost an arrival and a wait a plane.)
   __shared__ alignas(8) uint64_t consumed[2];
-  const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;
-  T* ring = reinterpret_cast<T*>(shared_raw) + ((128u - misalign) & 127u) / sizeof(T);  // stage s: p, then q
+  T* ring = reinterpret_cast<T*>(shared_raw) + detail::ring_offset<T>(shared_raw);  // stage s: p, then q
   T* fields = ring + S * 2 * SF;  // field stage u: NV volumes x 2 planes
   // [buffer][p, q][kGxRows][BX]: D_x of a plane's tile rows (floats: computed values).
   float* gx = reinterpret_cast<float*>(fields + FP * NV * 2 * FF);
@@ -186,30 +162,26 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   const int centre = (ty + R) * TW + tx + HX;          // tile index of this thread's cell
 
   if (tid == 0) {
-    for (int s = 0; s < S; ++s) cuda::ptx::mbarrier_init(&bar[s], 1);
-    for (int f = 0; f < FP; ++f) cuda::ptx::mbarrier_init(&field_bar[f], NV);  // one arrival per volume
-    for (int b = 0; b < 2; ++b) cuda::ptx::mbarrier_init(&consumed[b], Shape::kThreads);
-    cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+    detail::init_ring(bar, S, 1);
+    detail::init_ring(field_bar, FP, NV);  // one arrival per volume
+    detail::init_ring(consumed, 2, Shape::kThreads);
+    detail::fence_ring_init();
   }
   __syncthreads();
   // Load t: plane e = z0 - R + t of p and q into stage t % S. Above z = 0 the plane is zero, or
   // with a free surface plane -e, negated when it enters. Warp 0 issues these.
   auto issue = [&](int t) {
     const int s = t & (S - 1);
-    const uint32_t bytes = 2 * Shape::kBoxBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, &bar[s],
-                                         bytes);
+    detail::expect_bytes(&bar[s], 2 * Shape::kBoxBytes);
     const int e = z0 - R + t;
     const int32_t coords[3] = {x0 - HX, y0 - R, (e < 0 && a.free_surface) ? -e : e};
     if (sizeof(T) == 4 && a.l2_hint == 2) {
       const uint64_t policy = detail::l2_policy(false);
-      detail::tensor_load_hinted(ring + 2 * s * SF, &map_p, coords, &bar[s], policy);
-      detail::tensor_load_hinted(ring + (2 * s + 1) * SF, &map_q, coords, &bar[s], policy);
+      detail::load_box(ring + 2 * s * SF, &map_p, coords, &bar[s], policy);
+      detail::load_box(ring + (2 * s + 1) * SF, &map_q, coords, &bar[s], policy);
     } else {
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + 2 * s * SF, &map_p,
-                                      coords, &bar[s]);
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, ring + (2 * s + 1) * SF,
-                                      &map_q, coords, &bar[s]);
+      detail::load_box(ring + 2 * s * SF, &map_p, coords, &bar[s]);
+      detail::load_box(ring + (2 * s + 1) * SF, &map_q, coords, &bar[s]);
     }
   };
   // Field load u, volume v: planes z0 + 2u and z0 + 2u + 1 of p_prev, q_prev, m, a, b, theta or
@@ -225,16 +197,13 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
                                                 : &map_phi;
   auto issue_field = [&](int u) {
     const int fs = u % FP;
-    const uint32_t field_bytes = TtiTmaPolicy::kFieldDepth * Shape::kFieldBytes;
-    cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared,
-                                         &field_bar[fs], field_bytes);
+    detail::expect_bytes(&field_bar[fs], TtiTmaPolicy::kFieldDepth * Shape::kFieldBytes);
     const int32_t coords[3] = {x0, y0, z0 + 2 * u};
     if (sizeof(T) == 4 && a.l2_hint >= 1)
-      detail::tensor_load_hinted(fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs],
-                                 detail::l2_policy(true));
+      detail::load_box(fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs],
+                       detail::l2_policy(true));
     else
-      cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global,
-                                      fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs]);
+      detail::load_box(fields + (fs * NV + volume) * 2 * FF, volume_map, coords, &field_bar[fs]);
   };
   const bool pq_issuer = lane0 && warp == 0, field_issuer = lane0 && warp >= 1 && warp <= NV;
   if (pq_issuer)
@@ -243,8 +212,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     for (int u = 0; u < min(FP, (planes + 1) / 2); ++u) issue_field(u);
   // The march's barriers by their 32-bit shared-memory addresses, taken once: through generic
   // pointers every wait and arrival rebuilt the address (S2UR, ULEA) in a kernel bound by issue.
-  uint32_t bar_addr = smem_address(bar), field_bar_addr = smem_address(field_bar),
-           consumed_addr = smem_address(consumed);
+  uint32_t bar_addr = detail::smem_address(bar), field_bar_addr = detail::smem_address(field_bar),
+           consumed_addr = detail::smem_address(consumed);
 
   const bool active = ix < a.nx && iy < a.ny;
   int surface_j = a.free_surface ? -z0 : -1;  // the plane j of z = 0 with a free surface
@@ -273,7 +242,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // Load t enters window slot `in` (plane e = z0 - R + t). Only loads above z0 + R can lie above
   // z = 0, so only the first 2R loads take the sign of the odd image.
   auto enter = [&]<int In, bool Image>(int t, int stage, uint32_t parity) {
-    wait_parity(bar_addr + 8 * stage, parity);
+    detail::wait_stage(bar_addr + 8 * stage, parity);
     const T* tp = ring + 2 * stage * SF + centre;
     const T* tq = tp + SF;
     float dxp = 0.0f, dyp = 0.0f, dxq = 0.0f, dyq = 0.0f;
@@ -411,7 +380,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
       // consumed[1 - Base]'s phase of plane j - 1: ((j - 1) / 2) % 2. Plane 0 waits for parity 1
       // of consumed[1], still in its first phase (phase 0): a wait for the phase before it
       // returns at once.
-      wait_parity(consumed_addr + 8 * (1 - Base), Base ? m.half : m.half ^ 1u);
+      detail::wait_stage(consumed_addr + 8 * (1 - Base), Base ? m.half : m.half ^ 1u);
 #pragma unroll
       for (int k = 1; k <= R; ++k) {
         hp.xy += a.dy[k] * (g[k * BX] - g[-k * BX]);
@@ -420,7 +389,7 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
     }
     // The field pair of planes j - Base, j - Base + 1 (j - Base even: Base 0 in the loop's first
     // half and in the tail, 1 in its second half, which the first half waited for).
-    if constexpr (Base == 0) wait_parity(field_bar_addr + 8 * m.field, m.field_pass);
+    if constexpr (Base == 0) detail::wait_stage(field_bar_addr + 8 * m.field, m.field_pass);
     const T* fv = fields + (m.field * NV * 2 + Base) * FF + tid;  // volume v at fv[2 v FF]
     detail::Axis n;
     if constexpr (Tilted)
@@ -454,14 +423,14 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   auto finish = [&]<int Next, int Buffer>(int j, const March& m) {
     constexpr int Base = 1 - Buffer;  // j % 2
     if (Base == 1 || j >= 1) {
-      if constexpr (!Tilted) wait_parity(consumed_addr + 8 * (1 - Base), Base ? m.half : m.half ^ 1u);
+      if constexpr (!Tilted) detail::wait_stage(consumed_addr + 8 * (1 - Base), Base ? m.half : m.half ^ 1u);
       if (pq_issuer && j - 1 + R + S < total) issue(j - 1 + R + S);
       // Field pair j / 2 - 1 + FP into the stage of pair j / 2 - 1 (planes j - 2, j - 1).
       if (Base == 0 && field_issuer && j + 2 * FP - 2 < planes) issue_field(j / 2 - 1 + FP);
     }
     // Plane j + 1's D_x rows from load j + R + 1.
     if (Tilted && j + 1 < planes) prepare_gx.template operator()<Next, Buffer>((m.stage + Base + 1 - R) & (S - 1));
-    arrive(consumed_addr + 8 * Base);
+    detail::release_stage(consumed_addr + 8 * Base);
   };
 
   // Warm-up: loads 0 .. 2R - 1 (planes z0 - R .. z0 + R - 1) fill window slots 0 .. 2R - 1.
@@ -574,7 +543,7 @@ template <int Radius, bool Tilted, class T>
 void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cudaStream_t stream) {
   using Shape = TtiShape<Radius, Tilted, T>;
   set_shared_limit_once(reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>),
-                        static_cast<int>(Shape::kSharedBytes));
+                        static_cast<int>(Shape::kSharedBytes), {Tilted ? "tti" : "vti", Radius, sizeof(T)});
   const int zb = z_block > 0 ? z_block : a.z_end() - a.z_lo;
   const int tiles_x = (a.nx + Shape::BX - 1) / Shape::BX, tile_rows = (a.ny + Shape::BY - 1) / Shape::BY,
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
@@ -590,17 +559,16 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
                        ? a.chunk_rows
                        : tti_chunk_rows_policy(
                              resident_blocks(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes)), tiles_x);
-  const int chunk =
-      chunk_tiles(rows, kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows);
+  const LaunchOrder order =
+      launch_order(kernel, Shape::kThreads, static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows, z_blocks, rows);
   const dim3 block(Shape::BX, Shape::BY, 1);
-  const dim3 grid(static_cast<unsigned>(tiles_x * tile_rows * z_blocks));
   auto map = [](const void* m) { return *static_cast<const CUtensorMap*>(m); };
   // vti has no angle maps; the m map stands in for them (never read: NV = 5).
   const void* theta = Tilted ? maps.theta : maps.m;
   const void* phi = Tilted ? maps.phi : maps.m;
-  tti_tma_kernel<Radius, Tilted, T><<<grid, block, Shape::kSharedBytes, stream>>>(
+  tti_tma_kernel<Radius, Tilted, T><<<order.grid, block, Shape::kSharedBytes, stream>>>(
       map(maps.p), map(maps.q), map(maps.p_prev), map(maps.q_prev), map(maps.m), map(maps.a), map(maps.b), map(theta),
-      map(phi), a, zb, chunk, z_blocks);
+      map(phi), a, zb, order.chunk, z_blocks);
   SEISRTM_CUDA_LAUNCHED();
 }
 

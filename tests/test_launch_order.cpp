@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/acoustic.hpp"
+#include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "tests/catch.hpp"
@@ -106,4 +107,42 @@ TEST_CASE("the tma kernel's L2 hints: the policy, the tuning and what a kernel n
   CHECK(seisrtm::tma_settings_text(1, 0, false, true) ==
         ", L2 hints: the per-cell volumes evict-first, launch order: whole layers");
   CHECK(seisrtm::tma_settings_text(2, 1, true, true) == ", launch order: chunks of 1 tile rows");
+}
+
+TEST_CASE("launch_order: every tile and z block placed once, for a sweep of sizes and chunk rows", "[unit]") {
+  using seisrtm::kernels::launch_order;
+  for (int tiles_x : {1, 3, 25})
+    for (int tile_rows : {1, 4, 25})
+      for (int z_blocks : {1, 2, 7})
+        for (int rows : {0, 1, 2, 5, 30}) {
+          INFO(tiles_x << " x " << tile_rows << " tiles, " << z_blocks << " z blocks, chunk rows " << rows);
+          const auto order = launch_order(nullptr, 512, 0, tiles_x, tile_rows, z_blocks, rows);
+          const int tiles = tiles_x * tile_rows;
+          REQUIRE(order.grid.x == static_cast<unsigned>(tiles * z_blocks));
+          REQUIRE(order.grid.y == 1u);
+          CHECK(order.chunk == tiles_x * (rows == 0 || rows > tile_rows ? tile_rows : rows));
+          std::vector<int> seen(static_cast<size_t>(tiles * z_blocks), 0);
+          for (unsigned b = 0; b < order.grid.x; ++b) {
+            const auto at = block_place(static_cast<int>(b), tiles, order.chunk, z_blocks);
+            REQUIRE(at.tile >= 0);
+            REQUIRE(at.tile < tiles);
+            REQUIRE(at.z_block >= 0);
+            REQUIRE(at.z_block < z_blocks);
+            ++seen[static_cast<size_t>(at.z_block * tiles + at.tile)];
+          }
+          for (int v : seen) REQUIRE(v == 1);
+        }
+}
+
+TEST_CASE("the shared-memory check refuses a kernel beyond the device's limit, naming both byte counts", "[unit]") {
+  using seisrtm::kernels::check_shared_limit;
+  using seisrtm::kernels::kSharedPerBlockCc90;
+  const seisrtm::kernels::KernelShape shape{"acoustic", 4, 2};
+  CHECK(kSharedPerBlockCc90 == 232448);
+  CHECK_NOTHROW(check_shared_limit(shape, 101376, 101376));
+  CHECK_NOTHROW(check_shared_limit(shape, 175232, kSharedPerBlockCc90));
+  // A fake device limit below the kernel's needs (an sm_89 card's 99 KB against 171 KB).
+  CHECK_THROWS_WITH(check_shared_limit(shape, 175232, 101376), Contains("acoustic") && Contains("radius 4") &&
+                                                                   Contains("2-byte") && Contains("175232") &&
+                                                                   Contains("101376"));
 }
