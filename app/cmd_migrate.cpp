@@ -32,21 +32,22 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   io::check_output_set(c.output.directory, c.output.name, io::input_files(c));
   set_cpu_threads(c);
   GpuInfo gpu;
-  const std::string backend = chosen = resolve_backend(c, &gpu);
-  const bool slabs = c.solver.decomposition == "z";
-  if (backend == "cuda") {
+  const SolverBackend backend = resolve_backend(c, &gpu);
+  chosen = to_text(backend);
+  const bool slabs = c.solver.decomposition == Decomposition::z;
+  if (backend == SolverBackend::cuda) {
     if (!gpu.present)
       throw Error("solver.backend is cuda but there is no usable GPU (" + gpu.reason + "); use cpu or auto");
     // Refused before the data are read (CudaMigrator refuses it too); auto resolves to a
     // kernel this device runs (cuda_options).
     const CudaOptions o = gpu_options(c);
-    const std::string why = cannot_implement({o.variant, c.physics.equation, o.storage, true, slabs}, &gpu);
-    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
+    const std::string why = cannot_implement({o.variant, to_text(c.physics.equation), o.storage, true, slabs}, &gpu);
+    if (!why.empty()) throw Error("config key 'solver.kernel' is " + to_text(c.solver.kernel) + ": " + why);
   }
   const CudaOptions co = gpu_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
   auto check_memory = [&](const Problem& p, const DataShape& data) {
-    if (backend == "cuda") {
+    if (backend == SolverBackend::cuda) {
       // A slab's share (solver.decomposition z; make_slab refuses slabs thinner than the halo).
       std::optional<Slab> slab;
       if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
@@ -87,20 +88,20 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   if (slabs) {  // this rank's slab of the grid (solver/decomposition.hpp)
     migrator = std::make_unique<SlabMigrator>(p, cluster::size(), cluster::rank(),
                                               [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
-                                                if (backend == "cpu")
+                                                if (backend == SolverBackend::cpu)
                                                   return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
                                                 auto m = std::make_unique<CudaMigrator>(slab_pb, co, s, p);
                                                 say_notes(*m);
                                                 return m;
                                               });
-  } else if (backend == "cuda") {
+  } else if (backend == SolverBackend::cuda) {
     auto m = std::make_unique<CudaMigrator>(p, co);
     say_notes(*m);
     migrator = std::move(m);
   } else {
     auto m = std::make_unique<validation::CpuMigrator>(p);
     // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-    if (c.solver.storage == "fp16") m->store_as_half(kHalfPeakExponent);
+    if (c.solver.storage == SolverStorage::fp16) m->store_as_half(kHalfPeakExponent);
     migrator = std::move(m);
   }
 }
@@ -144,7 +145,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
                  p.shot_count(), p.receivers.size(), migrator->name().c_str());
     std::fprintf(stderr,
                  "seisrtm: data filter before back-propagation: %s; imaging every %lld steps (%s, f_max %.1f Hz)\n",
-                 in.data_filter.c_str(), p.config.migration->image_interval,
+                 to_text(in.data_filter).c_str(), p.config.migration->image_interval,
                  c.migration->image_interval == 0 ? "auto" : "migration.image_interval", in.f_max);
     if (c.migration->mute.enabled)
       std::fprintf(stderr, "seisrtm: direct-arrival mute zeroed %lld of %lld samples\n", in.muted_samples,

@@ -33,12 +33,12 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   return c;
 }
 
-std::string resolve_backend(const Config& c, GpuInfo* g) {
+SolverBackend resolve_backend(const Config& c, GpuInfo* g) {
   *g = query_gpu(c.solver.device);
-  if (c.solver.backend != "auto") return c.solver.backend;
+  if (c.solver.backend != SolverBackend::automatic) return c.solver.backend;
   if (!g->present && c.solver.device != 0)
     throw Error("config key 'solver.device' = " + std::to_string(c.solver.device) + ": " + g->reason);
-  return g->present ? "cuda" : "cpu";
+  return g->present ? SolverBackend::cuda : SolverBackend::cpu;
 }
 
 void set_cpu_threads(const Config& c) {
@@ -50,38 +50,38 @@ void set_cpu_threads(const Config& c) {
     omp_set_num_threads(std::max(1, omp_get_num_procs() / cluster::local_size()));
 }
 
-std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen) {
+std::unique_ptr<Propagator> make_propagator(const Problem& p, SolverBackend backend, std::string* chosen) {
   set_cpu_threads(p.config);
   Config c = p.config;
   c.solver.backend = backend;
   GpuInfo g;
-  const std::string b = resolve_backend(c, &g);
-  if (chosen) *chosen = b;
-  if (b == "cuda" && !g.present)
+  const SolverBackend b = resolve_backend(c, &g);
+  if (chosen) *chosen = to_text(b);
+  if (b == SolverBackend::cuda && !g.present)
     throw Error("solver.backend is cuda but there is no usable GPU (" + g.reason + "); use cpu or auto");
-  if (b == "cuda") {  // the kernel as cuda_options resolves it (auto: one this device runs)
+  if (b == SolverBackend::cuda) {  // the kernel as cuda_options resolves it (auto: one this device runs)
     const CudaOptions o = gpu_options(c);
-    const std::string why =
-        cannot_implement({o.variant, p.equation, o.storage, false, c.solver.decomposition == "z"}, &g);
-    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
+    const std::string why = cannot_implement(
+        {o.variant, to_text(p.equation), o.storage, false, c.solver.decomposition == Decomposition::z}, &g);
+    if (!why.empty()) throw Error("config key 'solver.kernel' is " + to_text(c.solver.kernel) + ": " + why);
   }
-  if (p.config.solver.decomposition == "z")  // this rank's slab of the grid (solver/decomposition.hpp)
+  if (p.config.solver.decomposition == Decomposition::z)  // this rank's slab of the grid (solver/decomposition.hpp)
     return std::make_unique<SlabPropagator>(
         p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {
-          if (b == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
+          if (b == SolverBackend::cpu) return std::make_unique<validation::CpuPropagator>(slab_pb, s);
           return std::make_unique<CudaPropagator>(slab_pb, gpu_options(slab_pb.config), s);
         });
-  if (b == "cpu") {
+  if (b == SolverBackend::cpu) {
     auto cpu = std::make_unique<validation::CpuPropagator>(p);
     // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-    if (p.config.solver.storage == "fp16") cpu->store_as_half(kHalfPeakExponent);
+    if (p.config.solver.storage == SolverStorage::fp16) cpu->store_as_half(kHalfPeakExponent);
     return cpu;
   }
   return std::make_unique<CudaPropagator>(p, gpu_options(p.config));
 }
 
 void check_slab_placement(const Config& c, const std::string& chosen) {
-  if (c.solver.decomposition != "z" || cluster::size() == 1) return;
+  if (c.solver.decomposition != Decomposition::z || cluster::size() == 1) return;
   const std::string mine = chosen + " " + cluster::host() + " " + std::to_string(c.solver.device);
   const std::vector<std::string> all = cluster::gather_strings(mine);
   std::string error;
@@ -101,7 +101,7 @@ void check_slab_placement(const Config& c, const std::string& chosen) {
 }
 
 void release_whole_model(Problem& p) {
-  if (p.config.solver.decomposition != "z" || cluster::rank() == 0) return;
+  if (p.config.solver.decomposition != Decomposition::z || cluster::rank() == 0) return;
   for (auto* v : {&p.vp, &p.epsilon, &p.delta, &p.theta, &p.phi}) std::vector<float>().swap(*v);
 }
 
@@ -163,7 +163,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
       for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
   }
   if (!talk) return 0;
-  if (cluster::size() > 1 && p.config.solver.decomposition == "z")
+  if (cluster::size() > 1 && p.config.solver.decomposition == Decomposition::z)
     std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
   else if (cluster::size() > 1)
     std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),

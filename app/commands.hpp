@@ -24,12 +24,12 @@ struct CommonOptions {
 Config load_with_overrides(const std::string& path, const CommonOptions& o);
 // solver.backend resolved (auto: cuda where solver.device is usable, else cpu; a device other
 // than 0 that is not there is an error, not a silent CPU run); `g` receives that device's info.
-std::string resolve_backend(const Config& c, GpuInfo* g);
+SolverBackend resolve_backend(const Config& c, GpuInfo* g);
 // The propagator for a backend name (auto | cpu | cuda); `chosen` receives the resolved name.
 // OpenMP threads: solver.threads, or the node's cores shared among its ranks under mpirun
 // (unless OMP_NUM_THREADS says otherwise).
 void set_cpu_threads(const Config& c);
-std::unique_ptr<Propagator> make_propagator(const Problem& p, const std::string& backend, std::string* chosen);
+std::unique_ptr<Propagator> make_propagator(const Problem& p, SolverBackend backend, std::string* chosen);
 // Collective under mpirun with solver.decomposition z: the slabs run on one backend (`chosen`,
 // this rank's), each on a GPU of its own; the ranks' collective calls differ otherwise (a
 // hang), or two slabs share a GPU. Said once by rank 0 (cluster::agree), every rank exits.

@@ -60,6 +60,13 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
   return out;
 }
 
+// An enumerated key: its text checked against the enum's name table (the message lists the
+// table's texts), the fallback when the key is absent.
+template <class E>
+E enum_choice(io::YamlReader& r, const std::string& key, E fallback) {
+  return *from_text<E>(r.choice(key, to_text(fallback), enum_texts<E>()));
+}
+
 // The largest grid: 2^50 cells (1.1e15, 4.5 PB a float volume), far beyond any host, so that
 // byte counts of a few volumes (16 B a cell and more) and cell indices stay exact in 64 bits
 // and in double. What fits the memory is checked later (solver/memory_estimate).
@@ -105,11 +112,11 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
   auto w = m.child("wavelet");
   w.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
   WaveletConfig wc;
-  wc.type = w.choice("type", wc.type, {"ricker", "file"});
+  wc.type = enum_choice(w, "type", wc.type);
   wc.peak_frequency = w.number("peak_frequency", wc.peak_frequency);
   check_positive(wc.peak_frequency, "migration.wavelet.peak_frequency", "a positive frequency in Hz");
   wc.delay = auto_or_number(w, "delay");
-  if (wc.type == "file") {
+  if (wc.type == WaveletType::file) {
     wc.file = w.text("file", "");
     if (wc.file.empty()) throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
   }
@@ -143,8 +150,8 @@ MigrationConfig parse_migration(io::YamlReader m) {
   m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter", "fused",
                 "store", "segy_headers", "wavelet"});
   mc.fused = m.boolean("fused", mc.fused);
-  mc.store = m.choice("store", mc.store, {"auto", "device", "host"});
-  mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
+  mc.store = enum_choice(m, "store", mc.store);
+  mc.data_filter = enum_choice(m, "data_filter", mc.data_filter);
   mc.data = m.text("data", "");
   if (mc.data.empty())
     throw Error(
@@ -152,7 +159,7 @@ MigrationConfig parse_migration(io::YamlReader m) {
         "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
         "out/run_shot_*.sgy for one file a shot)");
   parse_segy_data(m, mc);
-  mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
+  mc.mode = enum_choice(m, "mode", mc.mode);
   if (m.has("image_interval") &&
       !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
     mc.image_interval = m.integer("image_interval", 1);
@@ -195,7 +202,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
   const std::string key = "model." + name;
   const std::string unit = vp ? "m/s" : name == "theta" || name == "phi" ? "degrees" : "dimensionless";
   if (model.has(name) && model.node()[name].IsScalar()) {  // shorthand: model: {vp: 2000}
-    v.type = "constant";
+    v.type = VolumeType::constant;
     v.value = io::YamlReader::as_number(model.node()[name], key);
   } else {
     auto r = model.child(name);
@@ -207,10 +214,10 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     if (!(v.smoothing >= 0))
       throw Error("config key '" + r.key_path("smoothing") + "' must be >= 0 m (0 = none), got " +
                   number_text(v.smoothing));
-    v.type = r.choice("type", v.type, {"constant", "gradient", "layers", "file"});
+    v.type = enum_choice(r, "type", v.type);
     v.value = r.number("value", v.value);
     v.gradient = r.number("gradient", v.gradient);
-    if (v.type == "layers") {
+    if (v.type == VolumeType::layers) {
       if (!r.has("layers") || !r.node()["layers"].IsSequence() || r.node()["layers"].size() == 0)
         throw Error("config key '" + key + ".layers' must be a list of {top: m, " + name + ": " + unit +
                     "} for type layers");
@@ -240,7 +247,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     } else if (r.has("layers")) {
       throw Error("config key '" + key + ".layers' is only valid with " + key + ".type: layers");
     }
-    if (v.type == "file") {
+    if (v.type == VolumeType::file) {
       v.file = r.text("file", "");
       if (v.file.empty()) throw Error("config key '" + key + ".file' is required for type file: an HDF5 path");
     }
@@ -250,7 +257,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       if (!bodies.IsSequence())
         throw Error("config key '" + key + ".bodies' must be a list of {center: [x, y, z], radii: [a, b, c], " + name +
                     ": " + unit + "}");
-      if (v.type == "file")
+      if (v.type == VolumeType::file)
         throw Error("config key '" + key + ".bodies' is not valid with " + key +
                     ".type: file (put the body in the file)");
       for (size_t i = 0; i < bodies.size(); ++i) {
@@ -267,7 +274,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       }
     }
   }
-  if (vp && (v.type == "constant" || v.type == "gradient"))
+  if (vp && (v.type == VolumeType::constant || v.type == VolumeType::gradient))
     check_positive(v.value, "model.vp.value", "a positive velocity in m/s");
 }
 
@@ -327,7 +334,7 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto physics = root.child("physics");
   physics.allow_only({"equation", "space_order"});
-  c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic", "vti", "tti"});
+  c.physics.equation = enum_choice(physics, "equation", c.physics.equation);
   const long long order = physics.integer("space_order", c.physics.space_order);
   if (order != 2 && order != 4 && order != 8 && order != 16)
     throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " + std::to_string(order));
@@ -338,15 +345,15 @@ Config from_tree(const YAML::Node& root_node) {
   parse_volume(model, "vp", c.model.vp);
   // The anisotropy keys belong to the pseudo-acoustic equations only: on acoustic they would be
   // read and silently have no effect, and VTI has theta = phi = 0 by definition.
-  const std::string& equation = c.physics.equation;
+  const Equation equation = c.physics.equation;
   for (const char* key : {"epsilon", "delta", "theta", "phi", "clamp_delta"}) {
     const std::string k = key;
     if (!model.has(k)) continue;
-    if (equation == "acoustic")
+    if (equation == Equation::acoustic)
       throw Error("config key 'model." + k +
                   "' applies to physics.equation vti or tti only, but physics.equation is acoustic; remove it, or "
                   "set physics.equation: vti (vertical symmetry axis) or tti (tilted axis)");
-    if (equation == "vti" && (k == "theta" || k == "phi"))
+    if (equation == Equation::vti && (k == "theta" || k == "phi"))
       throw Error("config key 'model." + k +
                   "' is not valid with physics.equation: vti (its symmetry axis is vertical: theta = phi = 0); "
                   "use tti for a tilted axis, or remove it");
@@ -373,18 +380,18 @@ Config from_tree(const YAML::Node& root_node) {
   sources.allow_only({"wavelet", "interpolation", "shots"});
   auto wavelet = sources.child("wavelet");
   wavelet.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
-  c.sources.wavelet.type = wavelet.choice("type", c.sources.wavelet.type, {"ricker", "file"});
+  c.sources.wavelet.type = enum_choice(wavelet, "type", c.sources.wavelet.type);
   c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
   check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency", "a positive frequency in Hz");
   if (wavelet.has("delay") && wavelet.node()["delay"].Scalar() != "auto")
     c.sources.wavelet.delay = wavelet.number("delay", 0);
-  if (c.sources.wavelet.type == "file") {
+  if (c.sources.wavelet.type == WaveletType::file) {
     c.sources.wavelet.file = wavelet.text("file", "");
     if (c.sources.wavelet.file.empty())
       throw Error("config key 'sources.wavelet.file' is required for type file: an HDF5 path");
   }
   c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
-  c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation, {"nearest", "trilinear", "hicks"});
+  c.sources.interpolation = enum_choice(sources, "interpolation", c.sources.interpolation);
   if (migration) {
     if (sources.has("shots") || sources.has("wavelet"))
       throw Error("config key 'sources." + std::string(sources.has("shots") ? "shots" : "wavelet") +
@@ -399,8 +406,7 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto receivers = root.child("receivers");
   receivers.allow_only({"interpolation", "line", "grid", "list"});
-  c.receivers.interpolation =
-      receivers.choice("interpolation", c.receivers.interpolation, {"nearest", "trilinear", "hicks"});
+  c.receivers.interpolation = enum_choice(receivers, "interpolation", c.receivers.interpolation);
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
   if (migration && layouts > 0)
     throw Error(
@@ -410,7 +416,7 @@ Config from_tree(const YAML::Node& root_node) {
   if (layouts > 1)
     throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
   if (receivers.has("line")) {
-    c.receivers.layout = "line";
+    c.receivers.layout = ReceiverLayout::line;
     auto line = receivers.child("line");
     line.allow_only({"start", "end", "count"});
     for (const char* k : {"start", "end", "count"})
@@ -422,7 +428,7 @@ Config from_tree(const YAML::Node& root_node) {
       throw Error("config key 'receivers.line.count' must be a positive integer, got " +
                   std::to_string(c.receivers.line.count));
   } else if (receivers.has("grid")) {
-    c.receivers.layout = "grid";
+    c.receivers.layout = ReceiverLayout::grid;
     auto g = receivers.child("grid");
     g.allow_only({"origin", "spacing", "count"});
     for (const char* k : {"origin", "spacing", "count"})
@@ -450,7 +456,7 @@ Config from_tree(const YAML::Node& root_node) {
                   std::to_string(c.receivers.grid.count[1]) + "] asks for more receivers than the grid has cells (" +
                   std::to_string(cells) + "); valid: nx ny at most grid.shape's nx ny nz");
   } else if (receivers.has("list")) {
-    c.receivers.layout = "list";
+    c.receivers.layout = ReceiverLayout::list;
     c.receivers.list = point_list(receivers.node()["list"], "receivers.list");
   }
 
@@ -478,48 +484,49 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.traces = output.boolean("traces", c.output.traces);
   c.output.model = output.boolean("model", c.output.model);
   c.output.pictures = output.boolean("pictures", c.output.pictures);
-  c.output.segy = output.choice("segy", c.output.segy, {"none", "rev1", "rev2"});
-  if (c.output.segy != "none") {
+  c.output.segy = enum_choice(output, "segy", c.output.segy);
+  if (c.output.segy != SegyRevision::none) {
     // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
     // field: signed in rev 1, unsigned in rev 2.
-    const long long most = io::segy_max_samples(c.output.segy == "rev1" ? 1 : 2) - 1;
+    const long long most = io::segy_max_samples(c.output.segy == SegyRevision::rev1 ? 1 : 2) - 1;
     if (migration) throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
     if (c.time.steps > most)
-      throw Error("config key 'output.segy' = " + c.output.segy + " holds at most " + std::to_string(most) +
+      throw Error("config key 'output.segy' = " + to_text(c.output.segy) + " holds at most " + std::to_string(most) +
                   " time steps a trace (the samples field is 16 bits; t = 0 is written too), but time.steps = " +
                   std::to_string(c.time.steps) + "; lower time.steps" +
-                  (c.output.segy == "rev1" ? ", use rev2 (up to 65534)," : "") + " or set output.segy: none");
+                  (c.output.segy == SegyRevision::rev1 ? ", use rev2 (up to 65534)," : "") +
+                  " or set output.segy: none");
   }
 
   auto solver = root.child("solver");
   solver.allow_only(
       {"backend", "threads", "kernel", "z_block", "memory", "storage", "graphs", "device", "decomposition"});
-  c.solver.decomposition = solver.choice("decomposition", c.solver.decomposition, {"none", "z"});
-  c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
+  c.solver.decomposition = enum_choice(solver, "decomposition", c.solver.decomposition);
+  c.solver.kernel = enum_choice(solver, "kernel", c.solver.kernel);
   // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
   // (planes + z_block - 1) / z_block in int.
   c.solver.z_block =
       static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, 1 << 20, "planes (0 = the whole column)"));
-  c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
-  c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
-  if (c.solver.storage == "fp16") {
+  c.solver.memory = enum_choice(solver, "memory", c.solver.memory);
+  c.solver.storage = enum_choice(solver, "storage", c.solver.storage);
+  if (c.solver.storage == SolverStorage::fp16) {
     // What fp16 storage exists for: one device (the naive and tma kernels, or the CPU backend's
     // emulation); forward runs of acoustic, vti and tti, and boundary-store acoustic migrations.
     const std::string key = "config key 'solver.storage' = fp16 ";
-    if (migration && c.physics.equation != "acoustic")
-      throw Error(key + "migrates physics.equation acoustic only, but it is " + c.physics.equation +
+    if (migration && c.physics.equation != Equation::acoustic)
+      throw Error(key + "migrates physics.equation acoustic only, but it is " + to_text(c.physics.equation) +
                   " (a vti/tti migration stores fp32); set solver.storage: fp32");
-    if (c.solver.decomposition == "z")
+    if (c.solver.decomposition == Decomposition::z)
       throw Error(key +
                   "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "
                   "solver.storage: fp32 or solver.decomposition: none");
-    if (c.solver.kernel == "smem")
+    if (c.solver.kernel == SolverKernel::smem)
       throw Error(key + "runs with solver.kernel tma, naive or auto; smem stores fp32 only");
   }
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
   c.solver.device = static_cast<int>(
       solver.integer_in("device", c.solver.device, 0, 1023, "a CUDA device index (seisrtm info lists them)"));
-  c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
+  c.solver.backend = enum_choice(solver, "backend", c.solver.backend);
   c.solver.threads = static_cast<int>(
       solver.integer_in("threads", c.solver.threads, 0, max_threads(),
                         "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
@@ -527,7 +534,7 @@ Config from_tree(const YAML::Node& root_node) {
   checks.allow_only({"physical_ranges"});
   c.checks.physical_ranges = checks.boolean("physical_ranges", c.checks.physical_ranges);
   if (migration) c.migration = parse_migration(root.child("migration"));
-  if (c.migration && c.solver.storage == "fp16" && c.migration->mode != "boundary")
+  if (c.migration && c.solver.storage == SolverStorage::fp16 && c.migration->mode != MigrationMode::boundary)
     throw Error(
         "config key 'solver.storage' = fp16 migrates with migration.mode boundary only (snapshots keep "
         "fp32 levels); set migration.mode: boundary or solver.storage: fp32");
@@ -629,16 +636,16 @@ std::string to_yaml(const Config& c) {
     e << "auto";
   e << YAML::Key << "safety" << YAML::Value << c.time.safety << YAML::EndMap;
   e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "equation" << YAML::Value << c.physics.equation;
+  e << YAML::Key << "equation" << YAML::Value << to_text(c.physics.equation);
   e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
   // Each volume in its map form; a layer's and a body's value under the volume's own name. The
   // anisotropy volumes and clamp_delta only where the equation accepts them, smoothing only for vp.
   auto volume = [&](const std::string& name, const VolumeConfig& v) {
     e << YAML::Key << name << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "type" << YAML::Value << v.type;
+    e << YAML::Key << "type" << YAML::Value << to_text(v.type);
     e << YAML::Key << "value" << YAML::Value << v.value;
     e << YAML::Key << "gradient" << YAML::Value << v.gradient;
-    if (v.type == "layers") {
+    if (v.type == VolumeType::layers) {
       e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
       for (const auto& l : v.layers)
         e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key << name
@@ -664,10 +671,10 @@ std::string to_yaml(const Config& c) {
   };
   e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   volume("vp", c.model.vp);
-  if (c.physics.equation != "acoustic") {
+  if (c.physics.equation != Equation::acoustic) {
     volume("epsilon", c.model.epsilon);
     volume("delta", c.model.delta);
-    if (c.physics.equation == "tti") {
+    if (c.physics.equation == Equation::tti) {
       volume("theta", c.model.theta);
       volume("phi", c.model.phi);
     }
@@ -680,7 +687,7 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "free_surface" << YAML::Value << c.boundary.free_surface << YAML::EndMap;
   e << YAML::Key << "sources" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "type" << YAML::Value << c.sources.wavelet.type;
+  e << YAML::Key << "type" << YAML::Value << to_text(c.sources.wavelet.type);
   e << YAML::Key << "peak_frequency" << YAML::Value << c.sources.wavelet.peak_frequency;
   e << YAML::Key << "delay" << YAML::Value;
   if (c.sources.wavelet.delay)
@@ -689,19 +696,19 @@ std::string to_yaml(const Config& c) {
     e << "auto";
   e << YAML::Key << "file" << YAML::Value << c.sources.wavelet.file;
   e << YAML::Key << "dataset" << YAML::Value << c.sources.wavelet.dataset << YAML::EndMap;
-  e << YAML::Key << "interpolation" << YAML::Value << c.sources.interpolation;
+  e << YAML::Key << "interpolation" << YAML::Value << to_text(c.sources.interpolation);
   e << YAML::Key << "shots" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : c.sources.shots) seq3(s);
   e << YAML::EndSeq << YAML::EndMap;
   e << YAML::Key << "receivers" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "interpolation" << YAML::Value << c.receivers.interpolation;
-  if (c.receivers.layout == "line") {
+  e << YAML::Key << "interpolation" << YAML::Value << to_text(c.receivers.interpolation);
+  if (c.receivers.layout == ReceiverLayout::line) {
     e << YAML::Key << "line" << YAML::Value << YAML::BeginMap << YAML::Key << "start" << YAML::Value;
     seq3(c.receivers.line.start);
     e << YAML::Key << "end" << YAML::Value;
     seq3(c.receivers.line.end);
     e << YAML::Key << "count" << YAML::Value << c.receivers.line.count << YAML::EndMap;
-  } else if (c.receivers.layout == "grid") {
+  } else if (c.receivers.layout == ReceiverLayout::grid) {
     const auto& g = c.receivers.grid;
     e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap << YAML::Key << "origin" << YAML::Value;
     seq3(g.origin);
@@ -709,7 +716,7 @@ std::string to_yaml(const Config& c) {
       << YAML::EndSeq;
     e << YAML::Key << "count" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.count[0] << g.count[1] << YAML::EndSeq
       << YAML::EndMap;
-  } else if (c.receivers.layout == "list") {
+  } else if (c.receivers.layout == ReceiverLayout::list) {
     e << YAML::Key << "list" << YAML::Value << YAML::BeginSeq;
     for (const auto& r : c.receivers.list) seq3(r);
     e << YAML::EndSeq;
@@ -722,33 +729,33 @@ std::string to_yaml(const Config& c) {
   e << YAML::Key << "traces" << YAML::Value << c.output.traces;
   e << YAML::Key << "model" << YAML::Value << c.output.model;
   e << YAML::Key << "pictures" << YAML::Value << c.output.pictures;
-  e << YAML::Key << "segy" << YAML::Value << c.output.segy << YAML::EndMap;
+  e << YAML::Key << "segy" << YAML::Value << to_text(c.output.segy) << YAML::EndMap;
   e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "backend" << YAML::Value << c.solver.backend;
+  e << YAML::Key << "backend" << YAML::Value << to_text(c.solver.backend);
   e << YAML::Key << "threads" << YAML::Value << c.solver.threads;
-  e << YAML::Key << "kernel" << YAML::Value << c.solver.kernel;
+  e << YAML::Key << "kernel" << YAML::Value << to_text(c.solver.kernel);
   e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
-  e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
-  e << YAML::Key << "storage" << YAML::Value << c.solver.storage;
+  e << YAML::Key << "memory" << YAML::Value << to_text(c.solver.memory);
+  e << YAML::Key << "storage" << YAML::Value << to_text(c.solver.storage);
   e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
   e << YAML::Key << "device" << YAML::Value << c.solver.device;
-  e << YAML::Key << "decomposition" << YAML::Value << c.solver.decomposition << YAML::EndMap;
+  e << YAML::Key << "decomposition" << YAML::Value << to_text(c.solver.decomposition) << YAML::EndMap;
   e << YAML::Key << "checks" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "physical_ranges" << YAML::Value << c.checks.physical_ranges << YAML::EndMap;
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "data" << YAML::Value << m.data;
-    e << YAML::Key << "mode" << YAML::Value << m.mode;
+    e << YAML::Key << "mode" << YAML::Value << to_text(m.mode);
     e << YAML::Key << "image_interval" << YAML::Value;
     if (m.image_interval > 0)
       e << m.image_interval;
     else
       e << "auto";
     e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
-    e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
+    e << YAML::Key << "data_filter" << YAML::Value << to_text(m.data_filter);
     e << YAML::Key << "fused" << YAML::Value << m.fused;
-    e << YAML::Key << "store" << YAML::Value << m.store;
+    e << YAML::Key << "store" << YAML::Value << to_text(m.store);
     e << YAML::Key << "depth_slice" << YAML::Value;
     if (m.depth_slice)
       e << *m.depth_slice;
@@ -757,8 +764,8 @@ std::string to_yaml(const Config& c) {
     if (m.wavelet) {
       const WaveletConfig& w = *m.wavelet;
       e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
-      e << YAML::Key << "type" << YAML::Value << w.type;
-      if (w.type == "ricker") {
+      e << YAML::Key << "type" << YAML::Value << to_text(w.type);
+      if (w.type == WaveletType::ricker) {
         e << YAML::Key << "peak_frequency" << YAML::Value << w.peak_frequency;
         e << YAML::Key << "delay" << YAML::Value;
         if (w.delay)
