@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/format.hpp"
+#include "io/config_keys.hpp"
 #include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
 
@@ -110,7 +111,7 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
                 "source wavelet; give the one of the data, e.g. {peak_frequency: 15} (a Ricker, delay auto = "
                 "1.2 / peak_frequency) or {type: file, file: wavelet.h5}");
   auto w = m.child("wavelet");
-  w.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
+  w.allow_only(keys_under("migration.wavelet"));
   WaveletConfig wc;
   wc.type = enum_choice(w, "type", wc.type);
   wc.peak_frequency = w.number("peak_frequency", wc.peak_frequency);
@@ -123,8 +124,7 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
   wc.dataset = w.text("dataset", wc.dataset);
   mc.wavelet = wc;
   auto h = m.child("segy_headers");
-  h.allow_only({"shot", "source_x", "source_y", "source_depth", "source_elevation", "receiver_x", "receiver_y",
-                "receiver_elevation", "coordinate_scalar", "elevation_scalar"});
+  h.allow_only(keys_under("migration.segy_headers"));
   auto byte = [&](const char* key, int& v) {
     const long long b = h.integer_in(key, v, 1, 240, "the first byte (1-based) of a trace header field");
     if (!io::is_segy_trace_field(static_cast<int>(b)))
@@ -147,8 +147,7 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
 
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
-  m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter", "fused",
-                "store", "segy_headers", "wavelet"});
+  m.allow_only(keys_under("migration"));
   mc.fused = m.boolean("fused", mc.fused);
   mc.store = enum_choice(m, "store", mc.store);
   mc.data_filter = enum_choice(m, "data_filter", mc.data_filter);
@@ -178,7 +177,7 @@ MigrationConfig parse_migration(io::YamlReader m) {
     throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
   if (m.has("mute")) {
     auto mute = m.child("mute");
-    mute.allow_only({"velocity", "t0", "taper"});
+    mute.allow_only(keys_under("migration.mute"));
     if (!mute.has("velocity"))
       throw Error("config key 'migration.mute.velocity' is required when migration.mute is given (m/s)");
     mc.mute.enabled = true;
@@ -191,6 +190,14 @@ MigrationConfig parse_migration(io::YamlReader m) {
       throw Error("config key 'migration.mute.taper' must be >= 0 s or auto");
   }
   return mc;
+}
+
+// The keys of a layer or body entry of the volume `name`: its value key is the volume's name.
+std::vector<std::string> volume_keys(const std::string& section, const std::string& name) {
+  std::vector<std::string> keys = keys_under(section);
+  for (auto& k : keys)
+    if (k == "<volume>") k = name;
+  return keys;
 }
 
 // One model volume, model.<name>: a number (a constant) or a mapping. Its layers and bodies
@@ -206,7 +213,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     v.value = io::YamlReader::as_number(model.node()[name], key);
   } else {
     auto r = model.child(name);
-    r.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing", "bodies"});
+    r.allow_only(keys_under("model.<volume>"));
     if (!vp && r.has("smoothing"))
       throw Error("config key '" + r.key_path("smoothing") +
                   "' is not valid: smoothing applies to model.vp only (a smooth slowness background); remove it");
@@ -224,7 +231,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       const YAML::Node layers = r.node()["layers"];
       for (size_t i = 0; i < layers.size(); ++i) {
         io::YamlReader l(layers[i], key + ".layers[" + std::to_string(i) + "]");
-        l.allow_only({"top", name, "dip"});
+        l.allow_only(volume_keys("model.<volume>.layers[]", name));
         if (!l.has("top") || !l.has(name))
           throw Error("config key '" + l.path() + "' needs both 'top' (m) and '" + name + "' (" + unit + ")");
         LayerConfig lc{l.number("top", 0), l.number(name, 0), {0, 0}};
@@ -262,7 +269,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
                     ".type: file (put the body in the file)");
       for (size_t i = 0; i < bodies.size(); ++i) {
         io::YamlReader b(bodies[i], key + ".bodies[" + std::to_string(i) + "]");
-        b.allow_only({"center", "radii", name});
+        b.allow_only(volume_keys("model.<volume>.bodies[]", name));
         for (const std::string& k : {std::string("center"), std::string("radii"), name})
           if (!b.has(k))
             throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, " + name + " " + unit +
@@ -281,8 +288,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
-  root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers", "output", "solver", "checks",
-                   "migration"});
+  root.allow_only(keys_under(""));
   // A migration config takes its sources, receivers and record length from the data file.
   const bool migration = root_node["migration"].IsDefined();
   if (migration && !root_node["migration"].IsMap())
@@ -292,7 +298,7 @@ Config from_tree(const YAML::Node& root_node) {
   if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
 
   auto grid = root.child("grid");
-  grid.allow_only({"shape", "spacing"});
+  grid.allow_only(keys_under("grid"));
   if (!grid.has("shape")) throw Error("config key 'grid.shape' is required: [nx, ny, nz] cells");
   if (!grid.has("spacing")) throw Error("config key 'grid.spacing' is required: h or [hx, hy, hz] in m");
   c.grid.shape = grid.int_triple("shape", c.grid.shape);
@@ -314,7 +320,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto time = root.child("time");
-  time.allow_only({"steps", "dt", "safety"});
+  time.allow_only(keys_under("time"));
   const bool steps_auto =
       time.has("steps") && time.node()["steps"].IsScalar() && time.node()["steps"].Scalar() == "auto";
   if (!time.has("steps") && !migration) throw Error("config key 'time.steps' is required: the number of time steps");
@@ -333,7 +339,7 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error("config key 'time.safety' must be in (0, 1], got " + number_text(c.time.safety));
 
   auto physics = root.child("physics");
-  physics.allow_only({"equation", "space_order"});
+  physics.allow_only(keys_under("physics"));
   c.physics.equation = enum_choice(physics, "equation", c.physics.equation);
   const long long order = physics.integer("space_order", c.physics.space_order);
   if (order != 2 && order != 4 && order != 8 && order != 16)
@@ -341,7 +347,7 @@ Config from_tree(const YAML::Node& root_node) {
   c.physics.space_order = static_cast<int>(order);
 
   auto model = root.child("model");
-  model.allow_only({"vp", "epsilon", "delta", "theta", "phi", "clamp_delta"});
+  model.allow_only(keys_under("model"));
   parse_volume(model, "vp", c.model.vp);
   // The anisotropy keys belong to the pseudo-acoustic equations only: on acoustic they would be
   // read and silently have no effect, and VTI has theta = phi = 0 by definition.
@@ -365,7 +371,7 @@ Config from_tree(const YAML::Node& root_node) {
   c.model.clamp_delta = model.boolean("clamp_delta", c.model.clamp_delta);
 
   auto boundary = root.child("boundary");
-  boundary.allow_only({"damping_width", "reflection", "free_surface"});
+  boundary.allow_only(keys_under("boundary"));
   // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
   // when the problem is built; here the value must fit the int that holds it.
   c.boundary.damping_width = static_cast<int>(
@@ -377,9 +383,9 @@ Config from_tree(const YAML::Node& root_node) {
   c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
 
   auto sources = root.child("sources");
-  sources.allow_only({"wavelet", "interpolation", "shots"});
+  sources.allow_only(keys_under("sources"));
   auto wavelet = sources.child("wavelet");
-  wavelet.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
+  wavelet.allow_only(keys_under("sources.wavelet"));
   c.sources.wavelet.type = enum_choice(wavelet, "type", c.sources.wavelet.type);
   c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
   check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency", "a positive frequency in Hz");
@@ -405,7 +411,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto receivers = root.child("receivers");
-  receivers.allow_only({"interpolation", "line", "grid", "list"});
+  receivers.allow_only(keys_under("receivers"));
   c.receivers.interpolation = enum_choice(receivers, "interpolation", c.receivers.interpolation);
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
   if (migration && layouts > 0)
@@ -418,7 +424,7 @@ Config from_tree(const YAML::Node& root_node) {
   if (receivers.has("line")) {
     c.receivers.layout = ReceiverLayout::line;
     auto line = receivers.child("line");
-    line.allow_only({"start", "end", "count"});
+    line.allow_only(keys_under("receivers.line"));
     for (const char* k : {"start", "end", "count"})
       if (!line.has(k)) throw Error("config key 'receivers.line." + std::string(k) + "' is required");
     c.receivers.line.start = line.triple("start", {}, false);
@@ -430,7 +436,7 @@ Config from_tree(const YAML::Node& root_node) {
   } else if (receivers.has("grid")) {
     c.receivers.layout = ReceiverLayout::grid;
     auto g = receivers.child("grid");
-    g.allow_only({"origin", "spacing", "count"});
+    g.allow_only(keys_under("receivers.grid"));
     for (const char* k : {"origin", "spacing", "count"})
       if (!g.has(k)) throw Error("config key 'receivers.grid." + std::string(k) + "' is required");
     c.receivers.grid.origin = g.triple("origin", {}, false);
@@ -461,7 +467,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto output = root.child("output");
-  output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures", "segy"});
+  output.allow_only(keys_under("output"));
   c.output.directory = output.text("directory", c.output.directory);
   c.output.name = output.text("name", migration ? OutputConfig::migration_name : c.output.name);
   // '.' and '..' would write hidden files ("..h5"), as would any name starting with '.'; a control
@@ -499,8 +505,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto solver = root.child("solver");
-  solver.allow_only(
-      {"backend", "threads", "kernel", "z_block", "memory", "storage", "graphs", "device", "decomposition"});
+  solver.allow_only(keys_under("solver"));
   c.solver.decomposition = enum_choice(solver, "decomposition", c.solver.decomposition);
   c.solver.kernel = enum_choice(solver, "kernel", c.solver.kernel);
   // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
@@ -531,7 +536,7 @@ Config from_tree(const YAML::Node& root_node) {
       solver.integer_in("threads", c.solver.threads, 0, max_threads(),
                         "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   auto checks = root.child("checks");
-  checks.allow_only({"physical_ranges"});
+  checks.allow_only(keys_under("checks"));
   c.checks.physical_ranges = checks.boolean("physical_ranges", c.checks.physical_ranges);
   if (migration) c.migration = parse_migration(root.child("migration"));
   if (c.migration && c.solver.storage == SolverStorage::fp16 && c.migration->mode != MigrationMode::boundary)
@@ -621,23 +626,15 @@ std::string to_yaml(const Config& c) {
   YAML::Emitter e;
   auto seq3 = [&](const auto& a) { e << YAML::Flow << YAML::BeginSeq << a[0] << a[1] << a[2] << YAML::EndSeq; };
   e << YAML::BeginMap;
-  e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "shape" << YAML::Value;
-  seq3(c.grid.shape);
-  e << YAML::Key << "spacing" << YAML::Value;
-  seq3(c.grid.spacing);
-  e << YAML::EndMap;
-  e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "steps" << YAML::Value << c.time.steps;
-  e << YAML::Key << "dt" << YAML::Value;
-  if (c.time.dt)
-    e << *c.time.dt;
-  else
-    e << "auto";
-  e << YAML::Key << "safety" << YAML::Value << c.time.safety << YAML::EndMap;
-  e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "equation" << YAML::Value << to_text(c.physics.equation);
-  e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
+  // The sections whose keys each have one place in Config, written by the key table.
+  auto section = [&](const std::string& path) {
+    e << YAML::Key << path.substr(path.rfind('.') + 1) << YAML::Value << YAML::BeginMap;
+    write_section(e, c, path);
+    e << YAML::EndMap;
+  };
+  section("grid");
+  section("time");
+  section("physics");
   // Each volume in its map form; a layer's and a body's value under the volume's own name. The
   // anisotropy volumes and clamp_delta only where the equation accepts them, smoothing only for vp.
   auto volume = [&](const std::string& name, const VolumeConfig& v) {
@@ -681,21 +678,9 @@ std::string to_yaml(const Config& c) {
     e << YAML::Key << "clamp_delta" << YAML::Value << c.model.clamp_delta;
   }
   e << YAML::EndMap;
-  e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "damping_width" << YAML::Value << c.boundary.damping_width;
-  e << YAML::Key << "reflection" << YAML::Value << c.boundary.reflection;
-  e << YAML::Key << "free_surface" << YAML::Value << c.boundary.free_surface << YAML::EndMap;
+  section("boundary");
   e << YAML::Key << "sources" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "type" << YAML::Value << to_text(c.sources.wavelet.type);
-  e << YAML::Key << "peak_frequency" << YAML::Value << c.sources.wavelet.peak_frequency;
-  e << YAML::Key << "delay" << YAML::Value;
-  if (c.sources.wavelet.delay)
-    e << *c.sources.wavelet.delay;
-  else
-    e << "auto";
-  e << YAML::Key << "file" << YAML::Value << c.sources.wavelet.file;
-  e << YAML::Key << "dataset" << YAML::Value << c.sources.wavelet.dataset << YAML::EndMap;
+  section("sources.wavelet");
   e << YAML::Key << "interpolation" << YAML::Value << to_text(c.sources.interpolation);
   e << YAML::Key << "shots" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : c.sources.shots) seq3(s);
@@ -722,26 +707,9 @@ std::string to_yaml(const Config& c) {
     e << YAML::EndSeq;
   }
   e << YAML::EndMap;
-  e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "directory" << YAML::Value << c.output.directory;
-  e << YAML::Key << "name" << YAML::Value << c.output.name;
-  e << YAML::Key << "snapshot_interval" << YAML::Value << c.output.snapshot_interval;
-  e << YAML::Key << "traces" << YAML::Value << c.output.traces;
-  e << YAML::Key << "model" << YAML::Value << c.output.model;
-  e << YAML::Key << "pictures" << YAML::Value << c.output.pictures;
-  e << YAML::Key << "segy" << YAML::Value << to_text(c.output.segy) << YAML::EndMap;
-  e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "backend" << YAML::Value << to_text(c.solver.backend);
-  e << YAML::Key << "threads" << YAML::Value << c.solver.threads;
-  e << YAML::Key << "kernel" << YAML::Value << to_text(c.solver.kernel);
-  e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
-  e << YAML::Key << "memory" << YAML::Value << to_text(c.solver.memory);
-  e << YAML::Key << "storage" << YAML::Value << to_text(c.solver.storage);
-  e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
-  e << YAML::Key << "device" << YAML::Value << c.solver.device;
-  e << YAML::Key << "decomposition" << YAML::Value << to_text(c.solver.decomposition) << YAML::EndMap;
-  e << YAML::Key << "checks" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "physical_ranges" << YAML::Value << c.checks.physical_ranges << YAML::EndMap;
+  section("output");
+  section("solver");
+  section("checks");
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
