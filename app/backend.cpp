@@ -14,29 +14,30 @@
 
 namespace seisrtm::app {
 
-BackendChoice choose_backend(const Config& c, const std::string& equation, bool migration) {
+BackendChoice choose_backend(const Config& c, Equation equation, bool migration) {
   set_cpu_threads(c);
   BackendChoice b;
-  b.name = resolve_backend(c, &b.gpu);
-  if (b.name == "cuda" && !b.gpu.present)
+  b.backend = resolve_backend(c, &b.gpu);
+  b.name = to_text(b.backend);
+  if (b.backend == SolverBackend::cuda && !b.gpu.present)
     throw Error("solver.backend is cuda but there is no usable GPU (" + b.gpu.reason + "); use cpu or auto");
-  if (b.name == "cuda") {  // the kernel as cuda_options resolves it (auto: one this device runs)
+  if (b.backend == SolverBackend::cuda) {  // the kernel as cuda_options resolves it (auto: one this device runs)
     const CudaOptions o = gpu_options(c);
-    const std::string why =
-        cannot_implement({o.variant, equation, o.storage, migration, c.solver.decomposition == "z"}, &b.gpu);
-    if (!why.empty()) throw Error("config key 'solver.kernel' is " + c.solver.kernel + ": " + why);
+    const std::string why = cannot_implement(
+        {o.variant, to_text(equation), o.storage, migration, c.solver.decomposition == Decomposition::z}, &b.gpu);
+    if (!why.empty()) throw Error("config key 'solver.kernel' is " + to_text(c.solver.kernel) + ": " + why);
   }
   return b;
 }
 
 PropagatorBackend make_propagator(const Problem& p, const BackendChoice& b) {
   PropagatorBackend out;
-  out.slabs = p.config.solver.decomposition == "z";
+  out.slabs = p.config.solver.decomposition == Decomposition::z;
   if (out.slabs) {                  // this rank's slab of the grid (solver/decomposition.hpp)
     CudaPropagator* gpu = nullptr;  // owned by the slab propagator
     out.propagator = std::make_unique<SlabPropagator>(
         p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Propagator> {
-          if (b.name == "cpu") return std::make_unique<validation::CpuPropagator>(slab_pb, s);
+          if (b.backend == SolverBackend::cpu) return std::make_unique<validation::CpuPropagator>(slab_pb, s);
           auto g = std::make_unique<CudaPropagator>(slab_pb, gpu_options(slab_pb.config), s);
           gpu = g.get();
           return g;
@@ -47,10 +48,10 @@ PropagatorBackend make_propagator(const Problem& p, const BackendChoice& b) {
     }
     return out;
   }
-  if (b.name == "cpu") {
+  if (b.backend == SolverBackend::cpu) {
     auto cpu = std::make_unique<validation::CpuPropagator>(p);
     // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-    if (p.config.solver.storage == "fp16") cpu->store_as_half(kHalfPeakExponent);
+    if (p.config.solver.storage == SolverStorage::fp16) cpu->store_as_half(kHalfPeakExponent);
     out.propagator = std::move(cpu);
     return out;
   }
@@ -74,13 +75,13 @@ void describe_gpu(MigratorBackend& out, CudaMigrator* m, bool slab) {
 
 MigratorBackend make_migrator(const Problem& p, const Config& c, const BackendChoice& b) {
   MigratorBackend out;
-  out.slabs = c.solver.decomposition == "z";
+  out.slabs = c.solver.decomposition == Decomposition::z;
   const CudaOptions co = gpu_options(c);
   if (out.slabs) {                // this rank's slab of the grid (solver/decomposition.hpp)
     CudaMigrator* gpu = nullptr;  // owned by the slab migrator
     out.migrator = std::make_unique<SlabMigrator>(
         p, cluster::size(), cluster::rank(), [&](const Problem& slab_pb, const Slab& s) -> std::unique_ptr<Migrator> {
-          if (b.name == "cpu") return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
+          if (b.backend == SolverBackend::cpu) return std::make_unique<validation::CpuMigrator>(slab_pb, s, p);
           auto m = std::make_unique<CudaMigrator>(slab_pb, co, s, p);
           gpu = m.get();
           return m;
@@ -88,7 +89,7 @@ MigratorBackend make_migrator(const Problem& p, const Config& c, const BackendCh
     if (gpu) describe_gpu(out, gpu, true);
     return out;
   }
-  if (b.name == "cuda") {
+  if (b.backend == SolverBackend::cuda) {
     auto m = std::make_unique<CudaMigrator>(p, co);
     describe_gpu(out, m.get(), false);
     out.migrator = std::move(m);
@@ -96,7 +97,7 @@ MigratorBackend make_migrator(const Problem& p, const Config& c, const BackendCh
   }
   auto m = std::make_unique<validation::CpuMigrator>(p);
   // fp16 storage emulated: the values the GPU would store (validation/half.hpp).
-  if (c.solver.storage == "fp16") m->store_as_half(kHalfPeakExponent);
+  if (c.solver.storage == SolverStorage::fp16) m->store_as_half(kHalfPeakExponent);
   out.migrator = std::move(m);
   return out;
 }

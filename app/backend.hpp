@@ -19,13 +19,14 @@
 namespace seisrtm::app {
 
 struct BackendChoice {
-  std::string name;  // cpu | cuda, auto resolved
-  GpuInfo gpu;       // solver.device's
+  SolverBackend backend = SolverBackend::cpu;  // auto resolved
+  std::string name;                            // its text: cpu | cuda
+  GpuInfo gpu;                                 // solver.device's
 };
 // Sets the OpenMP threads (set_cpu_threads), resolves c.solver.backend (resolve_backend) and
 // refuses a GPU that is not there or a kernel it cannot run for `equation` (`migration`: the
 // migrator's passes), before any model or data is read.
-BackendChoice choose_backend(const Config& c, const std::string& equation, bool migration);
+BackendChoice choose_backend(const Config& c, Equation equation, bool migration);
 
 struct PropagatorBackend {
   std::unique_ptr<Propagator> propagator;

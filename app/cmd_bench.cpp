@@ -166,7 +166,7 @@ int cmd_bench(const BenchOptions& b) {
   Axes a = resolve_axes(bb, g);
   const Config cfg = bench_config(bb, a);
   // Without --storage, the config's solver.storage (e.g. --set solver.storage=fp16) is the axis.
-  if (b.storages.empty()) a.storages = {cfg.solver.storage};
+  if (b.storages.empty()) a.storages = {to_text(cfg.solver.storage)};
   if (b.rtm) {
     if (a.storages != std::vector<std::string>{"fp32"})
       throw Error(

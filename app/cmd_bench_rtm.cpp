@@ -40,8 +40,8 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
     if (mem != "plain" && mem != "compressible")
       throw Error("bench --memory: '" + mem + "' is not a memory kind; valid: plain, compressible");
     Config c = base;
-    c.solver.memory = mem;
-    c.solver.kernel = "tma";
+    c.solver.memory = *from_text<SolverMemory>(mem);
+    c.solver.kernel = SolverKernel::tma;
     const Problem fp = build_problem(c);
     // The forward run: stepping time from CUDA events; its traces are the data.
     double forward = 0;
@@ -63,10 +63,10 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
       io::write_observed(data_file, d);
     }
     for (bool fused : {true, false}) {
-      if (fused && c.physics.equation != "acoustic") continue;  // vti/tti: the separate path only
+      if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
       Config mc = c;
       mc.sources.shots.clear();
-      mc.receivers.layout = "none";
+      mc.receivers.layout = ReceiverLayout::none;
       MigrationConfig m;
       m.data = data_file;
       m.fused = fused;

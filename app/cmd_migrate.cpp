@@ -32,9 +32,9 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   // it too); auto resolves to a kernel this device runs (cuda_options).
   const BackendChoice choice = choose_backend(c, c.physics.equation, true);
   chosen = choice.name;
-  const bool cuda = choice.name == "cuda";
+  const bool cuda = choice.backend == SolverBackend::cuda;
   const GpuInfo& gpu = choice.gpu;
-  const bool slabs = c.solver.decomposition == "z";
+  const bool slabs = c.solver.decomposition == Decomposition::z;
   const CudaOptions co = gpu_options(c);
   // The plan, before the traces are read: refuse what does not fit with the numbers.
   auto check_memory = [&](const Problem& p, const DataShape& data) {
@@ -116,7 +116,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
                  p.shot_count(), p.receivers.size(), migrator->name().c_str());
     std::fprintf(stderr,
                  "seisrtm: data filter before back-propagation: %s; imaging every %lld steps (%s, f_max %.1f Hz)\n",
-                 in.data_filter.c_str(), p.config.migration->image_interval,
+                 to_text(in.data_filter).c_str(), p.config.migration->image_interval,
                  c.migration->image_interval == 0 ? "auto" : "migration.image_interval", in.f_max);
     if (c.migration->mute.enabled)
       std::fprintf(stderr, "seisrtm: direct-arrival mute zeroed %lld of %lld samples\n", in.muted_samples,

@@ -28,12 +28,12 @@ Config load_with_overrides(const std::string& path, const CommonOptions& o) {
   return c;
 }
 
-std::string resolve_backend(const Config& c, GpuInfo* g) {
+SolverBackend resolve_backend(const Config& c, GpuInfo* g) {
   *g = query_gpu(c.solver.device);
-  if (c.solver.backend != "auto") return c.solver.backend;
+  if (c.solver.backend != SolverBackend::automatic) return c.solver.backend;
   if (!g->present && c.solver.device != 0)
     throw Error("config key 'solver.device' = " + std::to_string(c.solver.device) + ": " + g->reason);
-  return g->present ? "cuda" : "cpu";
+  return g->present ? SolverBackend::cuda : SolverBackend::cpu;
 }
 
 void set_cpu_threads(const Config& c) {
@@ -46,7 +46,7 @@ void set_cpu_threads(const Config& c) {
 }
 
 void check_slab_placement(const Config& c, const std::string& chosen) {
-  if (c.solver.decomposition != "z" || cluster::size() == 1) return;
+  if (c.solver.decomposition != Decomposition::z || cluster::size() == 1) return;
   const std::string mine = chosen + " " + cluster::host() + " " + std::to_string(c.solver.device);
   const std::vector<std::string> all = cluster::gather_strings(mine);
   std::string error;
@@ -66,7 +66,7 @@ void check_slab_placement(const Config& c, const std::string& chosen) {
 }
 
 void release_whole_model(Problem& p) {
-  if (p.config.solver.decomposition != "z" || cluster::rank() == 0) return;
+  if (p.config.solver.decomposition != Decomposition::z || cluster::rank() == 0) return;
   for (auto* v : {&p.vp, &p.epsilon, &p.delta, &p.theta, &p.phi}) std::vector<float>().swap(*v);
 }
 
@@ -129,7 +129,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
       for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
   }
   if (!talk) return 0;
-  if (cluster::size() > 1 && p.config.solver.decomposition == "z")
+  if (cluster::size() > 1 && p.config.solver.decomposition == Decomposition::z)
     std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
   else if (cluster::size() > 1)
     std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),

@@ -51,7 +51,7 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   // Three propagations per shot: forward, the receiver field and the rebuilt source field; fp16
   // storage runs the CPU twice, the second time emulating it (validation/half.hpp): the GPU's
   // error against the fp32 reference is held to the emulation's (validation::half_storage_band).
-  const bool half = c.solver.storage == "fp16";
+  const bool half = c.solver.storage == SolverStorage::fp16;
   check_cpu_time(p, half ? 6 : 3, cpu_limit_s, "migration");
   validation::CpuMigrator cpu(p);
   std::optional<validation::CpuMigrator> emu;
@@ -68,7 +68,7 @@ int validate_migration(const std::string& config_path, const Config& c, double c
               p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
   std::printf("  tolerance on relative L2: 2 T eps_f32 sqrt(2 steps), T = %.0f terms per cell update (%s) = %.3e\n",
-              terms, p.equation.c_str(), tol);
+              terms, to_text(p.equation).c_str(), tol);
   if (half)
     std::printf(
         "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage; the GPU's own, gpu-fp32,\n"
@@ -150,7 +150,7 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
   // fp16 storage: a second CPU run emulates it (validation/half.hpp); the GPU is held to the
   // emulation, and to the fp32 reference with the emulation's own error added.
-  const bool half = c.solver.storage == "fp16";
+  const bool half = c.solver.storage == SolverStorage::fp16;
   check_cpu_time(p, half ? 2 : 1, cpu_limit_s, "reference");
   validation::CpuPropagator cpu(p);
   std::optional<validation::CpuPropagator> emu;
@@ -169,7 +169,7 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
   if (half) std::printf("  cpu fp16: %s\n", emu->name().c_str());
   std::printf("  tolerance on relative L2: T eps_f32 sqrt(steps), T = %.0f terms per cell update (%s) = %.3e\n",
-              validation::step_rounding_terms(p), p.equation.c_str(), tol);
+              validation::step_rounding_terms(p), to_text(p.equation).c_str(), tol);
   if (half)
     std::printf(
         "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage, per output; the GPU's own,\n"

@@ -24,7 +24,7 @@ struct CommonOptions {
 Config load_with_overrides(const std::string& path, const CommonOptions& o);
 // solver.backend resolved (auto: cuda where solver.device is usable, else cpu; a device other
 // than 0 that is not there is an error, not a silent CPU run); `g` receives that device's info.
-std::string resolve_backend(const Config& c, GpuInfo* g);
+SolverBackend resolve_backend(const Config& c, GpuInfo* g);
 // OpenMP threads: solver.threads, or the node's cores shared among its ranks under mpirun
 // (unless OMP_NUM_THREADS says otherwise).
 void set_cpu_threads(const Config& c);

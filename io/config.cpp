@@ -12,6 +12,7 @@
 
 #include "base/error.hpp"
 #include "base/format.hpp"
+#include "io/config_keys.hpp"
 #include "io/segy.hpp"
 #include "io/yaml_reader.hpp"
 
@@ -60,6 +61,13 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
   return out;
 }
 
+// An enumerated key: its text checked against the enum's name table (the message lists the
+// table's texts), the fallback when the key is absent.
+template <class E>
+E enum_choice(io::YamlReader& r, const std::string& key, E fallback) {
+  return *from_text<E>(r.choice(key, to_text(fallback), enum_texts<E>()));
+}
+
 // The largest grid: 2^50 cells (1.1e15, 4.5 PB a float volume), far beyond any host, so that
 // byte counts of a few volumes (16 B a cell and more) and cell indices stay exact in 64 bits
 // and in double. What fits the memory is checked later (solver/memory_estimate).
@@ -103,21 +111,20 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
                 "source wavelet; give the one of the data, e.g. {peak_frequency: 15} (a Ricker, delay auto = "
                 "1.2 / peak_frequency) or {type: file, file: wavelet.h5}");
   auto w = m.child("wavelet");
-  w.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
+  w.allow_only(keys_under("migration.wavelet"));
   WaveletConfig wc;
-  wc.type = w.choice("type", wc.type, {"ricker", "file"});
+  wc.type = enum_choice(w, "type", wc.type);
   wc.peak_frequency = w.number("peak_frequency", wc.peak_frequency);
   check_positive(wc.peak_frequency, "migration.wavelet.peak_frequency", "a positive frequency in Hz");
   wc.delay = auto_or_number(w, "delay");
-  if (wc.type == "file") {
+  if (wc.type == WaveletType::file) {
     wc.file = w.text("file", "");
     if (wc.file.empty()) throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
   }
   wc.dataset = w.text("dataset", wc.dataset);
   mc.wavelet = wc;
   auto h = m.child("segy_headers");
-  h.allow_only({"shot", "source_x", "source_y", "source_depth", "source_elevation", "receiver_x", "receiver_y",
-                "receiver_elevation", "coordinate_scalar", "elevation_scalar"});
+  h.allow_only(keys_under("migration.segy_headers"));
   auto byte = [&](const char* key, int& v) {
     const long long b = h.integer_in(key, v, 1, 240, "the first byte (1-based) of a trace header field");
     if (!io::is_segy_trace_field(static_cast<int>(b)))
@@ -140,11 +147,10 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
 
 MigrationConfig parse_migration(io::YamlReader m) {
   MigrationConfig mc;
-  m.allow_only({"data", "mode", "image_interval", "illumination_epsilon", "mute", "depth_slice", "data_filter", "fused",
-                "store", "segy_headers", "wavelet"});
+  m.allow_only(keys_under("migration"));
   mc.fused = m.boolean("fused", mc.fused);
-  mc.store = m.choice("store", mc.store, {"auto", "device", "host"});
-  mc.data_filter = m.choice("data_filter", mc.data_filter, {"auto", "derivative", "half_derivative", "none"});
+  mc.store = enum_choice(m, "store", mc.store);
+  mc.data_filter = enum_choice(m, "data_filter", mc.data_filter);
   mc.data = m.text("data", "");
   if (mc.data.empty())
     throw Error(
@@ -152,7 +158,7 @@ MigrationConfig parse_migration(io::YamlReader m) {
         "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
         "out/run_shot_*.sgy for one file a shot)");
   parse_segy_data(m, mc);
-  mc.mode = m.choice("mode", mc.mode, {"boundary", "snapshots"});
+  mc.mode = enum_choice(m, "mode", mc.mode);
   if (m.has("image_interval") &&
       !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
     mc.image_interval = m.integer("image_interval", 1);
@@ -171,7 +177,7 @@ MigrationConfig parse_migration(io::YamlReader m) {
     throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
   if (m.has("mute")) {
     auto mute = m.child("mute");
-    mute.allow_only({"velocity", "t0", "taper"});
+    mute.allow_only(keys_under("migration.mute"));
     if (!mute.has("velocity"))
       throw Error("config key 'migration.mute.velocity' is required when migration.mute is given (m/s)");
     mc.mute.enabled = true;
@@ -186,6 +192,14 @@ MigrationConfig parse_migration(io::YamlReader m) {
   return mc;
 }
 
+// The keys of a layer or body entry of the volume `name`: its value key is the volume's name.
+std::vector<std::string> volume_keys(const std::string& section, const std::string& name) {
+  std::vector<std::string> keys = keys_under(section);
+  for (auto& k : keys)
+    if (k == "<volume>") k = name;
+  return keys;
+}
+
 // One model volume, model.<name>: a number (a constant) or a mapping. Its layers and bodies
 // carry their value under the volume's own name ({top: 0, vp: 1500}, {..., epsilon: 0.1}). Only
 // vp must be positive and may be smoothed; the anisotropy parameters' ranges (1 + 2 epsilon > 0,
@@ -195,11 +209,11 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
   const std::string key = "model." + name;
   const std::string unit = vp ? "m/s" : name == "theta" || name == "phi" ? "degrees" : "dimensionless";
   if (model.has(name) && model.node()[name].IsScalar()) {  // shorthand: model: {vp: 2000}
-    v.type = "constant";
+    v.type = VolumeType::constant;
     v.value = io::YamlReader::as_number(model.node()[name], key);
   } else {
     auto r = model.child(name);
-    r.allow_only({"type", "value", "gradient", "layers", "file", "dataset", "smoothing", "bodies"});
+    r.allow_only(keys_under("model.<volume>"));
     if (!vp && r.has("smoothing"))
       throw Error("config key '" + r.key_path("smoothing") +
                   "' is not valid: smoothing applies to model.vp only (a smooth slowness background); remove it");
@@ -207,17 +221,17 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     if (!(v.smoothing >= 0))
       throw Error("config key '" + r.key_path("smoothing") + "' must be >= 0 m (0 = none), got " +
                   number_text(v.smoothing));
-    v.type = r.choice("type", v.type, {"constant", "gradient", "layers", "file"});
+    v.type = enum_choice(r, "type", v.type);
     v.value = r.number("value", v.value);
     v.gradient = r.number("gradient", v.gradient);
-    if (v.type == "layers") {
+    if (v.type == VolumeType::layers) {
       if (!r.has("layers") || !r.node()["layers"].IsSequence() || r.node()["layers"].size() == 0)
         throw Error("config key '" + key + ".layers' must be a list of {top: m, " + name + ": " + unit +
                     "} for type layers");
       const YAML::Node layers = r.node()["layers"];
       for (size_t i = 0; i < layers.size(); ++i) {
         io::YamlReader l(layers[i], key + ".layers[" + std::to_string(i) + "]");
-        l.allow_only({"top", name, "dip"});
+        l.allow_only(volume_keys("model.<volume>.layers[]", name));
         if (!l.has("top") || !l.has(name))
           throw Error("config key '" + l.path() + "' needs both 'top' (m) and '" + name + "' (" + unit + ")");
         LayerConfig lc{l.number("top", 0), l.number(name, 0), {0, 0}};
@@ -240,7 +254,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     } else if (r.has("layers")) {
       throw Error("config key '" + key + ".layers' is only valid with " + key + ".type: layers");
     }
-    if (v.type == "file") {
+    if (v.type == VolumeType::file) {
       v.file = r.text("file", "");
       if (v.file.empty()) throw Error("config key '" + key + ".file' is required for type file: an HDF5 path");
     }
@@ -250,12 +264,12 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       if (!bodies.IsSequence())
         throw Error("config key '" + key + ".bodies' must be a list of {center: [x, y, z], radii: [a, b, c], " + name +
                     ": " + unit + "}");
-      if (v.type == "file")
+      if (v.type == VolumeType::file)
         throw Error("config key '" + key + ".bodies' is not valid with " + key +
                     ".type: file (put the body in the file)");
       for (size_t i = 0; i < bodies.size(); ++i) {
         io::YamlReader b(bodies[i], key + ".bodies[" + std::to_string(i) + "]");
-        b.allow_only({"center", "radii", name});
+        b.allow_only(volume_keys("model.<volume>.bodies[]", name));
         for (const std::string& k : {std::string("center"), std::string("radii"), name})
           if (!b.has(k))
             throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, " + name + " " + unit +
@@ -267,15 +281,14 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       }
     }
   }
-  if (vp && (v.type == "constant" || v.type == "gradient"))
+  if (vp && (v.type == VolumeType::constant || v.type == VolumeType::gradient))
     check_positive(v.value, "model.vp.value", "a positive velocity in m/s");
 }
 
 Config from_tree(const YAML::Node& root_node) {
   Config c;
   io::YamlReader root(root_node, "");
-  root.allow_only({"grid", "time", "physics", "model", "boundary", "sources", "receivers", "output", "solver", "checks",
-                   "migration"});
+  root.allow_only(keys_under(""));
   // A migration config takes its sources, receivers and record length from the data file.
   const bool migration = root_node["migration"].IsDefined();
   if (migration && !root_node["migration"].IsMap())
@@ -285,7 +298,7 @@ Config from_tree(const YAML::Node& root_node) {
   if (!root.has("grid")) throw Error("config key 'grid' is required (grid.shape and grid.spacing)");
 
   auto grid = root.child("grid");
-  grid.allow_only({"shape", "spacing"});
+  grid.allow_only(keys_under("grid"));
   if (!grid.has("shape")) throw Error("config key 'grid.shape' is required: [nx, ny, nz] cells");
   if (!grid.has("spacing")) throw Error("config key 'grid.spacing' is required: h or [hx, hy, hz] in m");
   c.grid.shape = grid.int_triple("shape", c.grid.shape);
@@ -307,7 +320,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto time = root.child("time");
-  time.allow_only({"steps", "dt", "safety"});
+  time.allow_only(keys_under("time"));
   const bool steps_auto =
       time.has("steps") && time.node()["steps"].IsScalar() && time.node()["steps"].Scalar() == "auto";
   if (!time.has("steps") && !migration) throw Error("config key 'time.steps' is required: the number of time steps");
@@ -326,27 +339,27 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error("config key 'time.safety' must be in (0, 1], got " + number_text(c.time.safety));
 
   auto physics = root.child("physics");
-  physics.allow_only({"equation", "space_order"});
-  c.physics.equation = physics.choice("equation", c.physics.equation, {"acoustic", "vti", "tti"});
+  physics.allow_only(keys_under("physics"));
+  c.physics.equation = enum_choice(physics, "equation", c.physics.equation);
   const long long order = physics.integer("space_order", c.physics.space_order);
   if (order != 2 && order != 4 && order != 8 && order != 16)
     throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " + std::to_string(order));
   c.physics.space_order = static_cast<int>(order);
 
   auto model = root.child("model");
-  model.allow_only({"vp", "epsilon", "delta", "theta", "phi", "clamp_delta"});
+  model.allow_only(keys_under("model"));
   parse_volume(model, "vp", c.model.vp);
   // The anisotropy keys belong to the pseudo-acoustic equations only: on acoustic they would be
   // read and silently have no effect, and VTI has theta = phi = 0 by definition.
-  const std::string& equation = c.physics.equation;
+  const Equation equation = c.physics.equation;
   for (const char* key : {"epsilon", "delta", "theta", "phi", "clamp_delta"}) {
     const std::string k = key;
     if (!model.has(k)) continue;
-    if (equation == "acoustic")
+    if (equation == Equation::acoustic)
       throw Error("config key 'model." + k +
                   "' applies to physics.equation vti or tti only, but physics.equation is acoustic; remove it, or "
                   "set physics.equation: vti (vertical symmetry axis) or tti (tilted axis)");
-    if (equation == "vti" && (k == "theta" || k == "phi"))
+    if (equation == Equation::vti && (k == "theta" || k == "phi"))
       throw Error("config key 'model." + k +
                   "' is not valid with physics.equation: vti (its symmetry axis is vertical: theta = phi = 0); "
                   "use tti for a tilted axis, or remove it");
@@ -358,7 +371,7 @@ Config from_tree(const YAML::Node& root_node) {
   c.model.clamp_delta = model.boolean("clamp_delta", c.model.clamp_delta);
 
   auto boundary = root.child("boundary");
-  boundary.allow_only({"damping_width", "reflection", "free_surface"});
+  boundary.allow_only(keys_under("boundary"));
   // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
   // when the problem is built; here the value must fit the int that holds it.
   c.boundary.damping_width = static_cast<int>(
@@ -370,21 +383,21 @@ Config from_tree(const YAML::Node& root_node) {
   c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
 
   auto sources = root.child("sources");
-  sources.allow_only({"wavelet", "interpolation", "shots"});
+  sources.allow_only(keys_under("sources"));
   auto wavelet = sources.child("wavelet");
-  wavelet.allow_only({"type", "peak_frequency", "delay", "file", "dataset"});
-  c.sources.wavelet.type = wavelet.choice("type", c.sources.wavelet.type, {"ricker", "file"});
+  wavelet.allow_only(keys_under("sources.wavelet"));
+  c.sources.wavelet.type = enum_choice(wavelet, "type", c.sources.wavelet.type);
   c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
   check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency", "a positive frequency in Hz");
   if (wavelet.has("delay") && wavelet.node()["delay"].Scalar() != "auto")
     c.sources.wavelet.delay = wavelet.number("delay", 0);
-  if (c.sources.wavelet.type == "file") {
+  if (c.sources.wavelet.type == WaveletType::file) {
     c.sources.wavelet.file = wavelet.text("file", "");
     if (c.sources.wavelet.file.empty())
       throw Error("config key 'sources.wavelet.file' is required for type file: an HDF5 path");
   }
   c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
-  c.sources.interpolation = sources.choice("interpolation", c.sources.interpolation, {"nearest", "trilinear", "hicks"});
+  c.sources.interpolation = enum_choice(sources, "interpolation", c.sources.interpolation);
   if (migration) {
     if (sources.has("shots") || sources.has("wavelet"))
       throw Error("config key 'sources." + std::string(sources.has("shots") ? "shots" : "wavelet") +
@@ -398,9 +411,8 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto receivers = root.child("receivers");
-  receivers.allow_only({"interpolation", "line", "grid", "list"});
-  c.receivers.interpolation =
-      receivers.choice("interpolation", c.receivers.interpolation, {"nearest", "trilinear", "hicks"});
+  receivers.allow_only(keys_under("receivers"));
+  c.receivers.interpolation = enum_choice(receivers, "interpolation", c.receivers.interpolation);
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
   if (migration && layouts > 0)
     throw Error(
@@ -410,9 +422,9 @@ Config from_tree(const YAML::Node& root_node) {
   if (layouts > 1)
     throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
   if (receivers.has("line")) {
-    c.receivers.layout = "line";
+    c.receivers.layout = ReceiverLayout::line;
     auto line = receivers.child("line");
-    line.allow_only({"start", "end", "count"});
+    line.allow_only(keys_under("receivers.line"));
     for (const char* k : {"start", "end", "count"})
       if (!line.has(k)) throw Error("config key 'receivers.line." + std::string(k) + "' is required");
     c.receivers.line.start = line.triple("start", {}, false);
@@ -422,9 +434,9 @@ Config from_tree(const YAML::Node& root_node) {
       throw Error("config key 'receivers.line.count' must be a positive integer, got " +
                   std::to_string(c.receivers.line.count));
   } else if (receivers.has("grid")) {
-    c.receivers.layout = "grid";
+    c.receivers.layout = ReceiverLayout::grid;
     auto g = receivers.child("grid");
-    g.allow_only({"origin", "spacing", "count"});
+    g.allow_only(keys_under("receivers.grid"));
     for (const char* k : {"origin", "spacing", "count"})
       if (!g.has(k)) throw Error("config key 'receivers.grid." + std::string(k) + "' is required");
     c.receivers.grid.origin = g.triple("origin", {}, false);
@@ -450,12 +462,12 @@ Config from_tree(const YAML::Node& root_node) {
                   std::to_string(c.receivers.grid.count[1]) + "] asks for more receivers than the grid has cells (" +
                   std::to_string(cells) + "); valid: nx ny at most grid.shape's nx ny nz");
   } else if (receivers.has("list")) {
-    c.receivers.layout = "list";
+    c.receivers.layout = ReceiverLayout::list;
     c.receivers.list = point_list(receivers.node()["list"], "receivers.list");
   }
 
   auto output = root.child("output");
-  output.allow_only({"directory", "name", "snapshot_interval", "traces", "model", "pictures", "segy"});
+  output.allow_only(keys_under("output"));
   c.output.directory = output.text("directory", c.output.directory);
   c.output.name = output.text("name", migration ? OutputConfig::migration_name : c.output.name);
   // '.' and '..' would write hidden files ("..h5"), as would any name starting with '.'; a control
@@ -478,56 +490,56 @@ Config from_tree(const YAML::Node& root_node) {
   c.output.traces = output.boolean("traces", c.output.traces);
   c.output.model = output.boolean("model", c.output.model);
   c.output.pictures = output.boolean("pictures", c.output.pictures);
-  c.output.segy = output.choice("segy", c.output.segy, {"none", "rev1", "rev2"});
-  if (c.output.segy != "none") {
+  c.output.segy = enum_choice(output, "segy", c.output.segy);
+  if (c.output.segy != SegyRevision::none) {
     // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
     // field: signed in rev 1, unsigned in rev 2.
-    const long long most = io::segy_max_samples(c.output.segy == "rev1" ? 1 : 2) - 1;
+    const long long most = io::segy_max_samples(c.output.segy == SegyRevision::rev1 ? 1 : 2) - 1;
     if (migration) throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
     if (c.time.steps > most)
-      throw Error("config key 'output.segy' = " + c.output.segy + " holds at most " + std::to_string(most) +
+      throw Error("config key 'output.segy' = " + to_text(c.output.segy) + " holds at most " + std::to_string(most) +
                   " time steps a trace (the samples field is 16 bits; t = 0 is written too), but time.steps = " +
                   std::to_string(c.time.steps) + "; lower time.steps" +
-                  (c.output.segy == "rev1" ? ", use rev2 (up to 65534)," : "") + " or set output.segy: none");
+                  (c.output.segy == SegyRevision::rev1 ? ", use rev2 (up to 65534)," : "") +
+                  " or set output.segy: none");
   }
 
   auto solver = root.child("solver");
-  solver.allow_only(
-      {"backend", "threads", "kernel", "z_block", "memory", "storage", "graphs", "device", "decomposition"});
-  c.solver.decomposition = solver.choice("decomposition", c.solver.decomposition, {"none", "z"});
-  c.solver.kernel = solver.choice("kernel", c.solver.kernel, {"auto", "naive", "smem", "tma"});
+  solver.allow_only(keys_under("solver"));
+  c.solver.decomposition = enum_choice(solver, "decomposition", c.solver.decomposition);
+  c.solver.kernel = enum_choice(solver, "kernel", c.solver.kernel);
   // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
   // (planes + z_block - 1) / z_block in int.
   c.solver.z_block =
       static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, 1 << 20, "planes (0 = the whole column)"));
-  c.solver.memory = solver.choice("memory", c.solver.memory, {"plain", "compressible"});
-  c.solver.storage = solver.choice("storage", c.solver.storage, {"fp32", "fp16"});
-  if (c.solver.storage == "fp16") {
+  c.solver.memory = enum_choice(solver, "memory", c.solver.memory);
+  c.solver.storage = enum_choice(solver, "storage", c.solver.storage);
+  if (c.solver.storage == SolverStorage::fp16) {
     // What fp16 storage exists for: one device (the naive and tma kernels, or the CPU backend's
     // emulation); forward runs of acoustic, vti and tti, and boundary-store acoustic migrations.
     const std::string key = "config key 'solver.storage' = fp16 ";
-    if (migration && c.physics.equation != "acoustic")
-      throw Error(key + "migrates physics.equation acoustic only, but it is " + c.physics.equation +
+    if (migration && c.physics.equation != Equation::acoustic)
+      throw Error(key + "migrates physics.equation acoustic only, but it is " + to_text(c.physics.equation) +
                   " (a vti/tti migration stores fp32); set solver.storage: fp32");
-    if (c.solver.decomposition == "z")
+    if (c.solver.decomposition == Decomposition::z)
       throw Error(key +
                   "is not available with solver.decomposition z (the slabs exchange fp32 halos); set "
                   "solver.storage: fp32 or solver.decomposition: none");
-    if (c.solver.kernel == "smem")
+    if (c.solver.kernel == SolverKernel::smem)
       throw Error(key + "runs with solver.kernel tma, naive or auto; smem stores fp32 only");
   }
   c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
   c.solver.device = static_cast<int>(
       solver.integer_in("device", c.solver.device, 0, 1023, "a CUDA device index (seisrtm info lists them)"));
-  c.solver.backend = solver.choice("backend", c.solver.backend, {"auto", "cpu", "cuda"});
+  c.solver.backend = enum_choice(solver, "backend", c.solver.backend);
   c.solver.threads = static_cast<int>(
       solver.integer_in("threads", c.solver.threads, 0, max_threads(),
                         "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   auto checks = root.child("checks");
-  checks.allow_only({"physical_ranges"});
+  checks.allow_only(keys_under("checks"));
   c.checks.physical_ranges = checks.boolean("physical_ranges", c.checks.physical_ranges);
   if (migration) c.migration = parse_migration(root.child("migration"));
-  if (c.migration && c.solver.storage == "fp16" && c.migration->mode != "boundary")
+  if (c.migration && c.solver.storage == SolverStorage::fp16 && c.migration->mode != MigrationMode::boundary)
     throw Error(
         "config key 'solver.storage' = fp16 migrates with migration.mode boundary only (snapshots keep "
         "fp32 levels); set migration.mode: boundary or solver.storage: fp32");
@@ -614,31 +626,23 @@ std::string to_yaml(const Config& c) {
   YAML::Emitter e;
   auto seq3 = [&](const auto& a) { e << YAML::Flow << YAML::BeginSeq << a[0] << a[1] << a[2] << YAML::EndSeq; };
   e << YAML::BeginMap;
-  e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "shape" << YAML::Value;
-  seq3(c.grid.shape);
-  e << YAML::Key << "spacing" << YAML::Value;
-  seq3(c.grid.spacing);
-  e << YAML::EndMap;
-  e << YAML::Key << "time" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "steps" << YAML::Value << c.time.steps;
-  e << YAML::Key << "dt" << YAML::Value;
-  if (c.time.dt)
-    e << *c.time.dt;
-  else
-    e << "auto";
-  e << YAML::Key << "safety" << YAML::Value << c.time.safety << YAML::EndMap;
-  e << YAML::Key << "physics" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "equation" << YAML::Value << c.physics.equation;
-  e << YAML::Key << "space_order" << YAML::Value << c.physics.space_order << YAML::EndMap;
+  // The sections whose keys each have one place in Config, written by the key table.
+  auto section = [&](const std::string& path) {
+    e << YAML::Key << path.substr(path.rfind('.') + 1) << YAML::Value << YAML::BeginMap;
+    write_section(e, c, path);
+    e << YAML::EndMap;
+  };
+  section("grid");
+  section("time");
+  section("physics");
   // Each volume in its map form; a layer's and a body's value under the volume's own name. The
   // anisotropy volumes and clamp_delta only where the equation accepts them, smoothing only for vp.
   auto volume = [&](const std::string& name, const VolumeConfig& v) {
     e << YAML::Key << name << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "type" << YAML::Value << v.type;
+    e << YAML::Key << "type" << YAML::Value << to_text(v.type);
     e << YAML::Key << "value" << YAML::Value << v.value;
     e << YAML::Key << "gradient" << YAML::Value << v.gradient;
-    if (v.type == "layers") {
+    if (v.type == VolumeType::layers) {
       e << YAML::Key << "layers" << YAML::Value << YAML::BeginSeq;
       for (const auto& l : v.layers)
         e << YAML::Flow << YAML::BeginMap << YAML::Key << "top" << YAML::Value << l.top << YAML::Key << name
@@ -664,44 +668,32 @@ std::string to_yaml(const Config& c) {
   };
   e << YAML::Key << "model" << YAML::Value << YAML::BeginMap;
   volume("vp", c.model.vp);
-  if (c.physics.equation != "acoustic") {
+  if (c.physics.equation != Equation::acoustic) {
     volume("epsilon", c.model.epsilon);
     volume("delta", c.model.delta);
-    if (c.physics.equation == "tti") {
+    if (c.physics.equation == Equation::tti) {
       volume("theta", c.model.theta);
       volume("phi", c.model.phi);
     }
     e << YAML::Key << "clamp_delta" << YAML::Value << c.model.clamp_delta;
   }
   e << YAML::EndMap;
-  e << YAML::Key << "boundary" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "damping_width" << YAML::Value << c.boundary.damping_width;
-  e << YAML::Key << "reflection" << YAML::Value << c.boundary.reflection;
-  e << YAML::Key << "free_surface" << YAML::Value << c.boundary.free_surface << YAML::EndMap;
+  section("boundary");
   e << YAML::Key << "sources" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "type" << YAML::Value << c.sources.wavelet.type;
-  e << YAML::Key << "peak_frequency" << YAML::Value << c.sources.wavelet.peak_frequency;
-  e << YAML::Key << "delay" << YAML::Value;
-  if (c.sources.wavelet.delay)
-    e << *c.sources.wavelet.delay;
-  else
-    e << "auto";
-  e << YAML::Key << "file" << YAML::Value << c.sources.wavelet.file;
-  e << YAML::Key << "dataset" << YAML::Value << c.sources.wavelet.dataset << YAML::EndMap;
-  e << YAML::Key << "interpolation" << YAML::Value << c.sources.interpolation;
+  section("sources.wavelet");
+  e << YAML::Key << "interpolation" << YAML::Value << to_text(c.sources.interpolation);
   e << YAML::Key << "shots" << YAML::Value << YAML::BeginSeq;
   for (const auto& s : c.sources.shots) seq3(s);
   e << YAML::EndSeq << YAML::EndMap;
   e << YAML::Key << "receivers" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "interpolation" << YAML::Value << c.receivers.interpolation;
-  if (c.receivers.layout == "line") {
+  e << YAML::Key << "interpolation" << YAML::Value << to_text(c.receivers.interpolation);
+  if (c.receivers.layout == ReceiverLayout::line) {
     e << YAML::Key << "line" << YAML::Value << YAML::BeginMap << YAML::Key << "start" << YAML::Value;
     seq3(c.receivers.line.start);
     e << YAML::Key << "end" << YAML::Value;
     seq3(c.receivers.line.end);
     e << YAML::Key << "count" << YAML::Value << c.receivers.line.count << YAML::EndMap;
-  } else if (c.receivers.layout == "grid") {
+  } else if (c.receivers.layout == ReceiverLayout::grid) {
     const auto& g = c.receivers.grid;
     e << YAML::Key << "grid" << YAML::Value << YAML::BeginMap << YAML::Key << "origin" << YAML::Value;
     seq3(g.origin);
@@ -709,46 +701,29 @@ std::string to_yaml(const Config& c) {
       << YAML::EndSeq;
     e << YAML::Key << "count" << YAML::Value << YAML::Flow << YAML::BeginSeq << g.count[0] << g.count[1] << YAML::EndSeq
       << YAML::EndMap;
-  } else if (c.receivers.layout == "list") {
+  } else if (c.receivers.layout == ReceiverLayout::list) {
     e << YAML::Key << "list" << YAML::Value << YAML::BeginSeq;
     for (const auto& r : c.receivers.list) seq3(r);
     e << YAML::EndSeq;
   }
   e << YAML::EndMap;
-  e << YAML::Key << "output" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "directory" << YAML::Value << c.output.directory;
-  e << YAML::Key << "name" << YAML::Value << c.output.name;
-  e << YAML::Key << "snapshot_interval" << YAML::Value << c.output.snapshot_interval;
-  e << YAML::Key << "traces" << YAML::Value << c.output.traces;
-  e << YAML::Key << "model" << YAML::Value << c.output.model;
-  e << YAML::Key << "pictures" << YAML::Value << c.output.pictures;
-  e << YAML::Key << "segy" << YAML::Value << c.output.segy << YAML::EndMap;
-  e << YAML::Key << "solver" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "backend" << YAML::Value << c.solver.backend;
-  e << YAML::Key << "threads" << YAML::Value << c.solver.threads;
-  e << YAML::Key << "kernel" << YAML::Value << c.solver.kernel;
-  e << YAML::Key << "z_block" << YAML::Value << c.solver.z_block;
-  e << YAML::Key << "memory" << YAML::Value << c.solver.memory;
-  e << YAML::Key << "storage" << YAML::Value << c.solver.storage;
-  e << YAML::Key << "graphs" << YAML::Value << c.solver.graphs;
-  e << YAML::Key << "device" << YAML::Value << c.solver.device;
-  e << YAML::Key << "decomposition" << YAML::Value << c.solver.decomposition << YAML::EndMap;
-  e << YAML::Key << "checks" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "physical_ranges" << YAML::Value << c.checks.physical_ranges << YAML::EndMap;
+  section("output");
+  section("solver");
+  section("checks");
   if (c.migration) {
     const MigrationConfig& m = *c.migration;
     e << YAML::Key << "migration" << YAML::Value << YAML::BeginMap;
     e << YAML::Key << "data" << YAML::Value << m.data;
-    e << YAML::Key << "mode" << YAML::Value << m.mode;
+    e << YAML::Key << "mode" << YAML::Value << to_text(m.mode);
     e << YAML::Key << "image_interval" << YAML::Value;
     if (m.image_interval > 0)
       e << m.image_interval;
     else
       e << "auto";
     e << YAML::Key << "illumination_epsilon" << YAML::Value << m.illumination_epsilon;
-    e << YAML::Key << "data_filter" << YAML::Value << m.data_filter;
+    e << YAML::Key << "data_filter" << YAML::Value << to_text(m.data_filter);
     e << YAML::Key << "fused" << YAML::Value << m.fused;
-    e << YAML::Key << "store" << YAML::Value << m.store;
+    e << YAML::Key << "store" << YAML::Value << to_text(m.store);
     e << YAML::Key << "depth_slice" << YAML::Value;
     if (m.depth_slice)
       e << *m.depth_slice;
@@ -757,8 +732,8 @@ std::string to_yaml(const Config& c) {
     if (m.wavelet) {
       const WaveletConfig& w = *m.wavelet;
       e << YAML::Key << "wavelet" << YAML::Value << YAML::BeginMap;
-      e << YAML::Key << "type" << YAML::Value << w.type;
-      if (w.type == "ricker") {
+      e << YAML::Key << "type" << YAML::Value << to_text(w.type);
+      if (w.type == WaveletType::ricker) {
         e << YAML::Key << "peak_frequency" << YAML::Value << w.peak_frequency;
         e << YAML::Key << "delay" << YAML::Value;
         if (w.delay)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "io/config_enums.hpp"
+
 namespace seisrtm {
 
 struct GridConfig {
@@ -24,8 +26,8 @@ struct PhysicsConfig {
   // acoustic: isotropic. vti, tti: the pseudo-acoustic p/q system of validation/cpu_tti.hpp with
   // a vertical (vti) or tilted (tti) symmetry axis; model.epsilon and model.delta (and
   // model.theta, model.phi for tti) then describe the anisotropy.
-  std::string equation = "acoustic";  // acoustic | vti | tti
-  int space_order = 8;                // 2, 4, 8 or 16
+  Equation equation = Equation::acoustic;
+  int space_order = 8;  // 2, 4, 8 or 16
 };
 
 // One layer of a `layers` volume. In YAML the value key is the volume's name: {top: 0, vp: 1500}
@@ -47,9 +49,9 @@ struct BodyConfig {
 // One model volume (model.vp, model.epsilon, ...): how its value varies over the grid, in the
 // volume's own units.
 struct VolumeConfig {
-  std::string type = "constant";  // constant | gradient | layers | file
-  double value = 0;               // constant; gradient: value at z = 0
-  double gradient = 0;            // gradient: d value / dz, per m
+  VolumeType type = VolumeType::constant;
+  double value = 0;     // constant; gradient: value at z = 0
+  double gradient = 0;  // gradient: d value / dz, per m
   std::vector<LayerConfig> layers;
   std::string file;                // HDF5 file (file)
   std::string dataset;             // dataset in that file, shape [nz, ny, nx]
@@ -85,7 +87,7 @@ struct BoundaryConfig {
 };
 
 struct WaveletConfig {
-  std::string type = "ricker";      // ricker | file
+  WaveletType type = WaveletType::ricker;
   double peak_frequency = 10;       // Hz
   std::optional<double> delay;      // s; empty = 1.2 / peak_frequency
   std::string file;                 // HDF5 file (file)
@@ -94,7 +96,7 @@ struct WaveletConfig {
 
 struct SourceConfig {
   WaveletConfig wavelet;
-  std::string interpolation = "trilinear";   // nearest | trilinear | hicks
+  Interpolation interpolation = Interpolation::trilinear;
   std::vector<std::array<double, 3>> shots;  // m
 };
 
@@ -111,8 +113,8 @@ struct ReceiverGrid {
 };
 
 struct ReceiverConfig {
-  std::string interpolation = "trilinear";
-  std::string layout = "none";  // line | grid | list | none
+  Interpolation interpolation = Interpolation::trilinear;
+  ReceiverLayout layout = ReceiverLayout::none;
   ReceiverLine line;
   ReceiverGrid grid;
   std::vector<std::array<double, 3>> list;
@@ -130,24 +132,24 @@ struct OutputConfig {
   bool model = true;
   bool pictures = true;
   // SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (io/segy.hpp): none | rev1 | rev2.
-  std::string segy = "none";
+  SegyRevision segy = SegyRevision::none;
 };
 
 struct SolverConfig {
-  std::string backend = "auto";  // auto | cpu | cuda
-  int threads = 0;               // CPU threads; 0 = all
-  std::string kernel = "auto";   // cuda: naive | smem | tma | auto (= tma)
-  int z_block = 32;              // cuda: planes per block along z; 0 = the whole column
-  std::string memory = "plain";  // cuda: plain | compressible
+  SolverBackend backend = SolverBackend::automatic;
+  int threads = 0;                                // CPU threads; 0 = all
+  SolverKernel kernel = SolverKernel::automatic;  // cuda; auto = tma
+  int z_block = 32;                               // cuda: planes per block along z; 0 = the whole column
+  SolverMemory memory = SolverMemory::plain;      // cuda
   // fp32 | fp16: wavefields and model in 16 bits, arithmetic in fp32 (forward runs of acoustic,
   // vti and tti, acoustic migrations; kernels/acoustic.hpp, Storage; the CPU backend emulates it,
   // validation/half.hpp).
-  std::string storage = "fp32";
+  SolverStorage storage = SolverStorage::fp32;
   bool graphs = true;  // cuda: time loop as CUDA graphs
   int device = 0;      // cuda: the CUDA device index (CUDA_VISIBLE_DEVICES applies)
   // Under mpirun: none = shots across ranks; z = every shot over all ranks, the grid split into
   // z slabs (solver/decomposition.hpp).
-  std::string decomposition = "none";
+  Decomposition decomposition = Decomposition::none;
 };
 
 // Direct-arrival mute of the observed data: zero above t = offset / velocity + t0 - taper, a
@@ -174,8 +176,8 @@ struct SegyHeaderConfig {
 
 // Reverse-time migration (seisrtm migrate): present only in migration configs.
 struct MigrationConfig {
-  std::string data;               // HDF5 file written by seisrtm run (traces, positions, dt)
-  std::string mode = "boundary";  // boundary | snapshots: how the source field is rebuilt
+  std::string data;                              // HDF5 file written by seisrtm run (traces, positions, dt)
+  MigrationMode mode = MigrationMode::boundary;  // how the source field is rebuilt
   // Steps between imaging time levels; 0 = auto: the largest k with 1 / (k dt) > 2 f_max (the
   // zero-lag sum of S R is then the same as at every step, up to the wavelet's band limit).
   long long image_interval = 0;
@@ -184,7 +186,7 @@ struct MigrationConfig {
   // Data filter (-i w)^alpha before back-propagation (docs/ADJOINT.md): the correlation image
   // of an areal spread is rotated by 90 degrees in phase (derivative, alpha = 1, undoes it),
   // of a line by 45 (half_derivative, alpha = 1/2). auto picks by the receivers' spread.
-  std::string data_filter = "auto";   // auto | derivative | half_derivative | none
+  DataFilter data_filter = DataFilter::automatic;
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
   // GPU, tma, space order <= 8: one fused kernel per backward step (both fields and imaging);
   // false: separate kernels. Measured on an H100 at 800^3 (2026-11-22): with image_interval
@@ -193,7 +195,7 @@ struct MigrationConfig {
   bool fused = true;
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).
-  std::string store = "auto";  // auto | device | host
+  BoundaryStore store = BoundaryStore::automatic;
   // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;

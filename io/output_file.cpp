@@ -195,8 +195,8 @@ std::vector<InputFile> input_files(const Config& c) {
                                                                  {"theta", &c.model.theta},
                                                                  {"phi", &c.model.phi}};
   for (const auto& [name, vol] : volumes)
-    if (vol->type == "file") add(vol->file, std::string("model.") + name + ".file");
-  if (c.sources.wavelet.type == "file") add(c.sources.wavelet.file, "sources.wavelet.file");
+    if (vol->type == VolumeType::file) add(vol->file, std::string("model.") + name + ".file");
+  if (c.sources.wavelet.type == WaveletType::file) add(c.sources.wavelet.file, "sources.wavelet.file");
   if (!c.migration) return v;
   const MigrationConfig& mc = *c.migration;
   if (!is_segy_path(mc.data)) {
@@ -211,7 +211,7 @@ std::vector<InputFile> input_files(const Config& c) {
     }
     for (const auto& f : files) add(f, "migration.data");
   }
-  if (mc.wavelet && mc.wavelet->type == "file") add(mc.wavelet->file, "migration.wavelet.file");
+  if (mc.wavelet && mc.wavelet->type == WaveletType::file) add(mc.wavelet->file, "migration.wavelet.file");
   return v;
 }
 

@@ -81,7 +81,7 @@ class PhaseTimer {
 int migration_volumes(const Problem& pb) {
   // acoustic: s, s_prev, r, r_prev, m, image, illumination; vti: + q and q_prev of both fields,
   // a and b; tti: + theta and phi.
-  return 7 + (pb.equation == "tti" ? 8 : pb.equation == "vti" ? 6 : 0);
+  return 7 + (pb.equation == Equation::tti ? 8 : pb.equation == Equation::vti ? 6 : 0);
 }
 
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab) {
@@ -96,7 +96,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
   f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * (f.image_volume + round);
-  const bool boundary = pb.config.migration->mode == "boundary";
+  const bool boundary = pb.config.migration->mode == MigrationMode::boundary;
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
   f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * eb : 0;
@@ -115,14 +115,15 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
 }
 
 bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
-  const std::string& where = pb.config.migration->store;
+  const BoundaryStore where = pb.config.migration->store;
   // (Ranks on one node share its memory: each counts its share, as none has pinned yet.)
   const double host_free = available_host_memory() / std::max(1, cluster::local_size());
   // The host store needs the store pinned beside the host's own volumes (image, illumination,
   // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
-  const double own = 6.0 + (pb.equation == "tti" ? 4 : pb.equation == "vti" ? 2 : 0);
+  const double own = 6.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
   const bool host_fits = host_free > 0 && double(fp.store) + own * fp.image_volume < 0.8 * host_free;
-  const bool host = where == "host" || (where == "auto" && fp.total > free_b && host_fits);
+  const bool host =
+      where == BoundaryStore::host || (where == BoundaryStore::automatic && fp.total > free_b && host_fits);
   const std::size_t need = host ? fp.total_host_store : fp.total;
   if (need > free_b || (host && !host_fits)) {
     const std::size_t spare =
@@ -616,9 +617,9 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   d.anisotropic = pb.anisotropic();
-  d.tilted = pb.equation == "tti";
+  d.tilted = pb.equation == Equation::tti;
   d.nf = d.anisotropic ? 2 : 1;
-  if (pb.config.migration->mode != "boundary")
+  if (pb.config.migration->mode != MigrationMode::boundary)
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
@@ -626,7 +627,7 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
   // kernels whatever migration.fused says (name() says so).
   d.half = opt.storage == kernels::Storage::fp16;
   d.eb = kernels::storage_bytes(opt.storage);
-  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab}, nullptr);
+  if (const std::string why = cannot_implement({opt.variant, to_text(pb.equation), opt.storage, true, slab}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   // fp16 takes the separate backward kernels (the fused step reads floats).
@@ -749,7 +750,7 @@ std::string CudaMigrator::name() const {
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.shape) +
                                       tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false) + ")"
                                 : "";
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape +
+  return std::string("cuda ") + (d.anisotropic ? to_text(d.pb.equation) + " " : "") + v + shape +
          (d.half ? ", fp16 storage" : "") + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.fused_shape) + ")"

@@ -37,15 +37,16 @@ std::string gib(std::size_t b) {
 CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   o.device = c.solver.device;
-  const std::string& k = c.solver.kernel;
-  o.variant = k == "auto" ? kernels::Variant::tma : variant_named(k);
-  o.storage = c.solver.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
+  const SolverKernel k = c.solver.kernel;
+  o.variant = k == SolverKernel::automatic ? kernels::Variant::tma : variant_named(to_text(k));
+  o.storage = c.solver.storage == SolverStorage::fp16 ? kernels::Storage::fp16 : kernels::Storage::fp32;
   // auto without TMA: smem for acoustic in fp32, naive for fp16 and vti/tti (no smem variant).
-  if (k == "auto" && !query_gpu(o.device).tma)
-    o.variant = c.physics.equation == "acoustic" && o.storage == kernels::Storage::fp32 ? kernels::Variant::smem
-                                                                                        : kernels::Variant::naive;
+  if (k == SolverKernel::automatic && !query_gpu(o.device).tma)
+    o.variant = c.physics.equation == Equation::acoustic && o.storage == kernels::Storage::fp32
+                    ? kernels::Variant::smem
+                    : kernels::Variant::naive;
   o.z_block = c.solver.z_block;
-  o.memory = c.solver.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
+  o.memory = c.solver.memory == SolverMemory::compressible ? MemoryKind::compressible : MemoryKind::plain;
   o.graphs = c.solver.graphs;
   o.snapshots = c.output.snapshot_interval > 0 && c.output.snapshot_interval <= c.time.steps;
   return o;
@@ -192,7 +193,7 @@ TtiVolumes tti_volumes(const Problem& pb, long long nxp, MemoryKind kind, std::s
   TtiVolumes v;
   v.a = model_volume(pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); });
   v.b = model_volume(pb, nxp, kind, warning, [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); });
-  if (pb.equation == "tti") {
+  if (pb.equation == Equation::tti) {
     // Reduced to [-pi, pi], where the kernel's __sincosf is accurate (kernels/tti_common.cuh).
     const double two_pi = 2 * std::acos(-1.0);
     v.theta =
@@ -210,7 +211,7 @@ TtiVolumes tti_volumes_half(const Problem& pb, long long nxp, MemoryKind kind, s
       pb, nxp, kind, warning, [&](long long i) { return 1 + 2 * double(pb.epsilon[i]); }, &scales[0]);
   v.b = half_model_volume(
       pb, nxp, kind, warning, [&](long long i) { return std::sqrt(1 + 2 * double(pb.delta[i])); }, &scales[1]);
-  if (pb.equation == "tti") {
+  if (pb.equation == Equation::tti) {
     const double two_pi = 2 * std::acos(-1.0);
     v.theta = half_model_volume(
         pb, nxp, kind, warning, [&](long long i) { return std::remainder(double(pb.theta[i]), two_pi); }, &scales[2]);
@@ -231,7 +232,7 @@ void set_tti_model(kernels::TtiArgs& args, const DeviceBuffer& m, const TtiVolum
 
 int device_volumes(const Problem& p, const CudaOptions& o) {
   // acoustic: p, p_prev, m; vti: p, p_prev, q, q_prev, m, a, b; tti: + theta, phi.
-  const int base = p.equation == "tti" ? 9 : p.equation == "vti" ? 7 : 3;
+  const int base = p.equation == Equation::tti ? 9 : p.equation == Equation::vti ? 7 : 3;
   return base + (o.snapshots ? 1 : 0);
 }
 
@@ -579,7 +580,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
   d.half = opt.storage == kernels::Storage::fp16;
-  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage}, nullptr); !why.empty())
+  if (const std::string why = cannot_implement({opt.variant, to_text(pb.equation), opt.storage}, nullptr); !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
@@ -599,7 +600,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     d.m = model_volume(pb, d.nxp, opt.memory, &warning, m_value);
   }
   d.anisotropic = pb.anisotropic();
-  d.tilted = pb.equation == "tti";
+  d.tilted = pb.equation == Equation::tti;
   if (d.anisotropic) {
     for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
     d.tti = d.half ? tti_volumes_half(pb, d.nxp, opt.memory, &warning, d.tti_scales)
@@ -681,8 +682,8 @@ std::string CudaPropagator::name() const {
                                             : std::string(" (") + kernels::tma_shape_name(d.shape) + ")" +
                                                   tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false);
   const std::string storage = d.half ? ", fp16 storage" : "";
-  return std::string("cuda ") + (d.anisotropic ? d.pb.equation + " " : "") + v + shape + storage + ", z_block " +
-         std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
+  return std::string("cuda ") + (d.anisotropic ? to_text(d.pb.equation) + " " : "") + v + shape + storage +
+         ", z_block " + std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
          " memory, graphs " + (d.opt.graphs ? "on" : "off") + " on " + g.name;
 }
 

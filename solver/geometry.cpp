@@ -8,8 +8,7 @@
 
 namespace seisrtm {
 
-void axis_weights(double x, long long n, const std::string& method, std::vector<long long>& idx,
-                  std::vector<double>& w) {
+void axis_weights(double x, long long n, Interpolation method, std::vector<long long>& idx, std::vector<double>& w) {
   idx.clear();
   w.clear();
   auto push = [&](long long i, double wi) {
@@ -18,9 +17,9 @@ void axis_weights(double x, long long n, const std::string& method, std::vector<
       w.push_back(wi);
     }
   };
-  if (method == "nearest") {
+  if (method == Interpolation::nearest) {
     push(std::llround(x), 1.0);
-  } else if (method == "trilinear") {
+  } else if (method == Interpolation::trilinear) {
     const double f = std::floor(x);
     const double t = x - f;
     push(static_cast<long long>(f), 1 - t);
@@ -43,14 +42,14 @@ void axis_weights(double x, long long n, const std::string& method, std::vector<
   }
 }
 
-bool only_on_top_plane(const Grid& g, const std::array<double, 3>& pos, const std::string& method) {
+bool only_on_top_plane(const Grid& g, const std::array<double, 3>& pos, Interpolation method) {
   std::vector<long long> idx;
   std::vector<double> w;
   axis_weights(pos[2] / g.h[2], g.n[2], method, idx, w);
   return std::all_of(idx.begin(), idx.end(), [](long long i) { return i == 0; });
 }
 
-void PointSet::add(const Grid& g, const std::array<double, 3>& pos, const std::string& method) {
+void PointSet::add(const Grid& g, const std::array<double, 3>& pos, Interpolation method) {
   std::array<std::vector<long long>, 3> idx;
   std::array<std::vector<double>, 3> w;
   for (int a = 0; a < 3; ++a) axis_weights(pos[a] / g.h[a], g.n[a], method, idx[a], w[a]);

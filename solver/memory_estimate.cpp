@@ -24,35 +24,35 @@ namespace seisrtm {
 namespace {
 
 double receiver_count(const ReceiverConfig& r) {
-  if (r.layout == "line") return double(r.line.count);
-  if (r.layout == "grid") return double(r.grid.count[0]) * double(r.grid.count[1]);
-  if (r.layout == "list") return double(r.list.size());
+  if (r.layout == ReceiverLayout::line) return double(r.line.count);
+  if (r.layout == ReceiverLayout::grid) return double(r.grid.count[0]) * double(r.grid.count[1]);
+  if (r.layout == ReceiverLayout::list) return double(r.list.size());
   return 0;
 }
 
 // Cells a point touches (PointSet::add): 1, 2^3, or the Hicks window of 2 kHicksRadius a side.
-double points_per_receiver(const std::string& method) {
-  if (method == "nearest") return 1;
-  if (method == "trilinear") return 8;
+double points_per_receiver(Interpolation method) {
+  if (method == Interpolation::nearest) return 1;
+  if (method == Interpolation::trilinear) return 8;
   const double side = 2.0 * kHicksRadius;
   return side * side * side;
 }
 
 }  // namespace
 
-HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& backend) {
+HostMemoryEstimate estimate_host_memory(const Config& c, SolverBackend backend) {
   // Everything in double: the products of a bad config may not fit 64-bit integers.
   HostMemoryEstimate e;
-  e.backend = backend;
-  const bool cuda = backend == "cuda";
+  e.backend = to_text(backend);
+  const bool cuda = backend == SolverBackend::cuda;
   e.cells = double(c.grid.shape[0]) * double(c.grid.shape[1]) * double(c.grid.shape[2]);
   e.receivers = receiver_count(c.receivers);
   e.steps = double(c.time.steps);
   const double volume = 4 * e.cells;  // one float volume
   e.model = volume;
   // vti, tti: the anisotropy volumes of the Problem, built one after another next to vp.
-  const std::string& equation = c.physics.equation;
-  e.anisotropy = (equation == "tti" ? 4 : equation == "vti" ? 2 : 0) * volume;
+  const Equation equation = c.physics.equation;
+  e.anisotropy = (equation == Equation::tti ? 4 : equation == Equation::vti ? 2 : 0) * volume;
   if (c.model.vp.smoothing > 0) e.smoothing = 2 * volume;
   // PointSet: a cell index (8 B) and a weight (4 B) per touched cell, copied once more for the
   // upload (cuda); its position, offset and the list it was made from: 64 B a receiver.
@@ -71,7 +71,7 @@ HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& back
     const double copies = 2 + (c.output.pictures && e.receivers > 0 ? 1 : 0);
     e.traces = copies * 4 * e.receivers * e.steps;
   }
-  if (!c.migration && c.solver.decomposition == "z" && cluster::size() > 1) {
+  if (!c.migration && c.solver.decomposition == Decomposition::z && cluster::size() > 1) {
     // Every rank builds the whole grid's model, then copies its slab (at most nz / ranks + 1 own
     // planes and the halos: solver/decomposition.hpp) and steps the slab only; every rank on this
     // node does at once.
@@ -107,9 +107,10 @@ void check_host_memory(const HostMemoryEstimate& e, const Config& c, double avai
   const double grid_part = e.model + e.anisotropy + e.smoothing + e.wavefields + e.volumes;
   // A migration's receivers come from its data file, not from a receivers key.
   const std::string rec_key = c.migration ? "the receivers of migration.data '" + c.migration->data + "'"
-                              : c.receivers.layout == "none" ? "the receiver count"
-                              : c.receivers.layout == "list" ? "receivers.list"
-                                                             : "receivers." + c.receivers.layout + ".count";
+                              : c.receivers.layout == ReceiverLayout::none ? "the receiver count"
+                              : c.receivers.layout == ReceiverLayout::list
+                                  ? "receivers.list"
+                                  : "receivers." + to_text(c.receivers.layout) + ".count";
   std::string fix;
   if (grid_part >= e.traces && grid_part >= e.geometry)
     fix = "shrink grid.shape (" + std::to_string(static_cast<long long>(e.cells)) + " cells)";
@@ -119,7 +120,7 @@ void check_host_memory(const HostMemoryEstimate& e, const Config& c, double avai
           (c.output.pictures ? ", held three times (output.pictures: false saves one)" : ", held twice");
   else
     fix = "lower " + rec_key + " (" + std::to_string(static_cast<long long>(e.receivers)) + " receivers, " +
-          c.receivers.interpolation + " interpolation) or time.steps (" +
+          to_text(c.receivers.interpolation) + " interpolation) or time.steps (" +
           std::to_string(static_cast<long long>(e.steps)) + ")";
   throw Error("the run needs " + e.describe() + " but " + gib(available) + " is available (" + source +
               "; a run may use " + std::to_string(static_cast<int>(kHostMemoryMargin * 100)) + "% of it): " + fix);

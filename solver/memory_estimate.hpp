@@ -29,7 +29,7 @@ struct HostMemoryEstimate {
 };
 
 // A forward run of `c` (a migration config: only what building its problem holds).
-HostMemoryEstimate estimate_host_memory(const Config& c, const std::string& backend);
+HostMemoryEstimate estimate_host_memory(const Config& c, SolverBackend backend);
 // Fraction of the available memory a run may plan to use; the rest is left to the system, the
 // HDF5 library and what the estimate does not count (a few MiB of buffers).
 inline constexpr double kHostMemoryMargin = 0.9;

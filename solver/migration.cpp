@@ -132,7 +132,7 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     if (!segy) return io::read_observed(mc.data, with_traces, host_limit);
     io::ObservedData o = io::read_segy(mc.data, mc.segy_headers, with_traces, host_limit);
     const WaveletConfig& w = *mc.wavelet;
-    if (w.type == "ricker") {
+    if (w.type == WaveletType::ricker) {
       const double delay = w.delay ? *w.delay : 1.2 / w.peak_frequency;
       o.wavelet.resize(static_cast<size_t>(o.samples));
       for (long long n = 0; n < o.samples; ++n)
@@ -198,7 +198,7 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
-  cc.receivers.layout = "list";
+  cc.receivers.layout = ReceiverLayout::list;
   cc.receivers.list = d.receiver_positions;
   const bool steps_auto = c.time.steps == 0;
   if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
@@ -314,11 +314,11 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
       const long long s = tr / nrec, r = tr % nrec;
       // Sample n of a trace is at t = (n + 1) dt, for the data and for the migration.
       auto y = resample(d.traces.data() + tr * d.samples, d.samples, d.dt, d.dt, nt, p.dt, p.dt);
-      if (in.data_filter != "none") {
+      if (in.data_filter != DataFilter::none) {
         // (-i w)^alpha: the correlation image of a wide areal aperture carries 1 / (-i w) (a
         // 90 degree rotation) from the sum over receivers, a line's half of it; the filter
         // undoes it with the reflection coefficient's sign (docs/ADJOINT.md).
-        y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == "derivative" ? 1.0 : 0.5);
+        y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == DataFilter::derivative ? 1.0 : 0.5);
       }
       if (mc.mute.enabled) {
         double off = 0;
@@ -350,9 +350,9 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   return in;
 }
 
-std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& rec) {
-  if (key != "auto") return key;
-  if (rec.empty()) return "none";
+DataFilter resolve_data_filter(DataFilter key, const std::vector<std::array<double, 3>>& rec) {
+  if (key != DataFilter::automatic) return key;
+  if (rec.empty()) return DataFilter::none;
   double mx = 0, my = 0;
   for (const auto& r : rec) mx += r[0], my += r[1];
   mx /= rec.size();
@@ -366,12 +366,12 @@ std::string resolve_data_filter(const std::string& key, const std::vector<std::a
   // Eigenvalues of the 2 x 2 covariance: the spread's squared extents along its principal axes.
   const double mean = 0.5 * (cxx + cyy), dev = std::sqrt(0.25 * (cxx - cyy) * (cxx - cyy) + cxy * cxy);
   const double big = mean + dev, small = std::max(0.0, mean - dev);
-  if (big <= 0) return "none";
-  return std::sqrt(small / big) >= 0.5 ? "derivative" : "half_derivative";
+  if (big <= 0) return DataFilter::none;
+  return std::sqrt(small / big) >= 0.5 ? DataFilter::derivative : DataFilter::half_derivative;
 }
 
 std::string MigrationPlan::describe() const {
-  std::string s = "migration plan: source field by " + mode + ", store " + gib(store_bytes) + " per shot";
+  std::string s = "migration plan: source field by " + to_text(mode) + ", store " + gib(store_bytes) + " per shot";
   s += ", volumes " + gib(volumes_bytes) + ", data " + gib(data_bytes) + ": " + gib(total_bytes) + " of host memory";
   if (available_bytes > 0) s += " (" + gib(available_bytes) + " available)";
   return s;
@@ -399,14 +399,14 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
   if (pb.anisotropic()) {
     double padded = 4;
     for (int a = 0; a < 3; ++a) padded *= static_cast<double>(pb.grid.n[a] + 2 * pb.radius);
-    const double model = pb.equation == "tti" ? 5 : 3;
+    const double model = pb.equation == Equation::tti ? 5 : 3;
     pl.volumes_bytes = (model + 2 * 6 + 1 + 6) * pl.volume_bytes + 2 * 8 * padded;
   }
   const double traces = double(pb.shot_count()) * pb.receivers.size();
   const double data_fixed = 4 * traces * data_samples, data_per_step = 4 * traces;  // as read; resampled
   pl.data_bytes = data_fixed + data_per_step * pb.steps;
   double per_step = 0;
-  if (mc.mode == "boundary") {
+  if (mc.mode == MigrationMode::boundary) {
     // The shell of every field the wave steps: p, or p and q for vti and tti (imaging reads p
     // only, so snapshots keep p alone).
     const double fields = pb.anisotropic() ? 2 : 1;
@@ -422,8 +422,9 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
   const double spare = 0.9 * available - pl.volumes_bytes - data_fixed;
   pl.max_steps = spare > 0 ? static_cast<long long>(spare / (per_step + data_per_step)) : 0;
   if (available > 0 && pl.total_bytes > 0.9 * available) {
-    std::string alt =
-        mc.mode == "boundary" ? "" : "; migration.mode: boundary needs far less, or raise migration.image_interval";
+    std::string alt = mc.mode == MigrationMode::boundary
+                          ? ""
+                          : "; migration.mode: boundary needs far less, or raise migration.image_interval";
     // Fewer steps migrate only the start of the record (time.steps, auto = all of it): worth
     // saying only where at least the two steps a migration needs fit; else the volumes and the
     // data as read are too large by themselves.
@@ -436,8 +437,8 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
             : "the volumes and the data as read (" + gib(pl.volumes_bytes + data_fixed) +
                   ") leave no room for the store of even 2 steps: a coarser grid.shape, or fewer shots or receivers "
                   "in the data";
-    throw Error(data.describe() + ": the migration needs " + gib(pl.total_bytes) + " of host memory (" + mc.mode +
-                " store " + gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " +
+    throw Error(data.describe() + ": the migration needs " + gib(pl.total_bytes) + " of host memory (" +
+                to_text(mc.mode) + " store " + gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " +
                 gib(pl.data_bytes) + ") but " + gib(available) + " is available; " + fix + alt);
   }
   return pl;
@@ -479,7 +480,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   const Grid& g = pb.grid;
   const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
   // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
-  const bool slabs = pb.config.solver.decomposition == "z";
+  const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const bool whole = !slabs || cluster::rank() == 0;
   image.assign(whole ? static_cast<size_t>(g.cells()) : 0, 0.0f);
   illumination.assign(image.size(), 0.0f);
@@ -503,7 +504,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // them: the sum a one-process CPU run makes, bit for bit.
   // Decomposed (solver.decomposition z): every rank migrates every shot over its slab, the
   // migrator's calls are collective, rank 0 adds each shot's gathered image in shot order.
-  if (pb.config.solver.decomposition == "z") {
+  if (pb.config.solver.decomposition == Decomposition::z) {
     const std::string& dir = pb.config.output.directory;
     const long long chunk = std::max(1LL, nt / 100);
     for (long long s = 0; s < nshots; ++s) {

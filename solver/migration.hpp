@@ -30,16 +30,16 @@ struct MigrationInput {
   std::string data_file;
   double data_dt = 0;  // s
   long long data_samples = 0;
-  long long muted_samples = 0;  // samples zeroed by the mute (all traces)
-  std::string data_filter;      // derivative | half_derivative | none, as applied
-  double f_max = 0;             // Hz, highest useful frequency of the data's wavelet
+  long long muted_samples = 0;                // samples zeroed by the mute (all traces)
+  DataFilter data_filter = DataFilter::none;  // as applied: never automatic
+  double f_max = 0;                           // Hz, highest useful frequency of the data's wavelet
 };
 
 // What data_filter auto means for a receiver spread: derivative when the spread's smaller
 // horizontal extent along its principal axes (the square root of the smaller eigenvalue of the
 // x-y covariance) is at least half the larger (an area), half_derivative for a line or a narrow
 // swath in any direction, none for a single point.
-std::string resolve_data_filter(const std::string& key, const std::vector<std::array<double, 3>>& receivers);
+DataFilter resolve_data_filter(DataFilter key, const std::vector<std::array<double, 3>>& receivers);
 
 // Reads and checks the data file of c.migration, builds the problem (sources and receivers
 // from the file, steps = the record length when time.steps is auto), resamples traces and
@@ -62,7 +62,7 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
 
 // Host memory of a CPU migration, bytes.
 struct MigrationPlan {
-  std::string mode;          // boundary | snapshots
+  MigrationMode mode = MigrationMode::boundary;
   double volume_bytes = 0;   // one float volume
   double volumes_bytes = 0;  // model, two wavefield pairs, image, illumination, outputs
   double data_bytes = 0;     // observed data at both sample rates

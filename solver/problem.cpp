@@ -98,7 +98,7 @@ void check_vp_range(const Config& c, const Grid& g, const std::vector<float>& vp
     if ((v >= kVpMin && v <= kVpMax) || (it == &*mx && *mx == *mn)) continue;
     const auto i = static_cast<size_t>(it - vp.data());
     const VolumeConfig& m = c.model.vp;
-    const std::string where = m.type == "file"
+    const std::string where = m.type == VolumeType::file
                                   ? "model file '" + m.file + "' dataset '" + m.dataset + "' (model.vp.file) has vp = "
                                   : "config key 'model.vp' gives vp = ";
     const std::string what = v < kVpMin
@@ -229,8 +229,8 @@ std::vector<float> sample_volume(const VolumeConfig& m, const Grid& g) {
       // Node iz's cell, clipped to the model: the top node's cell is [0, hz/2].
       const double a = std::max(0.0, (iz - 0.5) * hz), b = std::min(z_max, (iz + 0.5) * hz);
       double v = m.value;
-      if (m.type == "gradient") v = T::from(T::gradient_mean(m.value, m.gradient, a, b));
-      if (m.type == "layers") v = T::from(layers_mean<T>(layers, a, b));
+      if (m.type == VolumeType::gradient) v = T::from(T::gradient_mean(m.value, m.gradient, a, b));
+      if (m.type == VolumeType::layers) v = T::from(layers_mean<T>(layers, a, b));
       if (dipping)
         vol[iz * g.n[0] * g.n[1] + col] = static_cast<float>(v);
       else
@@ -273,7 +273,7 @@ size_t first_where(size_t n, Bad bad) {
 
 std::vector<float> build_velocity(const Config& c, const Grid& g) {
   const VolumeConfig& m = c.model.vp;
-  if (m.type == "file") {
+  if (m.type == VolumeType::file) {
     std::vector<float> vp = read_volume_file(m, g);
     const size_t i = first_where(vp.size(), [&](size_t k) { return !std::isfinite(vp[k]) || vp[k] <= 0; });
     if (i < vp.size())
@@ -281,10 +281,10 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
                   cell_text(g, i) + "; velocities must be finite and > 0 m/s");
     return vp;
   }
-  if (m.type == "constant" && !(m.value > 0))
+  if (m.type == VolumeType::constant && !(m.value > 0))
     throw Error("config key 'model.vp' gives vp = " + fmt(m.value) + " m/s; velocities must be > 0");
   // Checked here, serially: an exception must not leave the parallel loop of sample_volume.
-  if (m.type == "gradient")
+  if (m.type == VolumeType::gradient)
     for (long long iz = 0; iz < g.n[2]; ++iz)
       check_gradient_velocity(m.value, m.gradient, std::max(0.0, (iz - 0.5) * g.h[2]),
                               std::min(g.extent(2), (iz + 0.5) * g.h[2]));
@@ -300,7 +300,7 @@ std::vector<float> build_anisotropy(const Config& c, const Grid& g, const std::s
                                                 : nullptr;
   if (!found) throw Error("build_anisotropy: no model volume '" + name + "'; valid: epsilon, delta, theta, phi");
   const VolumeConfig& m = *found;
-  if (m.type != "file") return sample_volume<Identity>(m, g);
+  if (m.type != VolumeType::file) return sample_volume<Identity>(m, g);
   std::vector<float> vol = read_volume_file(m, g);
   // Angles may take any finite value; epsilon and delta enter as 1 + 2 value (delta under a
   // square root), which must be positive.
@@ -368,7 +368,7 @@ void add_anisotropy(const Config& c, Problem& p) {
                          ": delta " + fmt(first_delta) + ", epsilon " + fmt(p.epsilon[bad]) +
                          "); the model there is not the one configured");
   }
-  if (p.equation == "tti") {
+  if (p.equation == Equation::tti) {
     // The config gives degrees; the solvers take radians, reduced to [-pi, pi] from the degrees
     // in double (a float of 1e9 degrees' radians is 2 radians coarse).
     for (const char* name : {"theta", "phi"}) {
@@ -430,7 +430,9 @@ Problem build_problem(const Config& c) {
 
   // The host memory of the whole run, before anything large is allocated; the backend that
   // solver.backend auto will choose (the GPU where there is one, as make_propagator does).
-  const std::string backend = c.solver.backend != "auto" ? c.solver.backend : gpu_available() ? "cuda" : "cpu";
+  const SolverBackend backend = c.solver.backend != SolverBackend::automatic ? c.solver.backend
+                                : gpu_available()                            ? SolverBackend::cuda
+                                                                             : SolverBackend::cpu;
   const AvailableMemory available = available_host_memory_detail();
   check_host_memory(estimate_host_memory(c, backend), c, available.bytes, available.source);
 
@@ -469,7 +471,7 @@ Problem build_problem(const Config& c) {
     if (p.dt > p.dt_max)
       throw Error("config key 'time.dt' = " + fmt(p.dt) + " s is unstable: the largest stable dt for space_order " +
                   std::to_string(c.physics.space_order) + ", v_max " + fmt(p.v_max) + " m/s" +
-                  (p.anisotropic() ? " (physics.equation " + p.equation +
+                  (p.anisotropic() ? " (physics.equation " + to_text(p.equation) +
                                          ": the fastest, horizontal P speed vp sqrt(1 + 2 epsilon))"
                                    : "") +
                   " and spacing " + fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
@@ -506,7 +508,7 @@ Problem build_problem(const Config& c) {
   const auto& wc = c.sources.wavelet;
   p.wavelet.resize(static_cast<size_t>(p.steps));
   double f_max = 0;
-  if (wc.type == "ricker") {
+  if (wc.type == WaveletType::ricker) {
     const double delay = wc.delay ? *wc.delay : 1.2 / wc.peak_frequency;
     for (long long n = 0; n < p.steps; ++n)
       p.wavelet[n] = static_cast<float>(ricker(n * p.dt, wc.peak_frequency, delay));
@@ -553,7 +555,7 @@ Problem build_problem(const Config& c) {
   // else to show). A migration replaces this wavelet with its data's (prepare_migration).
   if (!c.migration && std::all_of(p.wavelet.begin(), p.wavelet.end(), [](float v) { return v == 0.0f; }))
     throw Error("the source wavelet is zero at every one of the " + std::to_string(p.steps) + " time steps (" +
-                (wc.type == "file"
+                (wc.type == WaveletType::file
                      ? "wavelet file '" + wc.file + "' dataset '" + wc.dataset + "'"
                      : "sources.wavelet.delay " + fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s") +
                 "): every trace and snapshot would be zero; give a wavelet that is non-zero within time.steps x dt = " +
@@ -561,7 +563,7 @@ Problem build_problem(const Config& c) {
   // Below 0.1 Hz a Ricker's wavelength in water passes 15 km and its automatic delay 1.2 / f
   // passes 12 s: no source an exploration grid models peaks there, and a value typed in kHz
   // (0.015 for 15 Hz) lands there, giving a source that has not begun within the record.
-  if (wc.type == "ricker" && wc.peak_frequency < 0.1 && !c.migration) {
+  if (wc.type == WaveletType::ricker && wc.peak_frequency < 0.1 && !c.migration) {
     const std::string text = "config key 'sources.wavelet.peak_frequency' = " + fmt(wc.peak_frequency) +
                              " Hz is below 0.1 Hz, lower than the peak of any source this grid models (its delay " +
                              fmt(wc.delay ? *wc.delay : 1.2 / wc.peak_frequency) + " s against a record of " +
@@ -574,9 +576,9 @@ Problem build_problem(const Config& c) {
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);
   // A migration's wavelet is its data's (prepare_migration), not this default one.
   if (ppw < kMinPointsPerWavelength && !c.migration) {
-    const std::string key = wc.type == "ricker" ? "sources.wavelet.peak_frequency" : "sources.wavelet.file";
+    const std::string key = wc.type == WaveletType::ricker ? "sources.wavelet.peak_frequency" : "sources.wavelet.file";
     const std::string value =
-        wc.type == "ricker"
+        wc.type == WaveletType::ricker
             ? " = " + fmt(wc.peak_frequency) + " Hz (a Ricker reaches f_max = 2.5 f_peak = " + fmt(f_max) + " Hz)"
             : " '" + wc.file + "' reaches f_max = " + fmt(f_max) + " Hz (where its spectrum falls to 3.3%)";
     // The peak frequency that would give kMinPointsPerWavelength and need_ppw.
@@ -584,17 +586,18 @@ Problem build_problem(const Config& c) {
     // From 1 kHz a peak lies beyond every seismic source (lab ultrasonics needs mm cells and the
     // override anyway): likely a value in the wrong unit.
     const std::string hint =
-        wc.type == "ricker" && wc.peak_frequency >= 1000 && wc.peak_frequency / 1000 <= f_ok
+        wc.type == WaveletType::ricker && wc.peak_frequency >= 1000 && wc.peak_frequency / 1000 <= f_ok
             ? "; was " + fmt(wc.peak_frequency / 1000) + " Hz meant (a value 1000 times too large)?"
             : "";
     const std::string text =
         "config key '" + key + "'" + value + ": v_min " + fmt(p.v_min) + " m/s / (f_max " + fmt(f_max) +
         " Hz x h_max " + fmt(h_max) + " m) = " + fmt(ppw) + " points per wavelength; fewer than " +
         fmt(kMinPointsPerWavelength) + " cannot represent the wave at all" + hint + "; valid: " +
-        (wc.type == "ricker" ? "a peak frequency <= " + fmt(f_ok) + " Hz (space_order " +
-                                   std::to_string(c.physics.space_order) + " wants <= " + fmt(f_good) + " Hz)"
-                             : "a wavelet with f_max <= " + fmt(2.5 * f_ok) + " Hz (space_order " +
-                                   std::to_string(c.physics.space_order) + " wants <= " + fmt(2.5 * f_good) + " Hz)") +
+        (wc.type == WaveletType::ricker
+             ? "a peak frequency <= " + fmt(f_ok) + " Hz (space_order " + std::to_string(c.physics.space_order) +
+                   " wants <= " + fmt(f_good) + " Hz)"
+             : "a wavelet with f_max <= " + fmt(2.5 * f_ok) + " Hz (space_order " +
+                   std::to_string(c.physics.space_order) + " wants <= " + fmt(2.5 * f_good) + " Hz)") +
         ", or grid.spacing <= " + fmt(p.v_min / (f_max * need_ppw)) + " m";
     physical_range_finding(c, p.warnings, text);
   } else if (ppw < need_ppw)
@@ -604,7 +607,7 @@ Problem build_problem(const Config& c) {
                          " (refine grid.spacing to <= " + fmt(p.v_min / (f_max * need_ppw)) +
                          " m or lower the peak frequency)");
 
-  if (c.solver.storage == "fp16") {
+  if (c.solver.storage == SolverStorage::fp16) {
     // The levels' rounding acts as a kick that grows by 1 / (w dt) (validation/half.hpp,
     // HalfFields): the error study of tests/test_storage.cpp on the quickstart (13 there).
     const double f_peak = f_max / 2.5, growth = 1 / (2 * std::acos(-1.0) * f_peak * p.dt);
@@ -640,26 +643,26 @@ Problem build_problem(const Config& c) {
 
   const auto& rc = c.receivers;
   std::vector<std::array<double, 3>> rec;
-  if (rc.layout == "line") {
+  if (rc.layout == ReceiverLayout::line) {
     for (long long i = 0; i < rc.line.count; ++i) {
       const double t = rc.line.count > 1 ? static_cast<double>(i) / (rc.line.count - 1) : 0.0;
       std::array<double, 3> q{};
       for (int a = 0; a < 3; ++a) q[a] = rc.line.start[a] + t * (rc.line.end[a] - rc.line.start[a]);
       rec.push_back(q);
     }
-  } else if (rc.layout == "grid") {
+  } else if (rc.layout == ReceiverLayout::grid) {
     for (long long j = 0; j < rc.grid.count[1]; ++j)
       for (long long i = 0; i < rc.grid.count[0]; ++i)
         rec.push_back({rc.grid.origin[0] + i * rc.grid.spacing[0], rc.grid.origin[1] + j * rc.grid.spacing[1],
                        rc.grid.origin[2]});
-  } else if (rc.layout == "list") {
+  } else if (rc.layout == ReceiverLayout::list) {
     rec = rc.list;
   }
   long long damped = 0, moved = 0, shallow = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
-    const std::string key = "receivers." + rc.layout +
-                            (rc.layout == "list" ? std::string("[") + std::to_string(r) + "]"
-                                                 : std::string(" (receiver ") + std::to_string(r) + ")");
+    const std::string key = "receivers." + to_text(rc.layout) +
+                            (rc.layout == ReceiverLayout::list ? std::string("[") + std::to_string(r) + "]"
+                                                               : std::string(" (receiver ") + std::to_string(r) + ")");
     check_inside(g, rec[r], key);
     // p = 0 is enforced on the plane z = 0 under a free surface: a receiver whose weights lie
     // on that plane only would record zeros in a run and inject into zeroed values in a
@@ -674,17 +677,17 @@ Problem build_problem(const Config& c) {
   }
   if (moved > 0)
     p.warnings.push_back(std::to_string(moved) + " of " + std::to_string(rec.size()) +
-                         " receivers lie on the free surface (z = 0, " + rc.interpolation +
+                         " receivers lie on the free surface (z = 0, " + to_text(rc.interpolation) +
                          " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
                          "down, to z = " +
                          fmt(g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
-                         (c.migration ? "the receivers of migration.data" : "receivers." + rc.layout) + ")");
+                         (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
   if (shallow > 0)
     p.warnings.push_back(std::to_string(shallow) + " of " + std::to_string(rec.size()) +
                          " receivers lie less than one cell below the free surface (z < " + fmt(g.h[2]) +
                          " m), where part of their interpolation weight falls on the plane z = 0 and p = 0 is "
                          "enforced: their traces are weak; put them at least one cell deep (" +
-                         (c.migration ? "the receivers of migration.data" : "receivers." + rc.layout) + ")");
+                         (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
   for (const auto& q : rec) damped += in_damping_zone(g, q, w, p.free_surface);
   if (damped > 0 && w > 0) {
     std::string interior;
@@ -696,7 +699,7 @@ Problem build_problem(const Config& c) {
     p.warnings.push_back(std::to_string(damped) + " of " + std::to_string(rec.size()) +
                          " receivers lie in the damping zone (boundary.damping_width " + std::to_string(w) +
                          " cells), where the field is attenuated: their traces are damped; the undamped interior is " +
-                         interior + " m (receivers." + rc.layout + ")");
+                         interior + " m (receivers." + to_text(rc.layout) + ")");
   }
   if (c.output.snapshot_interval > p.steps)
     p.warnings.push_back("output.snapshot_interval " + std::to_string(c.output.snapshot_interval) +

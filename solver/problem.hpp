@@ -22,8 +22,8 @@ struct Problem {
   // horizontal one where epsilon >= 0), used for points per wavelength. v_max: the fastest wave,
   // which sets dt_max and the damping; for vti and tti the largest vp sqrt(max(1, 1 + 2 eps)).
   double v_min = 0, v_max = 0;
-  std::vector<float> vp;              // m/s, [nz][ny][nx]
-  std::string equation = "acoustic";  // acoustic | vti | tti (physics.equation)
+  std::vector<float> vp;                   // m/s, [nz][ny][nx]
+  Equation equation = Equation::acoustic;  // physics.equation
   // vti and tti only (empty for acoustic): per node, [nz][ny][nx] like vp. epsilon and delta
   // dimensionless with delta <= epsilon everywhere (after clamping); theta (tilt) and phi
   // (azimuth) in RADIANS (tti only; empty for vti).
@@ -39,7 +39,7 @@ struct Problem {
   PointSet receivers;
   std::vector<std::string> warnings;
 
-  bool anisotropic() const { return equation != "acoustic"; }
+  bool anisotropic() const { return equation != Equation::acoustic; }
   long long shot_count() const { return static_cast<long long>(shots.size()); }
   double cell_volume() const { return grid.h[0] * grid.h[1] * grid.h[2]; }
 };

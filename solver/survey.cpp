@@ -117,7 +117,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   namespace fs = std::filesystem;
   // Decomposed: every rank computes every shot over its slab, rank 0 writes; otherwise shots
   // are handed out to the ranks (ShotFarm).
-  const bool slabs = pb.config.solver.decomposition == "z";
+  const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   cluster::ShotFarm farm(pb.shot_count());
   farm.workers_end_when_done();  // (run_worker returns once told that no shot is left)
   if (slabs && cluster::rank() > 0) return run_slab_worker(pb, prop);
@@ -151,8 +151,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   file.write_geometry(pb.wavelet.data(), c.sources.shots, pb.receivers.position);
   // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
   io::SegyRun segy;
-  if (c.output.segy != "none") {
-    segy = io::plan_segy(c.output.segy == "rev1" ? 1 : 2, pb.dt, nt, c.sources.shots, pb.receivers.position);
+  if (c.output.segy != SegyRevision::none) {
+    segy =
+        io::plan_segy(c.output.segy == SegyRevision::rev1 ? 1 : 2, pb.dt, nt, c.sources.shots, pb.receivers.position);
     segy.producer = opt.producer;
     segy.config_file = c.source_file;
     segy.shape = g.n;
@@ -161,7 +162,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     char wl[96];
     std::snprintf(wl, sizeof wl, "Ricker, peak %g Hz, delay %g s", w.peak_frequency,
                   w.delay ? *w.delay : 1.2 / w.peak_frequency);
-    segy.wavelet = w.type == "ricker" ? wl : "wavelet file " + w.file + ":" + w.dataset;
+    segy.wavelet = w.type == WaveletType::ricker ? wl : "wavelet file " + w.file + ":" + w.dataset;
   }
 
   std::vector<float> field(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
@@ -173,7 +174,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // A shot's traces, from this rank or another: the file, the SEG-Y copy and the gather picture.
   auto deliver_traces = [&](long long s, const float* data) {
     file.write_traces(s, data);
-    if (c.output.segy != "none")
+    if (c.output.segy != SegyRevision::none)
       io::write_segy_shot(set.add(std::string("_").append(io::shot_name(s)).append(".sgy")), segy, s,
                           c.sources.shots[s], pb.receivers.position, data);
     if (c.output.pictures && nrec > 0) {

@@ -1,4 +1,6 @@
 // [unit] The config schema: defaults, overrides, and one clear message for each kind of bad input.
+#include <yaml-cpp/yaml.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -59,19 +61,19 @@ TEST_CASE("each bad input names the key and what is valid", "[unit]") {
 
 TEST_CASE("solver.storage: fp32 or fp16, fp16 refused where it does not apply, with the key and the way out",
           "[unit]") {
-  CHECK(parse_config(kBase).solver.storage == "fp32");
+  CHECK(parse_config(kBase).solver.storage == SolverStorage::fp32);
   const Config c = parse_config(kBase, {"solver.storage=fp16"});
-  CHECK(c.solver.storage == "fp16");
+  CHECK(c.solver.storage == SolverStorage::fp16);
   CHECK_THAT(to_yaml(c), Contains("storage: fp16"));
   CHECK_THROWS_WITH(parse_config(kBase, {"solver.storage=fp8"}),
                     Contains("'solver.storage'") && Contains("fp32 | fp16"));
   // vti and tti store halves too (their naive and tma kernels).
-  CHECK(parse_config(kBase, {"solver.storage=fp16", "physics.equation=tti"}).solver.storage == "fp16");
+  CHECK(parse_config(kBase, {"solver.storage=fp16", "physics.equation=tti"}).solver.storage == SolverStorage::fp16);
   CHECK_THROWS_WITH(parse_config(kBase, {"solver.storage=fp16", "solver.kernel=smem"}),
                     Contains("'solver.storage' = fp16") && Contains("tma, naive or auto"));
-  CHECK(parse_config(kBase, {"solver.storage=fp16", "physics.equation=vti"}).solver.storage == "fp16");
+  CHECK(parse_config(kBase, {"solver.storage=fp16", "physics.equation=vti"}).solver.storage == SolverStorage::fp16);
   CHECK(parse_config("grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5}\n", {"solver.storage=fp16"})
-            .solver.storage == "fp16");
+            .solver.storage == SolverStorage::fp16);
   CHECK_THROWS_WITH(parse_config("grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, mode: snapshots}\n",
                                  {"solver.storage=fp16"}),
                     Contains("'solver.storage' = fp16") && Contains("migration.mode boundary"));
@@ -157,7 +159,7 @@ TEST_CASE("integers are decimal 64-bit values checked against each key's range",
 TEST_CASE("host memory: the estimate counts what a run holds and refuses what does not fit", "[unit]") {
   // 40 x 30 x 20 = 24000 cells; 4 receivers (trilinear: 8 cells each); 10 steps; pictures on.
   const Config c = parse_config(kBase, {"boundary.damping_width=5"});
-  const HostMemoryEstimate cpu = estimate_host_memory(c, "cpu");
+  const HostMemoryEstimate cpu = estimate_host_memory(c, SolverBackend::cpu);
   const double v = 4 * 24000.0;  // one float volume, bytes
   CHECK(cpu.model == v);
   CHECK(cpu.wavefields == 3 * v);         // m, p^n, p^{n-1}
@@ -165,7 +167,7 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
   CHECK(cpu.traces == 3 * 4 * 4 * 10.0);  // backend, survey and picture copies of 4 x 10 samples
   CHECK(cpu.geometry == 4 * (64 + 8 * 12.0) + 12 * 10.0);
   CHECK(cpu.total == cpu.model + cpu.wavefields + cpu.volumes + cpu.traces + cpu.geometry);
-  const HostMemoryEstimate gpu = estimate_host_memory(c, "cuda");
+  const HostMemoryEstimate gpu = estimate_host_memory(c, SolverBackend::cuda);
   CHECK(gpu.wavefields == v);  // only the padded model staged for the upload
   // Refused above 90% of the available memory, with the figures and the key; fits below.
   CHECK_NOTHROW(check_host_memory(cpu, c, cpu.total / 0.9 * 1.001));
@@ -175,7 +177,7 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
   CHECK_NOTHROW(check_host_memory(cpu, c, 0));  // unknown: no check
   // Traces dominate: a million steps x 4 receivers; the message names time.steps and the receivers' key.
   const Config t = parse_config(kBase, {"boundary.damping_width=5", "time.steps=1000000"});
-  const HostMemoryEstimate e = estimate_host_memory(t, "cpu");
+  const HostMemoryEstimate e = estimate_host_memory(t, SolverBackend::cpu);
   CHECK_THROWS_WITH(check_host_memory(e, t, 1e6),
                     Contains("lower time.steps (1000000) or receivers.line.count (4 receivers)"));
   // A migration's receivers come from its data file: the message names the file, not a key
@@ -194,9 +196,9 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
 TEST_CASE("anisotropy volumes take every form of model.vp, the value under the volume's own name", "[unit]") {
   SECTION("defaults: constant 0 with the volume's own dataset name") {
     const Config c = parse_config(kBase, {"physics.equation=tti"});
-    CHECK(c.physics.equation == "tti");
+    CHECK(c.physics.equation == Equation::tti);
     for (const VolumeConfig* v : {&c.model.epsilon, &c.model.delta, &c.model.theta, &c.model.phi}) {
-      CHECK(v->type == "constant");
+      CHECK(v->type == VolumeType::constant);
       CHECK(v->value == 0);
     }
     CHECK(c.model.epsilon.dataset == "epsilon");
@@ -207,7 +209,7 @@ TEST_CASE("anisotropy volumes take every form of model.vp, the value under the v
   }
   SECTION("a number is a constant") {
     const Config c = parse_config(kBase, {"physics.equation=tti", "model.epsilon=0.2", "model.theta=30"});
-    CHECK(c.model.epsilon.type == "constant");
+    CHECK(c.model.epsilon.type == VolumeType::constant);
     CHECK(c.model.epsilon.value == 0.2);
     CHECK(c.model.theta.value == 30);
   }
@@ -215,7 +217,7 @@ TEST_CASE("anisotropy volumes take every form of model.vp, the value under the v
     const Config c = parse_config(kBase, {"physics.equation=vti", "model.epsilon={value: 0.1}",
                                           "model.delta={type: gradient, value: 0.05, gradient: 0.001}"});
     CHECK(c.model.epsilon.value == 0.1);
-    CHECK(c.model.delta.type == "gradient");
+    CHECK(c.model.delta.type == VolumeType::gradient);
     CHECK(c.model.delta.gradient == 0.001);
   }
   SECTION("layers with dips and bodies, the value key named after the volume") {
@@ -286,7 +288,7 @@ TEST_CASE("to_yaml round-trips a tti model and writes anisotropy only where the 
   const std::string text = to_yaml(c);
   const Config again = parse_config(text);
   CHECK(to_yaml(again) == text);
-  CHECK(again.physics.equation == "tti");
+  CHECK(again.physics.equation == Equation::tti);
   CHECK(again.model.clamp_delta);
   CHECK(again.model.vp.layers[1].value == 2500);
   CHECK(again.model.vp.smoothing == 20);
@@ -306,15 +308,15 @@ TEST_CASE("to_yaml round-trips a tti model and writes anisotropy only where the 
 TEST_CASE("host memory of vti and tti: the anisotropy volumes and the CPU solver's 15 volumes", "[unit]") {
   const double v = 4 * 24000.0;  // one float volume of kBase's grid, bytes
   const Config tti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=tti"});
-  const HostMemoryEstimate cpu = estimate_host_memory(tti, "cpu");
+  const HostMemoryEstimate cpu = estimate_host_memory(tti, SolverBackend::cpu);
   CHECK(cpu.anisotropy == 4 * v);   // epsilon, delta, theta, phi
   CHECK(cpu.wavefields == 15 * v);  // p, p_prev, q, q_prev, 7 coefficients, 4 derivative scratch fields
   CHECK(cpu.total == cpu.model + cpu.anisotropy + cpu.wavefields + cpu.volumes + cpu.traces + cpu.geometry);
   CHECK_THAT(cpu.describe(), Contains("anisotropy"));
-  CHECK(estimate_host_memory(tti, "cuda").wavefields == v);  // one padded volume staged at a time
+  CHECK(estimate_host_memory(tti, SolverBackend::cuda).wavefields == v);  // one padded volume staged at a time
   const Config vti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=vti"});
-  CHECK(estimate_host_memory(vti, "cpu").anisotropy == 2 * v);
-  CHECK(estimate_host_memory(parse_config(kBase), "cpu").anisotropy == 0);
+  CHECK(estimate_host_memory(vti, SolverBackend::cpu).anisotropy == 2 * v);
+  CHECK(estimate_host_memory(parse_config(kBase), SolverBackend::cpu).anisotropy == 0);
 }
 
 namespace {
@@ -343,7 +345,7 @@ TEST_CASE(
     CHECK_THAT(a.source, Contains("job/memory.max 2.000 GiB less 0.098 GiB in use"));
     // A 700^3 run in this 2 GiB cgroup is refused with the numbers instead of being killed.
     const Config c = parse_config(kBase, {"grid.shape=[700, 700, 700]"});
-    CHECK_THROWS_WITH(check_host_memory(estimate_host_memory(c, "cpu"), c, a.bytes, a.source),
+    CHECK_THROWS_WITH(check_host_memory(estimate_host_memory(c, SolverBackend::cpu), c, a.bytes, a.source),
                       Contains("of host memory (cpu backend") && Contains("but 1.902 GiB is available (cgroup limit") &&
                           Contains("shrink grid.shape (343000000 cells)"));
   }
@@ -508,4 +510,80 @@ TEST_CASE("output.name: '.', '..', a leading '.', '/' or a control character is 
                     Contains("config key 'output.name'") && Contains("a name holding a control character"));
   CHECK_THROWS_WITH(parse_config(kBase, {"output.name=\"a\\tb\""}), Contains("control character"));
   CHECK(parse_config(kBase, {"output.name=shot.v2"}).output.name == "shot.v2");
+}
+
+namespace {
+
+// One enumerated key: its values (the enum's name table), the config it is set in, and the
+// overrides a value needs to be valid (a file for type file, layers for type layers).
+struct EnumKey {
+  std::string key;
+  std::vector<std::string> values;
+  std::string base;
+  std::vector<std::pair<std::string, std::string>> needs;  // value -> override
+};
+
+const char* kMigrationBase = "grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5}\n";
+const char* kSegyBase =
+    "grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.sgy, wavelet: {peak_frequency: 15}}\n";
+
+std::vector<EnumKey> enum_keys() {
+  return {
+      {"physics.equation", enum_texts<Equation>(), kBase, {}},
+      {"model.vp.type",
+       enum_texts<VolumeType>(),
+       kBase,
+       {{"layers", "model.vp.layers=[{top: 0, vp: 1500}]"}, {"file", "model.vp.file=v.h5"}}},
+      {"sources.wavelet.type", enum_texts<WaveletType>(), kBase, {{"file", "sources.wavelet.file=w.h5"}}},
+      {"sources.interpolation", enum_texts<Interpolation>(), kBase, {}},
+      {"receivers.interpolation", enum_texts<Interpolation>(), kBase, {}},
+      {"output.segy", enum_texts<SegyRevision>(), kBase, {}},
+      {"solver.backend", enum_texts<SolverBackend>(), kBase, {}},
+      {"solver.kernel", enum_texts<SolverKernel>(), kBase, {}},
+      {"solver.memory", enum_texts<SolverMemory>(), kBase, {}},
+      {"solver.storage", enum_texts<SolverStorage>(), kBase, {}},
+      {"solver.decomposition", enum_texts<Decomposition>(), kBase, {}},
+      {"migration.mode", enum_texts<MigrationMode>(), kMigrationBase, {}},
+      {"migration.data_filter", enum_texts<DataFilter>(), kMigrationBase, {}},
+      {"migration.store", enum_texts<BoundaryStore>(), kMigrationBase, {}},
+      {"migration.wavelet.type", enum_texts<WaveletType>(), kSegyBase, {{"file", "migration.wavelet.file=w.h5"}}},
+  };
+}
+
+// The scalar at a dotted path of a YAML document.
+std::string scalar_at(const std::string& yaml, const std::string& path) {
+  YAML::Node n = YAML::Load(yaml);
+  for (size_t start = 0;;) {
+    const size_t dot = path.find('.', start);
+    n = n[path.substr(start, dot - start)];
+    if (dot == std::string::npos) return n.Scalar();
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every enumerated key: each value round-trips through to_yaml, a bad one is refused naming them all",
+          "[unit]") {
+  for (const EnumKey& k : enum_keys()) {
+    for (const std::string& value : k.values) {
+      INFO(k.key << " = " << value);
+      std::vector<std::string> sets = {k.key + "=" + value};
+      for (const auto& [v, o] : k.needs)
+        if (v == value) sets.push_back(o);
+      const Config c = parse_config(k.base, sets);
+      const std::string yaml = to_yaml(c);
+      const std::string written = scalar_at(yaml, k.key);
+      CHECK(written == value);
+      // Read back: the written text selects the same value, and the config writes the same text.
+      sets[0] = k.key + "=" + written;
+      CHECK(to_yaml(parse_config(k.base, sets)) == yaml);
+      // A run config's whole resolved text parses back to itself.
+      if (!c.migration) CHECK(to_yaml(parse_config(yaml)) == yaml);
+    }
+    std::string valid;
+    for (const std::string& value : k.values) valid += (valid.empty() ? "" : " | ") + value;
+    CHECK_THROWS_WITH(parse_config(k.base, {k.key + "=not_a_value"}),
+                      Contains("config key '" + k.key + "' must be one of " + valid + ", got 'not_a_value'"));
+  }
 }

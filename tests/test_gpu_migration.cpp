@@ -45,7 +45,7 @@ Problem migration_problem(const std::vector<std::string>& sets = {}, bool fused 
   mc.data = "unused.h5";
   mc.image_interval = 2;
   mc.fused = fused;
-  mc.store = store;
+  mc.store = *from_text<BoundaryStore>(store);
   c.migration = mc;
   return build_problem(c);
 }
@@ -245,7 +245,7 @@ TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with t
   // damping zone, free surface, off-grid points, every variant.
   const Problem p = migration_problem({"time.steps=160"});
   PointSet src = p.shots[0];
-  src.add(p.grid, {207.0, 377.0, 451.5}, "trilinear");
+  src.add(p.grid, {207.0, 377.0, 451.5}, Interpolation::trilinear);
   std::mt19937 gen(11);
   std::normal_distribution<float> nd(0, 1);
   std::vector<float> f(static_cast<size_t>(src.size() * p.steps)), r(static_cast<size_t>(p.receivers.size() * p.steps));
@@ -386,7 +386,7 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
-  mc.store = store;
+  mc.store = *from_text<BoundaryStore>(store);
   c.migration = mc;
   return build_problem(c);
 }
@@ -396,7 +396,7 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
 TEST_CASE("GPU vti and tti migration: tma (z_block 0, 7) and naive agree with the CPU migrator", "[gpu]") {
   for (const std::string equation : {"tti", "vti"}) {
     const Problem p = anisotropic_problem(equation);
-    REQUIRE(p.equation == equation);
+    REQUIRE(to_text(p.equation) == equation);
     const auto data = noise_data(p);
     const double tol = validation::migration_tolerance(p);
     validation::CpuMigrator cpu(p);
@@ -460,7 +460,7 @@ TEST_CASE("GPU tti migration takes at most its 15 planned volumes + the store of
   REQUIRE(fp.volume_count == 15);
   // The store keeps the shell of p and q: twice the acoustic store of the same grid.
   Problem acoustic = p;
-  acoustic.equation = "acoustic";
+  acoustic.equation = Equation::acoustic;
   REQUIRE(fp.store == 2 * migration_footprint(acoustic, o).store);
   CudaMigrator gpu(p, o);
   std::vector<float> image(p.grid.cells(), 0.0f), illum(image.size(), 0.0f);

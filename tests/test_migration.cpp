@@ -35,7 +35,7 @@ Problem migration_problem(const std::string& yaml, const std::vector<std::string
   Config c = parse_config(yaml, sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
-  mc.mode = mode;
+  mc.mode = *from_text<MigrationMode>(mode);
   mc.image_interval = interval;
   c.migration = mc;
   return build_problem(c);
@@ -79,7 +79,7 @@ receivers: {interpolation: hicks, list: [[61.0, 95.0, 31.0], [205.5, 180.0, 14.0
 // test covers several injection weights and cells with s > 0.
 PointSet two_sources(const Problem& pb) {
   PointSet src = pb.shots[0];
-  src.add(pb.grid, {37.0, 211.0, 201.5}, "trilinear");
+  src.add(pb.grid, {37.0, 211.0, 201.5}, Interpolation::trilinear);
   return src;
 }
 
@@ -763,11 +763,11 @@ TEST_CASE("data_filter auto: derivative for an areal spread, half_derivative for
     diagonal.push_back({10.0 * i, 10.0 * i, 5});  // a line at 45 degrees: equal x and y extents
     for (int j = 0; j < 12; ++j) area.push_back({10.0 * i, 15.0 * j, 5});
   }
-  CHECK(resolve_data_filter("auto", line_x) == "half_derivative");
-  CHECK(resolve_data_filter("auto", diagonal) == "half_derivative");
-  CHECK(resolve_data_filter("auto", area) == "derivative");
-  CHECK(resolve_data_filter("auto", point) == "none");
-  CHECK(resolve_data_filter("none", area) == "none");
+  CHECK(resolve_data_filter(DataFilter::automatic, line_x) == DataFilter::half_derivative);
+  CHECK(resolve_data_filter(DataFilter::automatic, diagonal) == DataFilter::half_derivative);
+  CHECK(resolve_data_filter(DataFilter::automatic, area) == DataFilter::derivative);
+  CHECK(resolve_data_filter(DataFilter::automatic, point) == DataFilter::none);
+  CHECK(resolve_data_filter(DataFilter::none, area) == DataFilter::none);
 }
 
 TEST_CASE("image_interval auto: imaging every k steps with 1 / (k dt) > 2 f_max gives the every-step image", "[cpu]") {

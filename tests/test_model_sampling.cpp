@@ -164,7 +164,7 @@ TEST_CASE("anisotropic problem: radians, delta <= epsilon, clamping, the fastest
   const long long plane = 20 * 20;
   SECTION("tti: angles in radians; vti: none; acoustic: no anisotropy") {
     const Problem p = anisotropic_problem("tti", "{epsilon: 0.2, delta: 0.1, theta: 30, phi: -45}");
-    CHECK(p.equation == "tti");
+    CHECK(p.equation == Equation::tti);
     CHECK(p.anisotropic());
     REQUIRE(p.theta.size() == p.vp.size());
     REQUIRE(p.phi.size() == p.vp.size());

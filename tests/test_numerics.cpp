@@ -75,7 +75,7 @@ TEST_CASE("interpolation weights: on-grid points are single nodes, weights sum t
   Grid g;
   g.n = {20, 20, 20};
   g.h = {10, 10, 10};
-  for (const char* method : {"nearest", "trilinear", "hicks"}) {
+  for (const Interpolation method : {Interpolation::nearest, Interpolation::trilinear, Interpolation::hicks}) {
     PointSet on;
     on.add(g, {50, 60, 70}, method);
     REQUIRE(on.cell.size() == 1);
@@ -84,11 +84,11 @@ TEST_CASE("interpolation weights: on-grid points are single nodes, weights sum t
     PointSet off;
     off.add(g, {53, 61.5, 77}, method);
     const double sum = std::accumulate(off.weight.begin(), off.weight.end(), 0.0);
-    INFO(method);
-    CHECK(sum == Approx(1.0).epsilon(method == std::string("hicks") ? 0.02 : 1e-6));
+    INFO(to_text(method));
+    CHECK(sum == Approx(1.0).epsilon(method == Interpolation::hicks ? 0.02 : 1e-6));
   }
   PointSet tri;
-  tri.add(g, {55, 60, 70}, "trilinear");
+  tri.add(g, {55, 60, 70}, Interpolation::trilinear);
   REQUIRE(tri.cell.size() == 2);
   CHECK(tri.weight[0] == Approx(0.5));
 }

@@ -173,7 +173,7 @@ TEST_CASE("damping zone for tti: reflected energy <= 0.1% of the direct wave's, 
   const DampingEcho e = damping_echo(
       "physics: {equation: tti, space_order: 4}\nmodel: {vp: 2000, epsilon: 0.2, delta: 0.1, theta: 30, phi: 20}\n",
       "damping zone, tti");
-  REQUIRE(e.small.problem.equation == "tti");
+  REQUIRE(e.small.problem.equation == Equation::tti);
   REQUIRE(e.small.problem.steps * e.small.problem.dt <= 0.68);
   CHECK(e.reflected / e.direct <= 1e-3);
   CHECK(e.direct > 0);

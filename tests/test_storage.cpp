@@ -174,7 +174,7 @@ TEST_CASE("half storage: a migrated image as with float storage, within 1%", "[c
   Config c = parse_config(common + "model: {vp: 2000}\n");
   MigrationConfig mc;
   mc.data = "unused.h5";
-  mc.mode = "boundary";
+  mc.mode = MigrationMode::boundary;
   mc.image_interval = 1;
   c.migration = mc;
   const Problem pb = build_problem(c);
@@ -220,7 +220,7 @@ TEST_CASE("half storage: tti (configs/tti.yaml on a smaller grid), the error the
       {"grid.shape=[120,60,80]", "time.steps=500", "boundary.damping_width=15", "sources.shots=[[595.0, 295.0, 20.0]]",
        "receivers.line.start=[160.0, 295.0, 20.0]", "receivers.line.end=[1030.0, 295.0, 20.0]",
        "receivers.line.count=88", "output.snapshot_interval=0"}));
-  REQUIRE(p.equation == "tti");
+  REQUIRE(p.equation == Equation::tti);
   const Run single = simulate(p, 0, 50), half = simulate(p, 1, 10);
   const long long nr = p.receivers.size();
   const double e_traces = relative_l2(half.traces.data(), single.traces.data(), single.traces.size());

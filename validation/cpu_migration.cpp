@@ -236,7 +236,7 @@ void CpuMigrator::find_shell() {
 }
 
 std::string CpuMigrator::name() const {
-  return std::string("cpu") + (pb_.anisotropic() ? " " + pb_.equation : "") + " (" +
+  return std::string("cpu") + (pb_.anisotropic() ? " " + to_text(pb_.equation) : "") + " (" +
          std::to_string(omp_get_max_threads()) + " OpenMP threads" +
          (half_peak_exponent_ ? ", fp16 storage emulated" : "") + ")";
 }
@@ -284,7 +284,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const MigrationConfig& mc = *pb_.config.migration;
   const Grid& g = pb_.grid;
   const long long nt = pb_.steps, every = mc.image_interval;
-  const bool boundary = mc.mode == "boundary";
+  const bool boundary = mc.mode == MigrationMode::boundary;
   const PointSet& src = pb_.shots[shot];
   const Box all = whole(pb_);
   constexpr bool single = std::is_same_v<Real, float>;

@@ -26,8 +26,9 @@ CpuPropagator::CpuPropagator(const Problem& problem, const Slab& slab) : CpuProp
 }
 
 std::string CpuPropagator::name() const {
-  return std::string("cpu") + (tti_ ? " " + problem_.equation : "") + " (" + std::to_string(omp_get_max_threads()) +
-         " OpenMP threads" + (half_peak_exponent_ ? ", fp16 storage emulated" : "") + ")";
+  return std::string("cpu") + (tti_ ? " " + to_text(problem_.equation) : "") + " (" +
+         std::to_string(omp_get_max_threads()) + " OpenMP threads" +
+         (half_peak_exponent_ ? ", fp16 storage emulated" : "") + ")";
 }
 
 void CpuPropagator::store_as_half(int peak_exponent, bool model, HalfFields fields, HalfFormat format) {

@@ -100,8 +100,9 @@ template <class Real>
 CpuTti<Real>::CpuTti(const Problem& pb) : grid_(pb.grid), r_(pb.radius) {
   const size_t cells = static_cast<size_t>(pb.grid.cells());
   if (!pb.anisotropic() || pb.epsilon.size() != cells || pb.delta.size() != cells ||
-      (pb.equation == "tti" && (pb.theta.size() != cells || pb.phi.size() != cells)))
-    throw Error("TTI solver: the problem holds no complete vti/tti model (physics.equation " + pb.equation + ")");
+      (pb.equation == Equation::tti && (pb.theta.size() != cells || pb.phi.size() != cells)))
+    throw Error("TTI solver: the problem holds no complete vti/tti model (physics.equation " + to_text(pb.equation) +
+                ")");
   damp_ = pb.damping;
   free_surface_ = pb.free_surface;
   const bool tilted = !pb.theta.empty();

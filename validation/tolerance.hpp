@@ -26,8 +26,8 @@ namespace seisrtm::validation {
 
 inline double step_rounding_terms(const Problem& p) {
   const double r = p.radius;
-  if (p.equation == "tti") return 4 * r + 10;
-  if (p.equation == "vti") return 2 * r + 6;
+  if (p.equation == Equation::tti) return 4 * r + 10;
+  if (p.equation == Equation::vti) return 2 * r + 6;
   return 6 * r + 4;
 }
 

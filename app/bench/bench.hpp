@@ -16,7 +16,7 @@ namespace seisrtm::app::bench {
 // in fp16 storage); vti and tti (fp32 only) read p, p_prev, q, q_prev and the model volumes (m,
 // a, b; tti also theta, phi) and write p_next and q_next (36; 44): kernels/tti.hpp.
 inline double bytes_per_cell(const Problem& p, const std::string& storage = "fp32") {
-  const double fp32 = p.equation == "tti" ? 44 : p.equation == "vti" ? 36 : 16;
+  const double fp32 = p.equation == Equation::tti ? 44 : p.equation == Equation::vti ? 36 : 16;
   return storage == "fp16" ? fp32 / 2 : fp32;
 }
 // A variant's name with its storage where that is not fp32 ("tma", "tma fp16").

@@ -34,16 +34,17 @@ void print_header(const Setup& s, const std::string& date) {
       "problem: %lld x %lld x %lld cells, %s order %d, damping %lld cells, dt %.4g s, %s; %.0f "
       "B/cell/step "
       "(%s)\n",
-      p.grid.n[0], p.grid.n[1], p.grid.n[2], s.config.physics.equation.c_str(), s.config.physics.space_order,
+      p.grid.n[0], p.grid.n[1], p.grid.n[2], to_text(s.config.physics.equation).c_str(), s.config.physics.space_order,
       static_cast<long long>(s.config.boundary.damping_width), p.dt,
-      b.config.empty() ? (p.equation == "acoustic" ? "vp 1500 m/s + 0.25/s z, source at the centre"
-                                                   : "vp 1500 m/s + 0.25/s z, anisotropy graded with depth, source at "
-                                                     "the centre")
-                       : b.config.c_str(),
+      b.config.empty()
+          ? (p.equation == Equation::acoustic ? "vp 1500 m/s + 0.25/s z, source at the centre"
+                                              : "vp 1500 m/s + 0.25/s z, anisotropy graded with depth, source at "
+                                                "the centre")
+          : b.config.c_str(),
       bytes_per_cell(s.problem),
-      p.equation == "acoustic" ? "read p, p_prev, m; write p_next"
-      : p.equation == "vti"    ? "read p, p_prev, q, q_prev, m, a, b; write p_next, q_next"
-                               : "read p, p_prev, q, q_prev, m, a, b, theta, phi; write p_next, q_next");
+      p.equation == Equation::acoustic ? "read p, p_prev, m; write p_next"
+      : p.equation == Equation::vti    ? "read p, p_prev, q, q_prev, m, a, b; write p_next, q_next"
+                                       : "read p, p_prev, q, q_prev, m, a, b, theta, phi; write p_next, q_next");
 }
 
 void print_tables(const Setup& s, const Results& r) {
@@ -95,7 +96,7 @@ void print_tables(const Setup& s, const Results& r) {
       series_name(best->variant, best->storage).c_str(), z_name(best->z_block).c_str(), best->memory.c_str(),
       best->steps, best->median, best->median * bytes_per_cell(s.problem, best->storage),
       100 * best->median / r.roof_for(s.problem, best->storage));
-  if (s.problem.equation == "tti") print_talk_table();
+  if (s.problem.equation == Equation::tti) print_talk_table();
   std::printf("reproduce: %s\n", s.options.command_line.c_str());
 }
 

@@ -1,0 +1,122 @@
+#pragma once
+// The enumerated choices of the configuration. Each enum's values are listed in the order of its
+// name table, `enum_names(E{})`, which is also the order error messages and docs/CONFIG.md list
+// them in: the text of a value is enum_names(E{})[value]. The text is read once, in the config
+// parser (io/config.cpp), and written back by to_yaml; everything else compares the enums.
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace seisrtm {
+
+// physics.equation. acoustic: isotropic; vti, tti: the pseudo-acoustic p/q system with a vertical
+// or tilted symmetry axis.
+enum class Equation { acoustic, vti, tti };
+constexpr std::array<const char*, 3> enum_names(Equation) {
+  return {"acoustic", "vti", "tti"};
+}
+
+// model.<volume>.type.
+enum class VolumeType { constant, gradient, layers, file };
+constexpr std::array<const char*, 4> enum_names(VolumeType) {
+  return {"constant", "gradient", "layers", "file"};
+}
+
+// sources.wavelet.type, migration.wavelet.type.
+enum class WaveletType { ricker, file };
+constexpr std::array<const char*, 2> enum_names(WaveletType) {
+  return {"ricker", "file"};
+}
+
+// sources.interpolation, receivers.interpolation.
+enum class Interpolation { nearest, trilinear, hicks };
+constexpr std::array<const char*, 3> enum_names(Interpolation) {
+  return {"nearest", "trilinear", "hicks"};
+}
+
+// Which of receivers.line, receivers.grid, receivers.list is given (none: no receivers).
+enum class ReceiverLayout { line, grid, list, none };
+constexpr std::array<const char*, 4> enum_names(ReceiverLayout) {
+  return {"line", "grid", "list", "none"};
+}
+
+// output.segy: the SEG-Y revision of the shot gathers' copy, none for no copy.
+enum class SegyRevision { none, rev1, rev2 };
+constexpr std::array<const char*, 3> enum_names(SegyRevision) {
+  return {"none", "rev1", "rev2"};
+}
+
+// solver.backend. auto resolves to cuda where a GPU is usable, else cpu (solver/problem.cpp).
+enum class SolverBackend { automatic, cpu, cuda };
+constexpr std::array<const char*, 3> enum_names(SolverBackend) {
+  return {"auto", "cpu", "cuda"};
+}
+
+// solver.kernel. auto resolves per equation and storage (solver/cuda_propagator.cpp).
+enum class SolverKernel { automatic, naive, smem, tma };
+constexpr std::array<const char*, 4> enum_names(SolverKernel) {
+  return {"auto", "naive", "smem", "tma"};
+}
+
+// solver.memory.
+enum class SolverMemory { plain, compressible };
+constexpr std::array<const char*, 2> enum_names(SolverMemory) {
+  return {"plain", "compressible"};
+}
+
+// solver.storage.
+enum class SolverStorage { fp32, fp16 };
+constexpr std::array<const char*, 2> enum_names(SolverStorage) {
+  return {"fp32", "fp16"};
+}
+
+// solver.decomposition.
+enum class Decomposition { none, z };
+constexpr std::array<const char*, 2> enum_names(Decomposition) {
+  return {"none", "z"};
+}
+
+// migration.mode.
+enum class MigrationMode { boundary, snapshots };
+constexpr std::array<const char*, 2> enum_names(MigrationMode) {
+  return {"boundary", "snapshots"};
+}
+
+// migration.data_filter. auto resolves by the receivers' spread (solver/migration.cpp).
+enum class DataFilter { automatic, derivative, half_derivative, none };
+constexpr std::array<const char*, 4> enum_names(DataFilter) {
+  return {"auto", "derivative", "half_derivative", "none"};
+}
+
+// migration.store. auto resolves by the device's free memory (solver/cuda_migration.cpp).
+enum class BoundaryStore { automatic, device, host };
+constexpr std::array<const char*, 3> enum_names(BoundaryStore) {
+  return {"auto", "device", "host"};
+}
+
+// The text of a value, as the config file spells it.
+template <class E>
+std::string to_text(E e) {
+  return enum_names(E{})[static_cast<std::size_t>(e)];
+}
+
+// The value whose text is `text`, or nothing.
+template <class E>
+std::optional<E> from_text(std::string_view text) {
+  const auto names = enum_names(E{});
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (text == names[i]) return static_cast<E>(i);
+  return std::nullopt;
+}
+
+// Every value's text, in the table's order.
+template <class E>
+std::vector<std::string> enum_texts() {
+  const auto names = enum_names(E{});
+  return {names.begin(), names.end()};
+}
+
+}  // namespace seisrtm
