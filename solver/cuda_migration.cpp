@@ -365,10 +365,7 @@ void CudaMigrator::Impl::encode_maps() {
     // The forward backend's maps (CudaPropagator's encode_tensor_maps) for each field.
     s.encode_tti_maps(dims, pb.radius);
     r.encode_tti_maps(dims, pb.radius);
-    const DeviceBuffer* vols[5] = {&model.m, &model.tti.a, &model.tti.b, &model.tti.theta, &model.tti.phi};
-    for (int k = 0; k < (pb.equation == "tti" ? 5 : 3); ++k)
-      encode_volume_map(&model.tti_maps[k], vols[k]->as<void>(), dims.nxp, dims.ny, dims.nz,
-                        kernels::tti_center_box(pb.radius));
+    encode_tti_model_maps(model.m, model.tti, pb.equation == "tti", dims, pb.radius, 4, model.tti_maps);
     return;
   }
   const int eb = kernels::storage_bytes(opt.storage);

@@ -15,6 +15,7 @@
 #include "kernels/tti.hpp"
 #include "solver/capabilities.hpp"
 #include "solver/device_info.hpp"
+#include "solver/device_wavefield.hpp"
 #include "solver/numerics.hpp"
 #include "solver/slab_overlap.hpp"
 #include "solver/storage.hpp"
@@ -342,10 +343,8 @@ struct CudaPropagator::Impl {
       t.q = qbuf[c].as<float>();
       t.qn = qbuf[1 - c].as<float>();
       t.z_lo = lo, t.z_hi = hi;
-      const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
-                                  &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
-                                  &tti_model[2],         &tti_model[3],   &tti_model[4]};
-      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, on);
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
+                               tti_step_maps(tti_halo, tti_center, tti_model, c), on);
     } else {
       kernels::AcousticArgs a = args(c);
       a.z_lo = lo, a.z_hi = hi;
@@ -459,10 +458,8 @@ struct CudaPropagator::Impl {
     } else {
       t = half_tti_args(c);
     }
-    const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
-                                &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
-                                &tti_model[2],         &tti_model[3],   &tti_model[4]};
-    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
+                             tti_step_maps(tti_halo, tti_center, tti_model, c), stream.get());
     // The source enters p and q alike (validation/cpu_tti.hpp).
     kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
   }
@@ -484,25 +481,14 @@ struct CudaPropagator::Impl {
   }
 
   void encode_tensor_maps() {
+    const VolumeDims dims{nx, ny, nz, nxp};
+    const int eb = kernels::storage_bytes(opt.storage);
     if (anisotropic) {
-      const int eb = kernels::storage_bytes(opt.storage);
-      for (int c = 0; c < 2; ++c) {
-        const DeviceBuffer* f[2] = {&buf[c], &qbuf[c]};
-        for (int k = 0; k < 2; ++k) {
-          encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius, eb), eb);
-          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
-        }
-      }
-      const DeviceBuffer* vols[5] = {&m, &tti.a, &tti.b, &tti.theta, &tti.phi};
-      for (int k = 0; k < (tilted ? 5 : 3); ++k)
-        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
+      encode_tti_maps(buf, qbuf, dims, pb.radius, eb, tti_halo, tti_center);
+      encode_tti_model_maps(m, tti, tilted, dims, pb.radius, eb, tti_model);
       return;
     }
-    const int eb = kernels::storage_bytes(opt.storage);
-    for (int c = 0; c < 2; ++c) {
-      encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius, eb), eb);
-      encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
-    }
+    encode_acoustic_maps(buf, dims, pb.radius, eb, tmap, tmap_center);
     encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
   }
 

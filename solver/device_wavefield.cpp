@@ -18,23 +18,48 @@ void DeviceWavefield::clear(cudaStream_t stream) const {
   }
 }
 
-void DeviceWavefield::encode_acoustic_maps(const VolumeDims& d, int radius, int eb, bool with_fused,
-                                           kernels::FusedShape shape) {
+void encode_acoustic_maps(const DeviceBuffer (&p)[2], const VolumeDims& d, int radius, int eb, CUtensorMap (&halo)[2],
+                          CUtensorMap* center) {
   for (int c = 0; c < 2; ++c) {
     encode_volume_map(&halo[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_box(radius, eb), eb);
     encode_volume_map(&center[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::tma_center_box(), eb);
-    if (with_fused) encode_volume_map(&fused[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::fused_box(radius, shape));
   }
 }
 
-void DeviceWavefield::encode_tti_maps(const VolumeDims& d, int radius) {
+void encode_tti_maps(const DeviceBuffer (&p)[2], const DeviceBuffer (&q)[2], const VolumeDims& d, int radius, int eb,
+                     CUtensorMap (&halo)[2][2], CUtensorMap (&center)[2][2]) {
   for (int c = 0; c < 2; ++c) {
     const DeviceBuffer* v[2] = {&p[c], &q[c]};
     for (int k = 0; k < 2; ++k) {
-      encode_volume_map(&tti_halo[k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_halo_box(radius));
-      encode_volume_map(&tti_center[k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(radius));
+      encode_volume_map(&halo[k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_halo_box(radius, eb), eb);
+      encode_volume_map(&center[k][c], v[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(radius), eb);
     }
   }
+}
+
+void encode_tti_model_maps(const DeviceBuffer& m, const TtiVolumes& v, bool tilted, const VolumeDims& d, int radius,
+                           int eb, CUtensorMap (&maps)[5]) {
+  const DeviceBuffer* vols[5] = {&m, &v.a, &v.b, &v.theta, &v.phi};
+  for (int k = 0; k < (tilted ? 5 : 3); ++k)
+    encode_volume_map(&maps[k], vols[k]->as<void>(), d.nxp, d.ny, d.nz, kernels::tti_center_box(radius), eb);
+}
+
+kernels::TtiMaps tti_step_maps(const CUtensorMap (&halo)[2][2], const CUtensorMap (&center)[2][2],
+                               const CUtensorMap (&model)[5], int c) {
+  return {&halo[0][c], &halo[1][c], &center[0][1 - c], &center[1][1 - c], &model[0],
+          &model[1],   &model[2],   &model[3],         &model[4]};
+}
+
+void DeviceWavefield::encode_acoustic_maps(const VolumeDims& d, int radius, int eb, bool with_fused,
+                                           kernels::FusedShape shape) {
+  seisrtm::encode_acoustic_maps(p, d, radius, eb, halo, center);
+  if (with_fused)
+    for (int c = 0; c < 2; ++c)
+      encode_volume_map(&fused[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::fused_box(radius, shape));
+}
+
+void DeviceWavefield::encode_tti_maps(const VolumeDims& d, int radius) {
+  seisrtm::encode_tti_maps(p, q, d, radius, 4, tti_halo, tti_center);
 }
 
 void download_volume(const DeviceBuffer& b, float* out, const VolumeDims& d, bool half, float scale,

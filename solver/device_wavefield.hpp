@@ -6,6 +6,8 @@
 #include <cuda_runtime.h>
 
 #include "kernels/rtm.hpp"
+#include "kernels/tti.hpp"
+#include "solver/cuda_propagator.hpp"
 #include "solver/device_buffer.hpp"
 
 namespace seisrtm {
@@ -33,6 +35,22 @@ struct DeviceWavefield {
   // The vti/tti tma maps of both levels of p and q (the forward backend's).
   void encode_tti_maps(const VolumeDims& d, int radius);
 };
+
+// Tensor maps of the tma kernels over level pairs, shared by CudaPropagator and the migrator's
+// fields (element_bytes 4, or 2 in fp16 storage). Acoustic: p[c] in the halo box and in the
+// block's own box.
+void encode_acoustic_maps(const DeviceBuffer (&p)[2], const VolumeDims& d, int radius, int element_bytes,
+                          CUtensorMap (&halo)[2], CUtensorMap* center);
+// vti/tti: [p, q][buffer] in the halo box and the centre box.
+void encode_tti_maps(const DeviceBuffer (&p)[2], const DeviceBuffer (&q)[2], const VolumeDims& d, int radius,
+                     int element_bytes, CUtensorMap (&halo)[2][2], CUtensorMap (&center)[2][2]);
+// vti/tti model maps: m, a, b, and for tti theta and phi, in the centre box.
+void encode_tti_model_maps(const DeviceBuffer& m, const TtiVolumes& v, bool tilted, const VolumeDims& d, int radius,
+                           int element_bytes, CUtensorMap (&maps)[5]);
+// The maps of the vti/tti step from buffer c (p, q in the halo box; their previous levels and
+// the model in the centre box).
+kernels::TtiMaps tti_step_maps(const CUtensorMap (&halo)[2][2], const CUtensorMap (&center)[2][2],
+                               const CUtensorMap (&model)[5], int c);
 
 // A field level (half: stored as __half, times scale) or an image volume as floats in the
 // unpadded layout; synchronises the stream.

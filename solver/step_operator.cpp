@@ -43,16 +43,7 @@ void StepOperator::tti_step(const DeviceWavefield& w, int c, int lo, int hi, cud
   t.q = w.q[c].as<float>();
   t.qn = w.q[1 - c].as<float>();
   t.z_lo = lo, t.z_hi = hi;
-  const CUtensorMap* m = model_.tti_maps;
-  const kernels::TtiMaps maps{&w.tti_halo[0][c],
-                              &w.tti_halo[1][c],
-                              &w.tti_center[0][1 - c],
-                              &w.tti_center[1][1 - c],
-                              &m[0],
-                              &m[1],
-                              &m[2],
-                              &m[3],
-                              &m[4]};
+  const kernels::TtiMaps maps = tti_step_maps(w.tti_halo, w.tti_center, model_.tti_maps, c);
   kernels::launch_tti_step(t, tilted_, opt_.variant, pb_.radius, opt_.z_block, maps, on);
 }
 
