@@ -195,7 +195,7 @@ struct MigrationConfig {
   bool fused = true;
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).
-  BoundaryStore store = BoundaryStore::automatic;
+  StoreLocation store = StoreLocation::automatic;
   // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;

@@ -92,8 +92,8 @@ constexpr std::array<const char*, 4> enum_names(DataFilter) {
 }
 
 // migration.store. auto resolves by the device's free memory (solver/cuda_migration.cpp).
-enum class BoundaryStore { automatic, device, host };
-constexpr std::array<const char*, 3> enum_names(BoundaryStore) {
+enum class StoreLocation { automatic, device, host };
+constexpr std::array<const char*, 3> enum_names(StoreLocation) {
   return {"auto", "device", "host"};
 }
 

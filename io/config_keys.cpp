@@ -201,7 +201,7 @@ void add_migration(std::vector<ConfigKey>& k) {
                                  SEISRTM_WRITE(to_text(c.migration->data_filter))));
   k.push_back(key("migration.fused", "bool", "", "GPU, tma, space order <= 8: one fused kernel per backward step",
                   SEISRTM_WRITE(c.migration->fused)));
-  k.push_back(choice<BoundaryStore>("migration.store",
+  k.push_back(choice<StoreLocation>("migration.store",
                                     "GPU, boundary mode: where the boundary store lives; auto: device when it fits",
                                     SEISRTM_WRITE(to_text(c.migration->store))));
   k.push_back(mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"));

@@ -15,8 +15,9 @@
 #include "kernels/tti.hpp"
 #include "solver/capabilities.hpp"
 #include "solver/device_info.hpp"
-#include "solver/nccl_halo.hpp"
+#include "solver/device_wavefield.hpp"
 #include "solver/numerics.hpp"
+#include "solver/slab_overlap.hpp"
 #include "solver/storage.hpp"
 #include "solver/tensor_map.hpp"
 
@@ -273,21 +274,12 @@ struct CudaPropagator::Impl {
   std::vector<__half> host_halves;     // a wavefield on its way out
   long long n_done = 0;
   int src_entries = 0;
-  int src_edge_entries = 0;          // a slab's: the first entries lie on its edge planes
-  std::optional<Slab> slab;          // one slab of a z decomposition
-  std::unique_ptr<DeviceHalo> halo;  // its exchange (connected: every step exchanges)
-  // NCCL's kernels on a high-priority stream: they take SMs as the interior's blocks retire,
-  // instead of queueing behind all of them (2 H200s, 800^3 a GPU: the exchange ended with the
-  // interior and 270 us a step were exposed).
-  CudaStream halo_stream{true};
-  CudaEvent step_done, halo_done;  // a slab's step complete (counter advanced); its exchange
-  // The exchange's span on halo_stream, per step of the current segment (at most kTraceBlock).
-  std::unique_ptr<CudaEvent[]> halo_begin, halo_end;
-  int halo_events = 0, halo_slot = 0;
-  double halo_ms = 0;
-  // A slab's own planes in slab coordinates: the edge planes sent up [own0, top) and down
-  // [bottom, own1), the interior [top, bottom) (empty where the edges meet).
-  int own0 = 0, own1 = 0, top = 0, bottom = 0;
+  int src_edge_entries = 0;  // a slab's: the first entries lie on its edge planes
+  std::optional<Slab> slab;  // one slab of a z decomposition
+  // Its own planes in three parts (the edge planes sent up and down, the interior) and the
+  // exchange beside the interior (connected: every step exchanges).
+  std::unique_ptr<SlabOverlap> overlap;
+  CudaEvent step_done;  // a slab's step complete (counter advanced)
   CudaStream stream, copy_stream;
   CudaEvent snapshot_taken, seg_begin, seg_end;
   double stepping_ms = 0;
@@ -352,10 +344,8 @@ struct CudaPropagator::Impl {
       t.q = qbuf[c].as<float>();
       t.qn = qbuf[1 - c].as<float>();
       t.z_lo = lo, t.z_hi = hi;
-      const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
-                                  &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
-                                  &tti_model[2],         &tti_model[3],   &tti_model[4]};
-      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, on);
+      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
+                               tti_step_maps(tti_halo, tti_center, tti_model, c), on);
     } else {
       kernels::AcousticArgs a = args(c);
       a.z_lo = lo, a.z_hi = hi;
@@ -372,27 +362,27 @@ struct CudaPropagator::Impl {
     kernels::launch_inject(buf[1 - c].as<float>(), src, wavelet.as<float>(), step_counter.as<int>(), on);
   }
 
-  // One step of a slab. On halo_stream (high priority), once the previous step is done: the edge
-  // planes, their sources and the exchange. On the main stream at the same time: the interior
-  // planes (which read no halo plane) and their sources; then, once the halos are in, the
-  // receivers and the step counter. The edges run beside the interior, not before it: launched
-  // ahead of it on one stream, the small edge kernels and their tails cost 270 us a step on 2
-  // H200s at 800^3 a GPU.
+  // One step of a slab (SlabOverlap), once the previous step is done: the edge planes, their
+  // sources and the exchange beside the interior planes (which read no halo plane) and their
+  // sources; then, once the halos are in, the receivers and the step counter. The edges run
+  // beside the interior, not before it: launched ahead of it on one stream, the small edge
+  // kernels and their tails cost 270 us a step on 2 H200s at 800^3 a GPU.
   void slab_step(int c) {
-    const cudaStream_t h = halo_stream.get(), m = stream.get();
-    SEISRTM_CUDA(cudaStreamWaitEvent(h, step_done.get()));
-    stencil(c, own0, top, h);
-    stencil(c, bottom, own1, h);
-    inject(c, 0, src_edge_entries, h);
+    const cudaStream_t m = stream.get();
+    const SlabOverlap& o = *overlap;
     float* fields[2] = {buf[1 - c].as<float>(), anisotropic ? qbuf[1 - c].as<float>() : nullptr};
-    const bool timed = halo_slot < halo_events;
-    if (timed) SEISRTM_CUDA(cudaEventRecord(halo_begin[halo_slot].get(), h));
-    halo->exchange(fields, anisotropic ? 2 : 1, nxp * ny, h);
-    if (timed) SEISRTM_CUDA(cudaEventRecord(halo_end[halo_slot++].get(), h));
-    SEISRTM_CUDA(cudaEventRecord(halo_done.get(), h));
-    stencil(c, top, bottom, m);
-    inject(c, src_edge_entries, src_entries - src_edge_entries, m);
-    SEISRTM_CUDA(cudaStreamWaitEvent(m, halo_done.get()));
+    overlap->step(
+        m, step_done.get(),
+        [&](cudaStream_t h) {
+          stencil(c, o.lo(0), o.hi(0), h);
+          stencil(c, o.lo(2), o.hi(2), h);
+          inject(c, 0, src_edge_entries, h);
+        },
+        fields, anisotropic ? 2 : 1, nxp * ny,
+        [&](cudaStream_t on) {
+          stencil(c, o.lo(1), o.hi(1), on);
+          inject(c, src_edge_entries, src_entries - src_edge_entries, on);
+        });
     record_and_count(c);
     SEISRTM_CUDA(cudaEventRecord(step_done.get(), m));
   }
@@ -407,7 +397,7 @@ struct CudaPropagator::Impl {
 
   // One time step from buf[c]: stencil, source, receivers, step counter.
   void step(int c) {
-    if (halo && halo->connected()) return slab_step(c);
+    if (overlap && overlap->connected()) return slab_step(c);
     if (half) return step_with(half_args(c), c);
     step_with(args(c), c);
   }
@@ -469,10 +459,8 @@ struct CudaPropagator::Impl {
     } else {
       t = half_tti_args(c);
     }
-    const kernels::TtiMaps maps{&tti_halo[0][c],       &tti_halo[1][c], &tti_center[0][1 - c],
-                                &tti_center[1][1 - c], &tti_model[0],   &tti_model[1],
-                                &tti_model[2],         &tti_model[3],   &tti_model[4]};
-    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block, maps, stream.get());
+    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
+                             tti_step_maps(tti_halo, tti_center, tti_model, c), stream.get());
     // The source enters p and q alike (validation/cpu_tti.hpp).
     kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
   }
@@ -494,25 +482,14 @@ struct CudaPropagator::Impl {
   }
 
   void encode_tensor_maps() {
+    const VolumeDims dims{nx, ny, nz, nxp};
+    const int eb = kernels::storage_bytes(opt.storage);
     if (anisotropic) {
-      const int eb = kernels::storage_bytes(opt.storage);
-      for (int c = 0; c < 2; ++c) {
-        const DeviceBuffer* f[2] = {&buf[c], &qbuf[c]};
-        for (int k = 0; k < 2; ++k) {
-          encode_volume_map(&tti_halo[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_halo_box(pb.radius, eb), eb);
-          encode_volume_map(&tti_center[k][c], f[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
-        }
-      }
-      const DeviceBuffer* vols[5] = {&m, &tti.a, &tti.b, &tti.theta, &tti.phi};
-      for (int k = 0; k < (tilted ? 5 : 3); ++k)
-        encode_volume_map(&tti_model[k], vols[k]->as<void>(), nxp, ny, nz, kernels::tti_center_box(pb.radius), eb);
+      encode_tti_maps(buf, qbuf, dims, pb.radius, eb, tti_halo, tti_center);
+      encode_tti_model_maps(m, tti, tilted, dims, pb.radius, eb, tti_model);
       return;
     }
-    const int eb = kernels::storage_bytes(opt.storage);
-    for (int c = 0; c < 2; ++c) {
-      encode_volume_map(&tmap[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_box(pb.radius, eb), eb);
-      encode_volume_map(&tmap_center[c], buf[c].as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
-    }
+    encode_acoustic_maps(buf, dims, pb.radius, eb, tmap, tmap_center);
     encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
   }
 
@@ -645,23 +622,15 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const 
   if (d.half)  // the slabs exchange fp32 halos (the config refuses it first)
     throw Error("solver.storage fp16 is not available with solver.decomposition z; set solver.storage: fp32");
   d.slab = slab;
-  if (slab.ranks > 1) d.halo = std::make_unique<DeviceHalo>(slab);  // one slab: no NCCL needed
-  const SlabRanges r = slab_ranges(slab);                           // (planes fit int: the kernels' nz is int)
-  d.own0 = static_cast<int>(r.own0);
-  d.top = static_cast<int>(r.top);
-  d.bottom = static_cast<int>(r.bottom);
-  d.own1 = static_cast<int>(r.own1);
-  d.halo_begin = std::make_unique<CudaEvent[]>(kTraceBlock);
-  d.halo_end = std::make_unique<CudaEvent[]>(kTraceBlock);
-  d.halo_events = kTraceBlock;
+  d.overlap = std::make_unique<SlabOverlap>(slab);  // one slab: no NCCL needed
 }
 
 double CudaPropagator::halo_seconds() const {
-  return impl_->halo_ms * 1e-3;
+  return impl_->overlap ? impl_->overlap->seconds() : 0;
 }
 
 void CudaPropagator::connect() {
-  if (impl_->halo) impl_->halo->connect();
+  if (impl_->overlap) impl_->overlap->connect();
 }
 
 Propagator::DeviceMemory CudaPropagator::device_memory() const {
@@ -712,9 +681,10 @@ void CudaPropagator::begin_shot(long long shot) {
   if (d.slab) {  // a slab's edge-plane entries first: they are injected before the exchange
     std::vector<long long> order(cells.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<long long>(i);
+    const SlabOverlap& o = *d.overlap;
     auto edge = [&](long long i) {
       const long long iz = cells[static_cast<size_t>(i)] / (d.nxp * d.ny);
-      return (iz >= d.own0 && iz < d.top) || (iz >= d.bottom && iz < d.own1);
+      return (iz >= o.lo(0) && iz < o.hi(0)) || (iz >= o.lo(2) && iz < o.hi(2));
     };
     std::stable_partition(order.begin(), order.end(), edge);
     std::vector<long long> c2;
@@ -744,7 +714,7 @@ void CudaPropagator::begin_shot(long long shot) {
   d.cur = 0;
   d.n_done = 0;
   d.stepping_ms = 0;
-  d.halo_ms = 0;
+  if (d.overlap) d.overlap->reset_seconds();
 }
 
 double CudaPropagator::stepping_seconds() const {
@@ -767,7 +737,6 @@ void CudaPropagator::advance(long long first, long long count) {
     const long long seg_start = n;
     if (d.opt.graphs && k >= 2) d.pair_graph(d.cur);  // capture outside the timed span
     SEISRTM_CUDA(cudaEventRecord(d.seg_begin.get(), d.stream.get()));
-    d.halo_slot = 0;
     if (d.opt.graphs) {
       for (; k >= 2; k -= 2) d.pair_graph(d.cur).launch(d.stream.get());  // two steps: cur unchanged
     }
@@ -782,10 +751,7 @@ void CudaPropagator::advance(long long first, long long count) {
     float ms = 0;
     SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.seg_begin.get(), d.seg_end.get()));
     d.stepping_ms += ms;
-    for (int i = 0; i < d.halo_slot; ++i) {
-      SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.halo_begin[i].get(), d.halo_end[i].get()));
-      d.halo_ms += ms;
-    }
+    if (d.overlap) d.overlap->flush();
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
   d.n_done = end;

@@ -545,7 +545,7 @@ std::vector<EnumKey> enum_keys() {
       {"solver.decomposition", enum_texts<Decomposition>(), kBase, {}},
       {"migration.mode", enum_texts<MigrationMode>(), kMigrationBase, {}},
       {"migration.data_filter", enum_texts<DataFilter>(), kMigrationBase, {}},
-      {"migration.store", enum_texts<BoundaryStore>(), kMigrationBase, {}},
+      {"migration.store", enum_texts<StoreLocation>(), kMigrationBase, {}},
       {"migration.wavelet.type", enum_texts<WaveletType>(), kSegyBase, {{"file", "migration.wavelet.file=w.h5"}}},
   };
 }

@@ -45,7 +45,7 @@ Problem migration_problem(const std::vector<std::string>& sets = {}, bool fused 
   mc.data = "unused.h5";
   mc.image_interval = 2;
   mc.fused = fused;
-  mc.store = *from_text<BoundaryStore>(store);
+  mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
 }
@@ -386,7 +386,7 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
-  mc.store = *from_text<BoundaryStore>(store);
+  mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
 }

@@ -17,6 +17,7 @@
 #include "io/observed_data.hpp"
 #include "solver/migration.hpp"
 #include "solver/numerics.hpp"
+#include "solver/rtm_schedule.hpp"
 #include "tests/catch.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/cpu_propagator.hpp"
@@ -111,6 +112,87 @@ double modelled_data_mismatch(const Problem& pb) {
 }
 
 }  // namespace
+
+namespace {
+
+// What a schedule asked for, checked as it goes: each backward level of the source field made
+// once from N down, each receiver level once from N down, and every image pairing the newest
+// source level n with receiver level n + 1.
+struct ScheduleTrace {
+  long long steps;
+  long long source = 0, receiver = 0;  // the newest level made (the forward pass leaves p^N)
+  std::vector<long long> sources, images;
+  explicit ScheduleTrace(long long n) : steps(n), source(n + 1), receiver(n + 1) {}
+  void make_source(long long n) {
+    CHECK(n == source - 1);
+    source = n;
+    sources.push_back(n);
+  }
+  void make_receiver(long long n) {
+    CHECK(n == receiver - 1);
+    receiver = n;
+  }
+  // chi^{n+1} is the newest receiver level (image_then_receiver) or the one before (receiver_first).
+  void image(long long n, long long receiver_level) {
+    CHECK(n == source);
+    CHECK(receiver_level == n + 1);
+    images.push_back(n);
+  }
+  void check_complete(long long every) const {
+    std::vector<long long> all, imaging;
+    for (long long n = steps; n >= 1; --n) {
+      all.push_back(n);
+      if (n % every == 0) imaging.push_back(n);
+    }
+    CHECK(sources == all);
+    CHECK(images == imaging);
+    CHECK(receiver == 1);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the RTM schedule visits every level once and images p^n with chi^{n+1}", "[unit]") {
+  const long long steps = GENERATE(1, 2, 3, 4, 7, 12);
+  const long long every = GENERATE(1, 2, 3, 5);
+  CAPTURE(steps, every);
+  const RtmSchedule sc(steps, every);
+  std::vector<long long> saved;
+  for (long long k = 0, n = sc.saving_steps().first; k < sc.saving_steps().count; ++k, n += sc.saving_steps().dir)
+    if (sc.saved(n + 1)) saved.push_back(n + 1);
+  for (long long n = sc.saving_steps().count; n < steps; ++n) CHECK_FALSE(sc.saved(n + 1));
+  CHECK(saved.size() == static_cast<size_t>(std::max(0LL, steps - 2)));
+  for (const auto order : {RtmSchedule::Order::image_then_receiver, RtmSchedule::Order::receiver_first}) {
+    ScheduleTrace t(steps);
+    const bool first = order == RtmSchedule::Order::receiver_first;
+    RtmSchedule::Backward b;
+    b.source = [&](long long n) { t.make_source(n); };
+    b.receiver = [&](long long n) { t.make_receiver(n); };
+    b.image = [&](long long n) { t.image(n, first ? t.receiver + 1 : t.receiver); };
+    std::vector<long long> after;
+    sc.backward(order, b, [&](long long n) { after.push_back(n); });
+    t.check_complete(every);
+    CHECK(after == t.sources);
+    CHECK(sc.leading().count + sc.rebuilding().count == steps);
+  }
+  if (!sc.fuses()) return;
+  ScheduleTrace t(steps);
+  RtmSchedule::Fused f;
+  f.source = [&](long long n) { t.make_source(n); };
+  f.receiver = [&](long long n) { t.make_receiver(n); };
+  f.image = [&](long long n) { t.image(n, t.receiver + 1); };
+  f.after = [](long long) {};
+  f.steps = [&](const RtmSchedule::Range& r) {
+    for (long long k = 0, n = r.first; k < r.count; ++k, n += r.dir) {
+      // One fused step: p^{n+1} with chi^{n+2} (both still the newest but one), then level n of both.
+      if (sc.fused_images(n)) t.image(n + 1, t.receiver + 1);
+      t.make_receiver(n);
+      t.make_source(n);
+    }
+  };
+  sc.fused_backward(f);
+  t.check_complete(every);
+}
 
 TEST_CASE("adjoint (dot-product) test of modelling: <F f, r> = <f, F^T r>", "[cpu]") {
   // Double: the recursion is exact up to rounding of ~1e-16 per operation, accumulated over

@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "solver/hooks.hpp"
+#include "solver/rtm_schedule.hpp"
 #include "validation/cpu_halo.hpp"
 #include "validation/norms.hpp"
 
@@ -288,6 +289,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const PointSet& src = pb_.shots[shot];
   const Box all = whole(pb_);
   constexpr bool single = std::is_same_v<Real, float>;
+  const RtmSchedule schedule(nt, every);
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
   // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
@@ -317,7 +319,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     s.finish();
     exchange(s);
     const long long level = n + 1;
-    if (boundary && level <= nt - 2) {
+    if (boundary && schedule.saved(level)) {
       save_shell(s, at, store.data() + (level - 1) * per_level);
     } else if (!boundary && level % every == 0) {
       const Real* p = grid_p(s, g, buffer);
@@ -335,13 +337,16 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   //   C(j) = sum_n p^n chi^{n+1+j}   (docs/ADJOINT.md, "Imaging"),
   // centred on C(0); p^n chi^n is C(-1), a depth bias of about v dt / 2.
   progress("backward", 0);
-  for (long long n = nt; n >= 1; --n) {
-    const Real* sn = nullptr;  // p^n in grid layout, for the callback
-    FieldView<Real> sv;
+  const Real* sn = nullptr;  // p^n in grid layout, for the callback
+  FieldView<Real> sv;
+  RtmSchedule::Backward b;
+  b.source = [&](long long n) {
+    sn = nullptr;
+    sv = {};
     if (boundary) {
       if (n == nt - 1) {
         s.swap_levels();  // the last two levels are p^N, p^{N-1}: start from them
-      } else if (n < nt - 1) {
+      } else if (schedule.rebuilt(n)) {
         // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0, i.e. the
         // forward step n + 1 solved for its oldest level (for the pair, both fields with their
         // operator); the shell comes from the store.
@@ -353,18 +358,20 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
       }
       sv = view(s, g);
       if (single && on_source_level) sn = grid_p(s, g, buffer);
-    } else if (n % every == 0) {
+    } else if (schedule.imaged(n)) {
       sn = snapshots[n / every].data();
       sv = grid_view(g, sn);
     }
-    if (n % every == 0) image_level(g, interior_, sv, view(r, g), image, illumination);
+  };
+  b.image = [&](long long) { image_level(g, interior_, sv, view(r, g), image, illumination); };
+  b.receiver = [&](long long n) {
     if constexpr (single) {
       if (sn && on_source_level) on_source_level(n, sn);
     }
     receiver_step(r, pb_, n, data);
     exchange(r);
-    progress("backward", nt - n + 1);
-  }
+  };
+  schedule.backward(RtmSchedule::Order::image_then_receiver, b, [&](long long n) { progress("backward", nt - n + 1); });
 }
 
 }  // namespace seisrtm::validation

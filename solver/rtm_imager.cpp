@@ -1,0 +1,56 @@
+#include "solver/rtm_imager.hpp"
+
+#include <cuda_fp16.h>
+
+#include "kernels/cuda_check.hpp"
+
+namespace seisrtm {
+
+RtmImager::~RtmImager() {
+  if (pinned_) cudaFreeHost(pinned_);
+}
+
+void RtmImager::allocate(std::size_t bytes, const CellBox& in, const VolumeDims& d) {
+  image_ = DeviceBuffer(bytes, MemoryKind::plain);
+  illumination_ = DeviceBuffer(bytes, MemoryKind::plain);
+  dims_ = d;
+  for (int a = 0; a < 3; ++a) box_.lo[a] = static_cast<int>(in.lo[a]), box_.hi[a] = static_cast<int>(in.hi[a]);
+  box_.sy = d.nxp;
+  box_.sz = d.nxp * d.ny;
+}
+
+void RtmImager::clear(cudaStream_t stream) const {
+  for (auto* b : {&image_, &illumination_}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), stream));
+}
+
+void RtmImager::image(const DeviceBuffer& s, const DeviceBuffer& r, bool half, cudaStream_t stream) const {
+  if (half)
+    kernels::launch_image(s.as<__half>(), r.as<__half>(), image_.as<float>(), illumination_.as<float>(), box_, stream);
+  else
+    kernels::launch_image(s.as<float>(), r.as<float>(), image_.as<float>(), illumination_.as<float>(), box_, stream);
+}
+
+void RtmImager::fused_args(kernels::FusedArgs& fa) const {
+  fa.image = image_.as<float>();
+  fa.illumination = illumination_.as<float>();
+  for (int a = 0; a < 3; ++a) fa.box_lo[a] = box_.lo[a], fa.box_hi[a] = box_.hi[a];
+}
+
+void RtmImager::download(float* image, float* illumination, cudaStream_t stream) const {
+  download_volume(image_, image, dims_, false, 0, stream);
+  download_volume(illumination_, illumination, dims_, false, 0, stream);
+}
+
+void RtmImager::add_to(float* image, float* illumination, cudaStream_t stream) {
+  const long long cells = dims_.nx * dims_.ny * dims_.nz;
+  if (!pinned_) SEISRTM_CUDA(cudaMallocHost(&pinned_, static_cast<size_t>(cells) * sizeof(float)));
+  float* h = pinned_;
+  download_volume(image_, h, dims_, false, 0, stream);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) image[i] += h[i];
+  download_volume(illumination_, h, dims_, false, 0, stream);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) illumination[i] += h[i];
+}
+
+}  // namespace seisrtm

@@ -1,0 +1,74 @@
+#include "solver/step_operator.hpp"
+
+namespace seisrtm {
+
+StepOperator::StepOperator(const Problem& pb, const CudaOptions& opt, long long nxp, const DeviceModel& model,
+                           bool half, int z_lo, int z_hi)
+    : pb_(pb),
+      opt_(opt),
+      nxp_(nxp),
+      model_(model),
+      half_(half),
+      anisotropic_(pb.anisotropic()),
+      tilted_(pb.equation == Equation::tti),
+      z_lo_(z_lo),
+      z_hi_(z_hi) {
+  tti_base_ = tti_args(pb, nxp, model.damp);
+  tti_base_.z_lo = z_lo, tti_base_.z_hi = z_hi;
+  if (anisotropic_) set_tti_model(tti_base_, model.m, model.tti);
+}
+
+void StepOperator::tune(bool compressible) {
+  fused_shape_ = fused_shape_for(opt_.tuning, compressible);
+  if (opt_.variant == kernels::Variant::tma && !pb_.anisotropic()) {
+    shape_ = tma_shape_for(opt_.tuning, pb_.radius, compressible, opt_.storage);
+    chunk_rows_ = tma_chunk_rows(opt_.tuning);
+    l2_hint_ = tma_l2_hint(opt_.tuning, pb_.radius, compressible, opt_.storage);
+  }
+}
+
+kernels::AcousticArgs StepOperator::args(const DeviceWavefield& w, int c) const {
+  kernels::AcousticArgs a =
+      acoustic_args(pb_, nxp_, w.p[c].as<float>(), w.p[1 - c].as<float>(), model_.m.as<float>(), model_.damp);
+  a.z_lo = z_lo_, a.z_hi = z_hi_;
+  a.chunk_rows = chunk_rows_;
+  a.l2_hint = l2_hint_;
+  return a;
+}
+
+void StepOperator::tti_step(const DeviceWavefield& w, int c, int lo, int hi, cudaStream_t on) const {
+  kernels::TtiArgs t = tti_base_;
+  t.p = w.p[c].as<float>();
+  t.pn = w.p[1 - c].as<float>();
+  t.q = w.q[c].as<float>();
+  t.qn = w.q[1 - c].as<float>();
+  t.z_lo = lo, t.z_hi = hi;
+  const kernels::TtiMaps maps = tti_step_maps(w.tti_halo, w.tti_center, model_.tti_maps, c);
+  kernels::launch_tti_step(t, tilted_, opt_.variant, pb_.radius, opt_.z_block, maps, on);
+}
+
+void StepOperator::step(const DeviceWavefield& w, int c, int lo, int hi, cudaStream_t on) const {
+  if (anisotropic_) return tti_step(w, c, lo, hi, on);
+  const kernels::TmaMaps maps{&w.halo[c], &w.center[1 - c], &model_.tmap_m};
+  if (half_) {
+    kernels::AcousticArgsHalf a = acoustic_args(pb_, nxp_, w.p[c].as<__half>(), w.p[1 - c].as<__half>(),
+                                                model_.m.as<__half>(), model_.damp, model_.model_scale);
+    a.z_lo = lo, a.z_hi = hi;
+    a.chunk_rows = chunk_rows_;
+    a.l2_hint = l2_hint_;
+    kernels::launch_acoustic_step(a, opt_.variant, pb_.radius, opt_.z_block, maps, shape_, on);
+    return;
+  }
+  kernels::AcousticArgs a = args(w, c);
+  a.z_lo = lo, a.z_hi = hi;
+  kernels::launch_acoustic_step(a, opt_.variant, pb_.radius, opt_.z_block, maps, shape_, on);
+}
+
+void StepOperator::fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r,
+                         cudaStream_t on) const {
+  const kernels::FusedMaps maps{&s.fused[s.cur], &r.fused[r.cur], &s.center[1 - s.cur], &r.center[1 - r.cur],
+                                &model_.tmap_m};
+  kernels::launch_fused_backward(fa, pb_.radius, opt_.z_block, maps, fused_shape_, on);
+}
+
+}  // namespace seisrtm
