@@ -27,7 +27,7 @@
 #include "solver/hooks.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
-#include "solver/progress.hpp"
+#include "solver/shot_loop.hpp"
 
 namespace seisrtm {
 
@@ -47,36 +47,6 @@ double peak_time(const std::vector<float>& w, double dt) {
     if (std::abs(w[i]) > std::abs(w[k])) k = i;
   return k * dt;
 }
-
-// A shot's passes as progress lines, one per pass ("forward", "backward"), their seconds added
-// to `seconds`.
-class PassProgress {
- public:
-  PassProgress(std::string label, long long steps, double cells, bool quiet, double& seconds)
-      : label_(std::move(label)), steps_(steps), cells_(cells), quiet_(quiet), seconds_(seconds) {}
-  void update(const std::string& pass, long long done) {
-    if (pass != pass_) {
-      finish();
-      pass_ = pass;
-      progress_ = std::make_unique<Progress>(label_ + " " + pass, steps_, cells_, quiet_);
-    }
-    progress_->update(done);
-  }
-  void finish() {
-    if (!progress_) return;
-    progress_->finish();
-    seconds_ += progress_->seconds();
-    progress_.reset();
-  }
-
- private:
-  std::string label_, pass_;
-  long long steps_;
-  double cells_;
-  bool quiet_;
-  double& seconds_;
-  std::unique_ptr<Progress> progress_;
-};
 
 }  // namespace
 
@@ -474,11 +444,75 @@ Images finish_images(const Problem& pb, std::vector<float> correlation, std::vec
   return im;
 }
 
+namespace {
+
+// One shot of a migration on this rank: into the backend's own stack (image null) or into
+// zeroed volumes sent to rank 0 as the shot's result; on the other ranks of a decomposed run the
+// calls are collective and their verdict comes every hundredth of the steps.
+void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, ShotSteps& st, std::vector<float>* image,
+                 std::vector<float>* illumination) {
+  const Problem& pb = in.problem;
+  const long long nrec = pb.receivers.size(), nt = pb.steps;
+  const long long chunk = std::max(1LL, nt / 100);
+  st.begin({}, st.label());
+  auto report = [&](const std::string& p, long long done) {
+    st.progress(p, done);
+    const std::string where = st.label() + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt);
+    // Every rank of a decomposed run reports the same steps: the verdict is collective.
+    if (st.slabs()) {
+      if (done % chunk == 0 || done == nt) st.check(where);
+      return;
+    }
+    st.check(where);
+    // The backward pass counts up to nt: near its end the next shot's number is asked for, to
+    // arrive while this one ends.
+    if (p == "backward" && 10 * done >= 9 * nt) st.nearly_done();
+  };
+  const float* data = in.traces.data() + s * nrec * nt;
+  if (!image) {
+    migrator.migrate_shot(s, data, nullptr, nullptr, report);
+    std::vector<float> none;  // the shot is done: a word to rank 0
+    st.send(cluster::ResultKind::illumination, 0, none);
+    return st.finish_progress();
+  }
+  // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
+  const bool whole = !st.slabs() || st.keeps();
+  image->assign(whole ? static_cast<size_t>(pb.grid.cells()) : 0, 0.0f);
+  illumination->assign(image->size(), 0.0f);
+  migrator.migrate_shot(s, data, whole ? image->data() : nullptr, whole ? illumination->data() : nullptr, report);
+  st.send(cluster::ResultKind::image, 0, *image);
+  st.send(cluster::ResultKind::illumination, 0, *illumination);
+  st.finish_progress();  // (the shot's seconds include adding it to the stack)
+}
+
+// The backends' own stacks (Migrator::begin_stack) of every rank, added on rank 0 and scaled by k.
+void sum_own_stacks(Migrator& migrator, float k, std::vector<float>& image, std::vector<float>& illumination) {
+  const long long cells = static_cast<long long>(image.size());
+  // Agreed before the sum: a rank that fails here is named by rank 0, which removes its
+  // temporaries, instead of one rank ending the job.
+  std::string error;
+  try {
+    migrator.take_stack(image.data(), illumination.data());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  cluster::agree(error);
+  cluster::add_to_rank0(image.data(), cells);  // (one process: nothing)
+  cluster::add_to_rank0(illumination.data(), cells);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) {
+    image[i] *= k;
+    illumination[i] *= k;
+  }
+}
+
+}  // namespace
+
 double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
                    std::vector<float>& illumination) {
   const Problem& pb = in.problem;
   const Grid& g = pb.grid;
-  const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
+  const long long nshots = pb.shot_count();
   // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const bool whole = !slabs || cluster::rank() == 0;
@@ -492,46 +526,17 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   const bool began = !slabs && migrator.begin_stack();
   const bool own_stack = slabs ? false : !any_rank(!began);
   if (began && !own_stack) migrator.drop_stack();
-  std::vector<float> shot_image(own_stack ? 0 : image.size()), shot_illumination(shot_image.size());
+  std::vector<float> shot_image, shot_illumination;  // a shot's image, unless own_stack
   const long long cells = g.cells();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
-  double seconds = 0;
   // Several ranks (cluster.hpp): with the backend's own stack, every rank stacks the shots it
   // computes and sends only a word per shot (the stacks meet at the end); otherwise every shot
   // is imaged into zeroed volumes and rank 0 adds them in shot order, whichever rank computed
   // them: the sum a one-process CPU run makes, bit for bit.
   // Decomposed (solver.decomposition z): every rank migrates every shot over its slab, the
   // migrator's calls are collective, rank 0 adds each shot's gathered image in shot order.
-  if (pb.config.solver.decomposition == Decomposition::z) {
-    const std::string& dir = pb.config.output.directory;
-    const long long chunk = std::max(1LL, nt / 100);
-    for (long long s = 0; s < nshots; ++s) {
-      const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-      agreed_step([&] { cluster::inject_test_failure(s); }, s, nshots, label, dir);
-      PassProgress progress(label, nt, double(g.cells()), quiet, seconds);
-      auto report = [&](const std::string& p, long long done) {
-        progress.update(p, done);
-        // Every rank reports the same steps: the verdict on failures and signals is collective.
-        if (done % chunk == 0 || done == nt)
-          slab_verdict("", s, nshots,
-                       label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt), dir);
-      };
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, whole ? shot_image.data() : nullptr,
-                            whole ? shot_illumination.data() : nullptr, report);
-      progress.finish();
-      if (cluster::rank() != 0) continue;
-#pragma omp parallel for schedule(static)
-      for (long long i = 0; i < cells; ++i) {
-        image[i] += k * shot_image[i];
-        illumination[i] += k * shot_illumination[i];
-      }
-    }
-    return seconds;
-  }
-  cluster::ShotFarm farm(nshots);
-  const bool parallel = cluster::size() > 1;
   std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: shots not yet added
   long long next_to_add = 0;
   auto add_in_order = [&] {
@@ -549,8 +554,11 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
       ++next_to_add;
     }
   };
-  const cluster::ShotFarm::Sink sink = [&](int, long long s, cluster::ResultKind kind, long long,
-                                           std::vector<float>& data) {
+  ShotWork work;
+  work.compute = [&](long long s, ShotSteps& st) {
+    migrate_one(in, migrator, s, st, own_stack ? nullptr : &shot_image, own_stack ? nullptr : &shot_illumination);
+  };
+  work.keep = [&](int, long long s, cluster::ResultKind kind, long long, std::vector<float>& data) {
     if (own_stack) return;  // a shot done into its rank's stack: nothing to add now
     (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = std::move(data);
     add_in_order();
@@ -558,89 +566,16 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   // Rank 0 keeps the shots that come back before an earlier one until that one is in: at most
   // `window` shots are handed out beyond those added, so it holds at most `window` pairs of volumes
   // (each rank has at most two shots in hand: its current one and the one it asked for).
-  long long window = 2LL * cluster::size();
-  if (hooks().shot_window > 0) window = hooks().shot_window;  // the smallest window, in tests
-  if (!own_stack) farm.limit_ahead(window, [&] { return next_to_add; });
-  const auto idle = [&] { farm.check_interrupt("waiting for the other ranks' shots", pb.config.output.directory); };
-  for (long long s = farm.next(sink, idle); s >= 0; s = farm.next(sink, idle)) {
-    const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(nshots);
-    PassProgress progress(label, nt, double(g.cells()), quiet, seconds);
-    auto report = [&](const std::string& p, long long done) {
-      progress.update(p, done);
-      farm.check_interrupt(label + ", " + p + " pass, step " + std::to_string(done) + "/" + std::to_string(nt),
-                           pb.config.output.directory);
-      farm.serve(sink);
-      // The backward pass counts up to nt: near its end the next shot's number is asked for, to
-      // arrive while this one ends.
-      if (p == "backward" && 10 * done >= 9 * nt) farm.ask();
-    };
-    if (parallel) {
-      try {
-        cluster::inject_test_failure(s);
-        if (own_stack) {
-          migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
-        } else {
-          std::fill(shot_image.begin(), shot_image.end(), 0.0f);
-          std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
-          migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(),
-                                report);
-        }
-      } catch (const io::Interrupted& e) {
-        if (farm.coordinator()) throw;
-        farm.fail(s, std::string("interrupted by ") + io::signal_name(e.signal()));
-      } catch (const cluster::RankFailed&) {
-        throw;
-      } catch (const std::exception& e) {
-        if (!farm.coordinator()) farm.fail(s, e.what());
-        throw Error("rank 0 failed on shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) + ": " + e.what());
-      }
-      if (own_stack) {
-        if (!farm.coordinator()) farm.send(s, cluster::ResultKind::illumination, 0, nullptr, 0);  // done
-      } else if (farm.coordinator()) {
-        waiting[s] = {std::move(shot_image), std::move(shot_illumination)};
-        shot_image.assign(static_cast<size_t>(cells), 0.0f);
-        shot_illumination.assign(shot_image.size(), 0.0f);
-        add_in_order();
-      } else {
-        farm.send(s, cluster::ResultKind::image, 0, shot_image.data(), shot_image.size());
-        farm.send(s, cluster::ResultKind::illumination, 0, shot_illumination.data(), shot_illumination.size());
-      }
-    } else if (own_stack) {
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, nullptr, nullptr, report);
-    } else {
-      std::fill(shot_image.begin(), shot_image.end(), 0.0f);
-      std::fill(shot_illumination.begin(), shot_illumination.end(), 0.0f);
-      migrator.migrate_shot(s, in.traces.data() + s * nrec * nt, shot_image.data(), shot_illumination.data(), report);
-#pragma omp parallel for schedule(static)
-      for (long long i = 0; i < cells; ++i) {
-        image[i] += k * shot_image[i];
-        illumination[i] += k * shot_illumination[i];
-      }
-    }
-    progress.finish();
-  }
-  farm.drain(sink, [&] { farm.check_interrupt("the other ranks' last shots", pb.config.output.directory); });
-  if (parallel && farm.coordinator() && !own_stack && next_to_add != nshots)
+  work.window = own_stack ? 0 : 2LL * cluster::size();
+  if (!own_stack && hooks().shot_window > 0) work.window = hooks().shot_window;  // the smallest window, in tests
+  work.completed = [&] { return next_to_add; };
+  work.name_internal_errors = true;
+  ShotLoop loop(every_shot(pb, quiet), std::move(work));
+  const double seconds = loop.run();
+  if (cluster::size() > 1 && !slabs && cluster::rank() == 0 && !own_stack && next_to_add != nshots)
     throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
                 " shot image(s) missing at the end");
-  if (own_stack) {
-    // Agreed before the sum: a rank that fails here is named by rank 0, which removes its
-    // temporaries, instead of one rank ending the job.
-    std::string error;
-    try {
-      migrator.take_stack(image.data(), illumination.data());
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    cluster::agree(error);
-    cluster::add_to_rank0(image.data(), cells);  // (one process: nothing)
-    cluster::add_to_rank0(illumination.data(), cells);
-#pragma omp parallel for schedule(static)
-    for (long long i = 0; i < cells; ++i) {
-      image[i] *= k;
-      illumination[i] *= k;
-    }
-  }
+  if (own_stack) sum_own_stacks(migrator, k, image, illumination);
   return seconds;
 }
 
