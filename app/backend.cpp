@@ -24,7 +24,7 @@ BackendChoice choose_backend(const Config& c, Equation equation, bool migration)
   if (b.backend == SolverBackend::cuda) {  // the kernel as cuda_options resolves it (auto: one this device runs)
     const CudaOptions o = gpu_options(c);
     const std::string why = cannot_implement(
-        {o.variant, to_text(equation), o.storage, migration, c.solver.decomposition == Decomposition::z}, &b.gpu);
+        {o.variant, equation, o.storage, migration, c.solver.decomposition == Decomposition::z}, &b.gpu);
     if (!why.empty()) throw Error("config key 'solver.kernel' is " + to_text(c.solver.kernel) + ": " + why);
   }
   return b;

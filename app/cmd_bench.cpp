@@ -22,6 +22,12 @@ namespace {
 
 using bench::Axes;
 
+// --equation, checked by cmd_bench before anything else asks for it.
+Equation bench_equation(const BenchOptions& b) {
+  if (const auto e = from_text<Equation>(b.equation)) return *e;
+  throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
+}
+
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
   std::stringstream ss(s);
@@ -59,17 +65,17 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
   Axes a;
   const bool q = b.quick;
   // Without TMA: smem for acoustic, naive for vti/tti (which have no smem variant).
-  const std::string variants = !b.variants.empty()        ? b.variants
-                               : g.tma                    ? "tma"
-                               : b.equation == "acoustic" ? "smem"
-                                                          : "naive";
+  const std::string variants = !b.variants.empty()                       ? b.variants
+                               : g.tma                                   ? "tma"
+                               : bench_equation(b) == Equation::acoustic ? "smem"
+                                                                         : "naive";
   const std::string z = !b.z_blocks.empty() ? b.z_blocks : q ? "none,128,64,32" : "none,128,64,48,32";
   const std::string mem = !b.memories.empty() ? b.memories : "plain,compressible";
   const std::string steps = !b.steps.empty() ? b.steps : q ? "100,500,1000" : "100,1000,2000,5000";
   for (const auto& v : split(variants)) {
     if (v != "naive" && v != "smem" && v != "tma")
       throw Error("bench --variants: '" + v + "' is not a kernel; valid: naive, smem, tma");
-    const std::string why = cannot_implement({variant_named(v), b.equation}, &g);
+    const std::string why = cannot_implement({variant_named(v), bench_equation(b)}, &g);
     if (!why.empty()) throw Error("bench --variants: " + why);
     a.variants.push_back(v);
   }
@@ -86,7 +92,7 @@ Axes resolve_axes(const BenchOptions& b, const GpuInfo& g) {
         throw Error("bench --storage: '" + st + "' is not a storage; valid: fp32, fp16");
       for (const auto& v : a.variants) {
         const std::string why = cannot_implement(
-            {variant_named(v), b.equation, st == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32}, &g);
+            {variant_named(v), bench_equation(b), st == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32}, &g);
         if (!why.empty()) throw Error("bench --storage " + st + " with --variants " + v + ": " + why);
       }
       if (std::find(a.storages.begin(), a.storages.end(), st) == a.storages.end()) a.storages.push_back(st);
@@ -127,10 +133,10 @@ Config bench_config(const BenchOptions& b, const Axes& a) {
     << "model: {vp: {type: gradient, value: 1500, gradient: 0.25}";
   // vti and tti: anisotropy that changes with depth (as vp does), epsilon 0.10 to 0.26 and delta
   // 0.05 to 0.13 at 800 cells, the axis tilting from 10 to 50 degrees at an azimuth of 30.
-  if (b.equation != "acoustic")
+  if (bench_equation(b) != Equation::acoustic)
     y << ", epsilon: {type: gradient, value: 0.1, gradient: 0.00002}, delta: {type: gradient, value: 0.05, "
          "gradient: 0.00001}";
-  if (b.equation == "tti") y << ", theta: {type: gradient, value: 10, gradient: 0.005}, phi: 30";
+  if (bench_equation(b) == Equation::tti) y << ", theta: {type: gradient, value: 10, gradient: 0.005}, phi: 30";
   y << "}\n"
     << "sources: {wavelet: {peak_frequency: 10}, shots: [[" << c << ", " << c << ", " << c << "]]}\n"
     << "receivers: {line: {start: [" << 2 * h << ", " << c << ", 20], end: [" << (n - 3) * h << ", " << c
@@ -149,11 +155,10 @@ void check_writable(const std::string& path, const char* option) {
 
 int cmd_bench(const BenchOptions& b) {
   if (!b.compare.empty()) return bench::compare(b.compare);
-  if (b.equation != "acoustic" && b.equation != "vti" && b.equation != "tti")
-    throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
+  (void)bench_equation(b);                 // a bad --equation said first
   for (const auto& v : split(b.variants))  // said before the GPU is asked for
     if (v == "smem" || v == "naive" || v == "tma")
-      if (const std::string why = cannot_implement({variant_named(v), b.equation}, nullptr); !why.empty())
+      if (const std::string why = cannot_implement({variant_named(v), bench_equation(b)}, nullptr); !why.empty())
         throw Error("bench --variants: " + why);
   (void)z_block_list(b.z_blocks);  // bad --z-block said before the GPU is asked for
   check_writable(b.csv, "--csv");

@@ -6,6 +6,7 @@
 // that is not 2, 4, 8 or 16) are io/config.cpp's to refuse.
 #include <string>
 
+#include "io/config_enums.hpp"
 #include "kernels/acoustic.hpp"
 #include "solver/device_info.hpp"
 
@@ -13,7 +14,7 @@ namespace seisrtm {
 
 struct KernelChoice {
   kernels::Variant variant = kernels::Variant::tma;
-  std::string equation = "acoustic";  // acoustic | vti | tti
+  Equation equation = Equation::acoustic;
   kernels::Storage storage = kernels::Storage::fp32;
   bool migration = false;  // the migrator's passes
   bool slabs = false;      // one slab of a z decomposition
@@ -21,6 +22,8 @@ struct KernelChoice {
 
 // naive, smem or tma by name (throws on any other), and the name of a variant.
 kernels::Variant variant_named(const std::string& name);
+// solver.kernel's variant; auto is resolved by the caller (cuda_options), never passed here.
+kernels::Variant variant_of(SolverKernel k);
 const char* variant_name(kernels::Variant v);
 
 // Empty where `k` runs (on `gpu`; with nullptr the device is not asked about); else the reason and

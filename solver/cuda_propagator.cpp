@@ -39,7 +39,7 @@ CudaOptions cuda_options(const Config& c) {
   CudaOptions o;
   o.device = c.solver.device;
   const SolverKernel k = c.solver.kernel;
-  o.variant = k == SolverKernel::automatic ? kernels::Variant::tma : variant_named(to_text(k));
+  o.variant = k == SolverKernel::automatic ? kernels::Variant::tma : variant_of(k);
   o.storage = c.solver.storage == SolverStorage::fp16 ? kernels::Storage::fp16 : kernels::Storage::fp32;
   // auto without TMA: smem for acoustic in fp32, naive for fp16 and vti/tti (no smem variant).
   if (k == SolverKernel::automatic && !query_gpu(o.device).tma)
@@ -90,7 +90,7 @@ void select_device(const CudaOptions& o) {
   const GpuInfo g = query_gpu(o.device);
   if (!g.present) throw Error("CUDA device " + std::to_string(o.device) + " is not usable: " + g.reason);
   if (o.variant == kernels::Variant::tma && !g.tma)
-    throw Error("solver.kernel: " + cannot_implement({o.variant, "acoustic", o.storage}, &g));
+    throw Error("solver.kernel: " + cannot_implement({o.variant, Equation::acoustic, o.storage}, &g));
   SEISRTM_CUDA(cudaSetDevice(o.device));
 }
 
@@ -557,7 +557,7 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
                 gib(total_b) + "; shrink grid.shape" + (opt.snapshots ? " or set output.snapshot_interval: 0" : ""));
 
   d.half = opt.storage == kernels::Storage::fp16;
-  if (const std::string why = cannot_implement({opt.variant, to_text(pb.equation), opt.storage}, nullptr); !why.empty())
+  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage}, nullptr); !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   std::string warning;
   for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
