@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "base/error.hpp"
 #include "base/format.hpp"
@@ -61,13 +61,6 @@ std::vector<std::array<double, 3>> point_list(const YAML::Node& n, const std::st
   return out;
 }
 
-// An enumerated key: its text checked against the enum's name table (the message lists the
-// table's texts), the fallback when the key is absent.
-template <class E>
-E enum_choice(io::YamlReader& r, const std::string& key, E fallback) {
-  return *from_text<E>(r.choice(key, to_text(fallback), enum_texts<E>()));
-}
-
 // The largest grid: 2^50 cells (1.1e15, 4.5 PB a float volume), far beyond any host, so that
 // byte counts of a few volumes (16 B a cell and more) and cell indices stay exact in 64 bits
 // and in double. What fits the memory is checked later (solver/memory_estimate).
@@ -79,21 +72,10 @@ constexpr long long kMaxCells = 1LL << 50;
 // A device (/dev/zero) or an endless file would otherwise be read until the memory ran out.
 constexpr std::uintmax_t kMaxConfigBytes = std::uintmax_t{16} << 20;
 
-// solver.threads: at most 4 threads per hardware thread of this machine, and at least 256 so
-// that a config written for a large machine still runs on a small one. More only oversubscribe
-// the cores, and OpenMP aborts the program when it cannot create them.
-long long max_threads() {
-  return std::max(256LL, 4LL * static_cast<long long>(std::thread::hardware_concurrency()));
-}
-
-std::optional<double> auto_or_number(io::YamlReader& r, const std::string& key) {
-  if (!r.has(key) || (r.node()[key].IsScalar() && r.node()[key].Scalar() == "auto")) return std::nullopt;
-  return r.number(key, 0);
-}
-
 // migration.wavelet and migration.segy_headers: SEG-Y data only (an HDF5 data file carries its
 // geometry in datasets and its own wavelet, /sources/wavelet).
-void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
+void parse_segy_data(io::YamlReader& m, Config& c) {
+  MigrationConfig& mc = *c.migration;
   const bool segy = io::is_segy_path(mc.data);
   if (!segy) {
     for (const char* k : {"wavelet", "segy_headers"})
@@ -111,85 +93,58 @@ void parse_segy_data(io::YamlReader& m, MigrationConfig& mc) {
                 "source wavelet; give the one of the data, e.g. {peak_frequency: 15} (a Ricker, delay auto = "
                 "1.2 / peak_frequency) or {type: file, file: wavelet.h5}");
   auto w = m.child("wavelet");
-  w.allow_only(keys_under("migration.wavelet"));
-  WaveletConfig wc;
-  wc.type = enum_choice(w, "type", wc.type);
-  wc.peak_frequency = w.number("peak_frequency", wc.peak_frequency);
-  check_positive(wc.peak_frequency, "migration.wavelet.peak_frequency", "a positive frequency in Hz");
-  wc.delay = auto_or_number(w, "delay");
+  mc.wavelet = WaveletConfig{};
+  read_section(w, c, "migration.wavelet");
+  WaveletConfig& wc = *mc.wavelet;
   if (wc.type == WaveletType::file) {
     wc.file = w.text("file", "");
     if (wc.file.empty()) throw Error("config key 'migration.wavelet.file' is required for type file: an HDF5 path");
   }
-  wc.dataset = w.text("dataset", wc.dataset);
-  mc.wavelet = wc;
   auto h = m.child("segy_headers");
-  h.allow_only(keys_under("migration.segy_headers"));
-  auto byte = [&](const char* key, int& v) {
-    const long long b = h.integer_in(key, v, 1, 240, "the first byte (1-based) of a trace header field");
-    if (!io::is_segy_trace_field(static_cast<int>(b)))
-      throw Error("config key '" + h.key_path(key) + "' = " + std::to_string(b) +
+  read_section(h, c, "migration.segy_headers");
+  // The table checks each byte's range; here, that it starts a field.
+  const SegyHeaderConfig& b = mc.segy_headers;
+  const std::pair<const char*, int> bytes[] = {{"shot", b.shot},
+                                               {"source_x", b.source_x},
+                                               {"source_y", b.source_y},
+                                               {"source_depth", b.source_depth},
+                                               {"source_elevation", b.source_elevation},
+                                               {"receiver_x", b.receiver_x},
+                                               {"receiver_y", b.receiver_y},
+                                               {"receiver_elevation", b.receiver_elevation},
+                                               {"coordinate_scalar", b.coordinate_scalar},
+                                               {"elevation_scalar", b.elevation_scalar}};
+  for (const auto& [key, v] : bytes)
+    if (!io::is_segy_trace_field(v))
+      throw Error("config key '" + h.key_path(key) + "' = " + std::to_string(v) +
                   " is not the first byte of a SEG-Y trace header field; valid: " + io::segy_trace_fields_text());
-    v = static_cast<int>(b);
-  };
-  SegyHeaderConfig& b = mc.segy_headers;
-  byte("shot", b.shot);
-  byte("source_x", b.source_x);
-  byte("source_y", b.source_y);
-  byte("source_depth", b.source_depth);
-  byte("source_elevation", b.source_elevation);
-  byte("receiver_x", b.receiver_x);
-  byte("receiver_y", b.receiver_y);
-  byte("receiver_elevation", b.receiver_elevation);
-  byte("coordinate_scalar", b.coordinate_scalar);
-  byte("elevation_scalar", b.elevation_scalar);
 }
 
-MigrationConfig parse_migration(io::YamlReader m) {
-  MigrationConfig mc;
+void parse_migration(io::YamlReader m, Config& c) {
+  MigrationConfig& mc = c.migration.emplace();
   m.allow_only(keys_under("migration"));
-  mc.fused = m.boolean("fused", mc.fused);
-  mc.store = enum_choice(m, "store", mc.store);
-  mc.data_filter = enum_choice(m, "data_filter", mc.data_filter);
   mc.data = m.text("data", "");
   if (mc.data.empty())
     throw Error(
         "config key 'migration.data' is required: the HDF5 file written by seisrtm run "
         "(traces, source and receiver positions, dt), or SEG-Y (.sgy, .segy; a glob such as "
         "out/run_shot_*.sgy for one file a shot)");
-  parse_segy_data(m, mc);
-  mc.mode = enum_choice(m, "mode", mc.mode);
+  parse_segy_data(m, c);
+  // 0: auto.
   if (m.has("image_interval") &&
       !(m.node()["image_interval"].IsScalar() && m.node()["image_interval"].Scalar() == "auto")) {
     mc.image_interval = m.integer("image_interval", 1);
-    if (mc.image_interval < 1)
-      throw Error("config key 'migration.image_interval' must be >= 1 step or auto, got " +
-                  std::to_string(mc.image_interval));
+    check_range(config_key("migration.image_interval"), mc.image_interval, "migration.image_interval");
   }
-  mc.illumination_epsilon = m.number("illumination_epsilon", mc.illumination_epsilon);
-  if (!(mc.illumination_epsilon > 0 && mc.illumination_epsilon < 1))
-    throw Error(
-        "config key 'migration.illumination_epsilon' must be in (0, 1) (a fraction of the largest "
-        "illumination), got " +
-        number_text(mc.illumination_epsilon));
-  mc.depth_slice = auto_or_number(m, "depth_slice");
-  if (mc.depth_slice && !(*mc.depth_slice >= 0))
-    throw Error("config key 'migration.depth_slice' must be >= 0 m or auto");
+  read_section(m, c, "migration");
   if (m.has("mute")) {
     auto mute = m.child("mute");
     mute.allow_only(keys_under("migration.mute"));
     if (!mute.has("velocity"))
       throw Error("config key 'migration.mute.velocity' is required when migration.mute is given (m/s)");
     mc.mute.enabled = true;
-    mc.mute.velocity = mute.number("velocity", 0);
-    check_positive(mc.mute.velocity, "migration.mute.velocity", "a positive velocity in m/s");
-    mc.mute.t0 = auto_or_number(mute, "t0");
-    if (mc.mute.t0 && !(*mc.mute.t0 >= 0)) throw Error("config key 'migration.mute.t0' must be >= 0 s or auto");
-    mc.mute.taper = auto_or_number(mute, "taper");
-    if (mc.mute.taper && !(*mc.mute.taper >= 0))
-      throw Error("config key 'migration.mute.taper' must be >= 0 s or auto");
+    read_section(mute, c, "migration.mute");
   }
-  return mc;
 }
 
 // The keys of a layer or body entry of the volume `name`: its value key is the volume's name.
@@ -218,10 +173,8 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
       throw Error("config key '" + r.key_path("smoothing") +
                   "' is not valid: smoothing applies to model.vp only (a smooth slowness background); remove it");
     v.smoothing = r.number("smoothing", v.smoothing);
-    if (!(v.smoothing >= 0))
-      throw Error("config key '" + r.key_path("smoothing") + "' must be >= 0 m (0 = none), got " +
-                  number_text(v.smoothing));
-    v.type = enum_choice(r, "type", v.type);
+    check_range(config_key("model.<volume>.smoothing"), v.smoothing, r.key_path("smoothing"));
+    v.type = *from_text<VolumeType>(r.choice("type", to_text(v.type), enum_texts<VolumeType>()));
     v.value = r.number("value", v.value);
     v.gradient = r.number("gradient", v.gradient);
     if (v.type == VolumeType::layers) {
@@ -241,8 +194,7 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
             throw Error("config key '" + l.key_path("dip") + "' must be [dip_x, dip_y] in degrees");
           for (int k = 0; k < 2; ++k) {
             lc.dip[k] = io::YamlReader::as_number(d[k], l.key_path("dip"));
-            if (!(std::abs(lc.dip[k]) < 80))
-              throw Error("config key '" + l.key_path("dip") + "' must hold angles in (-80, 80) degrees");
+            check_range(config_key("model.<volume>.layers[].dip"), lc.dip[k], l.key_path("dip"));
           }
         }
         if (i > 0 && !(lc.top > v.layers.back().top))
@@ -275,7 +227,8 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
             throw Error("config key '" + b.key_path(k) + "' is required (center m, radii m, " + name + " " + unit +
                         ")");
         BodyConfig bc{b.triple("center", {}, false), b.triple("radii", {}, true), b.number(name, 0)};
-        for (int a = 0; a < 3; ++a) check_positive(bc.radii[a], b.key_path("radii"), "positive semi-axes in m");
+        for (int a = 0; a < 3; ++a)
+          check_range(config_key("model.<volume>.bodies[].radii"), bc.radii[a], b.key_path("radii"));
         if (vp) check_positive(bc.value, b.key_path(name), "a positive velocity in m/s");
         v.bodies.push_back(bc);
       }
@@ -328,23 +281,11 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error("config key 'time.steps' may be 'auto' only in a migration config (the data's length)");
   // 0: auto, the record length of the migration's data.
   c.time.steps = time.has("steps") && !steps_auto ? time.integer("steps", 0) : 0;
-  if ((time.has("steps") && !steps_auto) && c.time.steps <= 0)
-    throw Error("config key 'time.steps' must be a positive integer, got " + std::to_string(c.time.steps));
-  if (time.has("dt") && !(time.node()["dt"].IsScalar() && time.node()["dt"].Scalar() == "auto")) {
-    c.time.dt = time.number("dt", 0);
-    check_positive(*c.time.dt, "time.dt", "a positive time step in s or 'auto'");
-  }
-  c.time.safety = time.number("safety", c.time.safety);
-  if (!(c.time.safety > 0 && c.time.safety <= 1))
-    throw Error("config key 'time.safety' must be in (0, 1], got " + number_text(c.time.safety));
+  if (time.has("steps") && !steps_auto) check_range(config_key("time.steps"), c.time.steps, "time.steps");
+  read_section(time, c, "time");
 
   auto physics = root.child("physics");
-  physics.allow_only(keys_under("physics"));
-  c.physics.equation = enum_choice(physics, "equation", c.physics.equation);
-  const long long order = physics.integer("space_order", c.physics.space_order);
-  if (order != 2 && order != 4 && order != 8 && order != 16)
-    throw Error("config key 'physics.space_order' must be 2, 4, 8 or 16, got " + std::to_string(order));
-  c.physics.space_order = static_cast<int>(order);
+  read_section(physics, c, "physics");
 
   auto model = root.child("model");
   model.allow_only(keys_under("model"));
@@ -368,36 +309,21 @@ Config from_tree(const YAML::Node& root_node) {
   parse_volume(model, "delta", c.model.delta);
   parse_volume(model, "theta", c.model.theta);
   parse_volume(model, "phi", c.model.phi);
-  c.model.clamp_delta = model.boolean("clamp_delta", c.model.clamp_delta);
+  read_section(model, c, "model");
 
   auto boundary = root.child("boundary");
-  boundary.allow_only(keys_under("boundary"));
-  // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
-  // when the problem is built; here the value must fit the int that holds it.
-  c.boundary.damping_width = static_cast<int>(
-      boundary.integer_in("damping_width", c.boundary.damping_width, 0, std::numeric_limits<int>::max(),
-                          "cells (and at most (grid.shape - 1) / 2 on every axis)"));
-  c.boundary.reflection = boundary.number("reflection", c.boundary.reflection);
-  if (!(c.boundary.reflection > 0 && c.boundary.reflection < 1))
-    throw Error("config key 'boundary.reflection' must be in (0, 1), got " + number_text(c.boundary.reflection));
-  c.boundary.free_surface = boundary.boolean("free_surface", c.boundary.free_surface);
+  read_section(boundary, c, "boundary");
 
   auto sources = root.child("sources");
   sources.allow_only(keys_under("sources"));
   auto wavelet = sources.child("wavelet");
-  wavelet.allow_only(keys_under("sources.wavelet"));
-  c.sources.wavelet.type = enum_choice(wavelet, "type", c.sources.wavelet.type);
-  c.sources.wavelet.peak_frequency = wavelet.number("peak_frequency", c.sources.wavelet.peak_frequency);
-  check_positive(c.sources.wavelet.peak_frequency, "sources.wavelet.peak_frequency", "a positive frequency in Hz");
-  if (wavelet.has("delay") && wavelet.node()["delay"].Scalar() != "auto")
-    c.sources.wavelet.delay = wavelet.number("delay", 0);
+  read_section(wavelet, c, "sources.wavelet");
   if (c.sources.wavelet.type == WaveletType::file) {
     c.sources.wavelet.file = wavelet.text("file", "");
     if (c.sources.wavelet.file.empty())
       throw Error("config key 'sources.wavelet.file' is required for type file: an HDF5 path");
   }
-  c.sources.wavelet.dataset = wavelet.text("dataset", c.sources.wavelet.dataset);
-  c.sources.interpolation = enum_choice(sources, "interpolation", c.sources.interpolation);
+  read_section(sources, c, "sources");
   if (migration) {
     if (sources.has("shots") || sources.has("wavelet"))
       throw Error("config key 'sources." + std::string(sources.has("shots") ? "shots" : "wavelet") +
@@ -411,8 +337,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto receivers = root.child("receivers");
-  receivers.allow_only(keys_under("receivers"));
-  c.receivers.interpolation = enum_choice(receivers, "interpolation", c.receivers.interpolation);
+  read_section(receivers, c, "receivers");
   const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
   if (migration && layouts > 0)
     throw Error(
@@ -430,9 +355,7 @@ Config from_tree(const YAML::Node& root_node) {
     c.receivers.line.start = line.triple("start", {}, false);
     c.receivers.line.end = line.triple("end", {}, false);
     c.receivers.line.count = line.integer("count", 0);
-    if (c.receivers.line.count <= 0)
-      throw Error("config key 'receivers.line.count' must be a positive integer, got " +
-                  std::to_string(c.receivers.line.count));
+    check_range(config_key("receivers.line.count"), c.receivers.line.count, "receivers.line.count");
   } else if (receivers.has("grid")) {
     c.receivers.layout = ReceiverLayout::grid;
     auto g = receivers.child("grid");
@@ -446,9 +369,7 @@ Config from_tree(const YAML::Node& root_node) {
     for (int i = 0; i < 2; ++i) {
       c.receivers.grid.spacing[i] = io::YamlReader::as_number(sp[i], "receivers.grid.spacing");
       c.receivers.grid.count[i] = io::YamlReader::as_integer(cn[i], "receivers.grid.count[" + std::to_string(i) + "]");
-      if (c.receivers.grid.count[i] <= 0)
-        throw Error("config key 'receivers.grid.count' must hold positive integers, got " +
-                    std::to_string(c.receivers.grid.count[i]));
+      check_range(config_key("receivers.grid.count"), c.receivers.grid.count[i], "receivers.grid.count");
       if (c.receivers.grid.count[i] > 1)
         check_positive(c.receivers.grid.spacing[i], "receivers.grid.spacing", "positive (m)");
     }
@@ -467,9 +388,8 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto output = root.child("output");
-  output.allow_only(keys_under("output"));
-  c.output.directory = output.text("directory", c.output.directory);
-  c.output.name = output.text("name", migration ? OutputConfig::migration_name : c.output.name);
+  if (migration) c.output.name = OutputConfig::migration_name;
+  read_section(output, c, "output");
   // '.' and '..' would write hidden files ("..h5"), as would any name starting with '.'; a control
   // character (a newline) makes file names no listing or script shows as they are.
   const bool control = std::any_of(c.output.name.begin(), c.output.name.end(),
@@ -484,13 +404,6 @@ Config from_tree(const YAML::Node& root_node) {
   if (c.output.name.size() > 128)
     throw Error("config key 'output.name' has " + std::to_string(c.output.name.size()) +
                 " bytes; valid: at most 128 (the output files add their suffixes to it within a file name's 255)");
-  c.output.snapshot_interval = output.integer("snapshot_interval", c.output.snapshot_interval);
-  if (c.output.snapshot_interval < 0)
-    throw Error("config key 'output.snapshot_interval' must be >= 0 steps (0 = no snapshots)");
-  c.output.traces = output.boolean("traces", c.output.traces);
-  c.output.model = output.boolean("model", c.output.model);
-  c.output.pictures = output.boolean("pictures", c.output.pictures);
-  c.output.segy = enum_choice(output, "segy", c.output.segy);
   if (c.output.segy != SegyRevision::none) {
     // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
     // field: signed in rev 1, unsigned in rev 2.
@@ -505,15 +418,7 @@ Config from_tree(const YAML::Node& root_node) {
   }
 
   auto solver = root.child("solver");
-  solver.allow_only(keys_under("solver"));
-  c.solver.decomposition = enum_choice(solver, "decomposition", c.solver.decomposition);
-  c.solver.kernel = enum_choice(solver, "kernel", c.solver.kernel);
-  // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
-  // (planes + z_block - 1) / z_block in int.
-  c.solver.z_block =
-      static_cast<int>(solver.integer_in("z_block", c.solver.z_block, 0, 1 << 20, "planes (0 = the whole column)"));
-  c.solver.memory = enum_choice(solver, "memory", c.solver.memory);
-  c.solver.storage = enum_choice(solver, "storage", c.solver.storage);
+  read_section(solver, c, "solver");
   if (c.solver.storage == SolverStorage::fp16) {
     // What fp16 storage exists for: one device (the naive and tma kernels, or the CPU backend's
     // emulation); forward runs of acoustic, vti and tti, and boundary-store acoustic migrations.
@@ -528,17 +433,9 @@ Config from_tree(const YAML::Node& root_node) {
     if (c.solver.kernel == SolverKernel::smem)
       throw Error(key + "runs with solver.kernel tma, naive or auto; smem stores fp32 only");
   }
-  c.solver.graphs = solver.boolean("graphs", c.solver.graphs);
-  c.solver.device = static_cast<int>(
-      solver.integer_in("device", c.solver.device, 0, 1023, "a CUDA device index (seisrtm info lists them)"));
-  c.solver.backend = enum_choice(solver, "backend", c.solver.backend);
-  c.solver.threads = static_cast<int>(
-      solver.integer_in("threads", c.solver.threads, 0, max_threads(),
-                        "(0 = all cores; at most 4 per hardware thread of this machine, and at least 256)"));
   auto checks = root.child("checks");
-  checks.allow_only(keys_under("checks"));
-  c.checks.physical_ranges = checks.boolean("physical_ranges", c.checks.physical_ranges);
-  if (migration) c.migration = parse_migration(root.child("migration"));
+  read_section(checks, c, "checks");
+  if (migration) parse_migration(root.child("migration"), c);
   if (c.migration && c.solver.storage == SolverStorage::fp16 && c.migration->mode != MigrationMode::boundary)
     throw Error(
         "config key 'solver.storage' = fp16 migrates with migration.mode boundary only (snapshots keep "
@@ -586,6 +483,9 @@ Config parse_config(const std::string& yaml_text, const std::vector<std::string>
   try {
     Config c = from_tree(root);
     c.source_file = origin;
+    if (const char* dump = std::getenv("SEISRTM_YAML_DUMP")) {
+      std::ofstream(dump, std::ios::app) << "---\n" << to_yaml(c);
+    }
     return c;
   } catch (const YAML::Exception& e) {
     throw Error(origin + ": " + e.msg);

@@ -1,13 +1,115 @@
 #include "io/config_keys.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 #include <sstream>
+#include <thread>
+#include <type_traits>
+
+#include "base/error.hpp"
+#include "base/format.hpp"
 
 namespace seisrtm {
 
 namespace {
 
 using Writer = void (*)(YAML::Emitter&, const Config&);
+using Reader = void (*)(io::YamlReader&, const ConfigKey&, Config&);
+
+// solver.threads: at most 4 threads per hardware thread of this machine, and at least 256 so
+// that a config written for a large machine still runs on a small one. More only oversubscribe
+// the cores, and OpenMP aborts the program when it cannot create them.
+long long max_threads() {
+  return std::max(256LL, 4LL * static_cast<long long>(std::thread::hardware_concurrency()));
+}
+
+std::string name_of(const std::string& path) {
+  const auto dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+// "2, 4, 8 or 16"
+std::string or_list(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + v[i];
+  return s;
+}
+
+// Readers of one key's value into its place in Config, by the place's type; an absent key
+// leaves the place as it is.
+void read_value(io::YamlReader& r, const ConfigKey& k, double& place) {
+  const std::string n = name_of(k.path);
+  if (!r.has(n)) return;
+  const double v = r.number(n, 0);
+  check_range(k, v, r.key_path(n));
+  place = v;
+}
+
+void read_value(io::YamlReader& r, const ConfigKey& k, std::optional<double>& place) {
+  const std::string n = name_of(k.path);
+  if (!r.has(n) || (r.node()[n].IsScalar() && r.node()[n].Scalar() == "auto")) return;
+  double v = 0;
+  read_value(r, k, v);
+  place = v;
+}
+
+template <class I>
+requires std::is_integral_v<I> &&
+    (!std::is_same_v<I, bool>)void read_value(io::YamlReader& r, const ConfigKey& k, I& place) {
+  const std::string n = name_of(k.path);
+  if (!r.has(n)) return;
+  const long long v = r.integer(n, 0);
+  if (!k.allowed.empty() && std::find(k.allowed.begin(), k.allowed.end(), std::to_string(v)) == k.allowed.end())
+    throw Error("config key '" + r.key_path(n) + "' must be " + or_list(k.allowed) + ", got " + std::to_string(v));
+  check_range(k, static_cast<long double>(v), r.key_path(n));
+  place = static_cast<I>(v);
+}
+
+void read_value(io::YamlReader& r, const ConfigKey& k, bool& place) {
+  place = r.boolean(name_of(k.path), place);
+}
+
+void read_value(io::YamlReader& r, const ConfigKey& k, std::string& place) {
+  place = r.text(name_of(k.path), place);
+}
+
+void read_value(io::YamlReader& r, const ConfigKey& k, std::array<double, 3>& place) {
+  place = r.triple(name_of(k.path), place, false);
+}
+
+// An enumerated key: its text checked against the enum's name table (the message lists the
+// table's texts).
+template <class E>
+requires std::is_enum_v<E>
+void read_value(io::YamlReader& r, const ConfigKey& k, E& place) {
+  place = *from_text<E>(r.choice(name_of(k.path), to_text(place), enum_texts<E>()));
+}
+
+template <class T>
+void write_value(YAML::Emitter& e, const T& v) {
+  if constexpr (std::is_enum_v<T>)
+    e << to_text(v);
+  else
+    e << v;
+}
+
+void write_value(YAML::Emitter& e, const std::array<double, 3>& v) {
+  e << YAML::Flow << YAML::BeginSeq << v[0] << v[1] << v[2] << YAML::EndSeq;
+}
+
+// An optional number that is auto when empty.
+void write_value(YAML::Emitter& e, const std::optional<double>& v) {
+  if (v)
+    e << *v;
+  else
+    e << "auto";
+}
+
+struct Field {
+  Reader read;
+  Writer write;
+};
 
 // A writer of one value of a default-free expression of `c`.
 #define SEISRTM_WRITE(expr) [](YAML::Emitter& e, const Config& c) { e << (expr); }
@@ -17,23 +119,82 @@ using Writer = void (*)(YAML::Emitter&, const Config&);
     e << YAML::Flow << YAML::BeginSeq << (expr)[0] << (expr)[1] << (expr)[2] << YAML::EndSeq; \
   }
 
-// An optional number that is auto when empty.
-void write_auto(YAML::Emitter& e, const std::optional<double>& v) {
-  if (v)
-    e << *v;
-  else
-    e << "auto";
+// The reader and the writer of one place `expr` of Config `c`: its type picks how it is read
+// and written.
+#define SEISRTM_FIELD(expr)                                                             \
+  Field {                                                                               \
+    [](io::YamlReader& r, const ConfigKey& k, Config& c) { read_value(r, k, (expr)); }, \
+        [](YAML::Emitter& e, const Config& c) { write_value(e, (expr)); }               \
+  }
+
+// A number above `lo` (open) or from `lo` (closed); the error says "must <must>".
+KeyRange above(double lo, std::string unit, std::string must, bool got = true) {
+  KeyRange r;
+  r.lo = lo;
+  r.lo_open = true;
+  r.unit = std::move(unit);
+  r.must = std::move(must);
+  r.got = got;
+  return r;
+}
+
+KeyRange at_least(double lo, std::string unit, std::string must, bool got = true) {
+  KeyRange r = above(lo, std::move(unit), std::move(must), got);
+  r.lo_open = false;
+  return r;
+}
+
+KeyRange between(double lo, bool lo_open, double hi, bool hi_open, std::string must, bool got = true) {
+  KeyRange r = above(lo, "", std::move(must), got);
+  r.lo_open = lo_open;
+  r.hi = hi;
+  r.hi_open = hi_open;
+  return r;
+}
+
+// An integer in [lo, hi]; the error names both and `meaning`.
+KeyRange integers(long long lo, long long hi, std::string unit, std::string meaning) {
+  KeyRange r = at_least(static_cast<double>(lo), std::move(unit), std::move(meaning));
+  r.hi = static_cast<double>(hi);
+  r.bounds = true;
+  return r;
+}
+
+KeyRange with_note(KeyRange r, std::string note, std::string hi_text = "") {
+  r.note = std::move(note);
+  r.hi_text = std::move(hi_text);
+  return r;
+}
+
+// A key with one place in Config, read and written through `f`, checked against `check`.
+ConfigKey field(std::string path, std::string type, KeyRange check, std::string description, Field f,
+                std::string default_text = "") {
+  ConfigKey k{std::move(path), std::move(type), {}, "", std::move(description), f.write, std::move(default_text)};
+  k.read = f.read;
+  k.check = std::move(check);
+  return k;
+}
+
+// An enumerated key with one place in Config.
+template <class E>
+ConfigKey choice(std::string path, std::string description, Field f) {
+  ConfigKey k{std::move(path), "enum", enum_texts<E>(), "", std::move(description), f.write, ""};
+  k.read = f.read;
+  return k;
+}
+
+// A key read by hand (its reading depends on other keys) and checked against `check`.
+ConfigKey checked(std::string path, std::string type, KeyRange check, std::string description, Writer write,
+                  std::string default_text = "") {
+  ConfigKey k{std::move(path), std::move(type), {}, "", std::move(description), write, std::move(default_text)};
+  k.check = std::move(check);
+  return k;
 }
 
 ConfigKey key(std::string path, std::string type, std::string range, std::string description, Writer write,
               std::string default_text = "") {
   return {std::move(path), std::move(type),        {}, std::move(range), std::move(description),
           write,           std::move(default_text)};
-}
-
-template <class E>
-ConfigKey choice(std::string path, std::string description, Writer write) {
-  return {std::move(path), "enum", enum_texts<E>(), "", std::move(description), write, ""};
 }
 
 ConfigKey mapping(std::string path, std::string description, std::string default_text = "") {
@@ -57,19 +218,22 @@ void add_top(std::vector<ConfigKey>& k) {
                   "cells [nx, ny, nz], damping zone included", SEISRTM_WRITE3(c.grid.shape), "required"));
   k.push_back(key("grid.spacing", "[x, y, z]", "> 0 m", "m [hx, hy, hz]; a single number for all three axes",
                   SEISRTM_WRITE3(c.grid.spacing), "required"));
-  k.push_back(key("time.steps", "integer", ">= 1; auto in migration configs only",
-                  "number of time steps; auto (migration): the record length of migration.data",
-                  SEISRTM_WRITE(c.time.steps), "required"));
-  k.push_back(key("time.dt", "number", "> 0 s, at most the stability limit",
-                  "s; auto: time.safety x the largest stable dt",
-                  [](YAML::Emitter& e, const Config& c) { write_auto(e, c.time.dt); }));
-  k.push_back(key("time.safety", "number", "(0, 1]", "fraction of the largest stable dt that time.dt auto uses",
-                  SEISRTM_WRITE(c.time.safety)));
+  k.push_back(checked("time.steps", "integer",
+                      with_note(at_least(1, "", "be a positive integer"), "auto in migration configs only"),
+                      "number of time steps; auto (migration): the record length of migration.data",
+                      SEISRTM_WRITE(c.time.steps), "required"));
+  k.push_back(field("time.dt", "number",
+                    with_note(above(0, "s", "be a positive time step in s or 'auto'"), "at most the stability limit"),
+                    "s; auto: time.safety x the largest stable dt", SEISRTM_FIELD(c.time.dt)));
+  k.push_back(field("time.safety", "number", between(0, true, 1, false, "be in (0, 1]"),
+                    "fraction of the largest stable dt that time.dt auto uses", SEISRTM_FIELD(c.time.safety)));
   k.push_back(choice<Equation>("physics.equation",
                                "acoustic: isotropic; vti, tti: pseudo-acoustic with a vertical or tilted symmetry axis",
-                               SEISRTM_WRITE(to_text(c.physics.equation))));
-  k.push_back(key("physics.space_order", "integer", "2, 4, 8 or 16", "order of the spatial stencil",
-                  SEISRTM_WRITE(c.physics.space_order)));
+                               SEISRTM_FIELD(c.physics.equation)));
+  ConfigKey order =
+      field("physics.space_order", "integer", {}, "order of the spatial stencil", SEISRTM_FIELD(c.physics.space_order));
+  order.allowed = {"2", "4", "8", "16"};
+  k.push_back(order);
 }
 
 void add_model(std::vector<ConfigKey>& k) {
@@ -79,12 +243,12 @@ void add_model(std::vector<ConfigKey>& k) {
   k.push_back(mapping("model.theta", "tilt of the symmetry axis from vertical, degrees (tti only)", "0 (constant)"));
   k.push_back(
       mapping("model.phi", "azimuth of the symmetry axis from +x towards +y, degrees (tti only)", "0 (constant)"));
-  k.push_back(key("model.clamp_delta", "bool", "",
-                  "vti, tti: where delta > epsilon, set delta to epsilon instead of refusing",
-                  SEISRTM_WRITE(c.model.clamp_delta)));
+  k.push_back(field("model.clamp_delta", "bool", {},
+                    "vti, tti: where delta > epsilon, set delta to epsilon instead of refusing",
+                    SEISRTM_FIELD(c.model.clamp_delta)));
   const std::string v = "model.<volume>.";
   k.push_back(choice<VolumeType>(v + "type", "how the volume's value varies over the grid",
-                                 SEISRTM_WRITE(to_text(c.model.vp.type))));
+                                 Field{nullptr, SEISRTM_WRITE(to_text(c.model.vp.type))}));
   k.push_back(key(v + "value", "number", "vp: > 0 m/s", "constant; gradient: the value at z = 0", nullptr,
                   "2000 (vp), 0 (others)"));
   k.push_back(key(v + "gradient", "number", "", "gradient: d value / dz, per m", SEISRTM_WRITE(c.model.vp.gradient)));
@@ -92,9 +256,10 @@ void add_model(std::vector<ConfigKey>& k) {
                   "layers: {top: m, <volume>: value, dip: [x, y] degrees} from the top down", nullptr, "none"));
   k.push_back(key(v + "file", "string", "", "file: the HDF5 file", SEISRTM_WRITE(c.model.vp.file)));
   k.push_back(key(v + "dataset", "string", "", "file: the dataset, shape [nz, ny, nx]", nullptr, "the volume's name"));
-  k.push_back(key(v + "smoothing", "number", ">= 0 m, at most the grid's extent",
-                  "vp only: standard deviation of a Gaussian smoothing of slowness (0 = none)",
-                  SEISRTM_WRITE(c.model.vp.smoothing)));
+  k.push_back(checked(v + "smoothing", "number",
+                      with_note(at_least(0, "m", "be >= 0 m (0 = none)"), "at most the grid's extent"),
+                      "vp only: standard deviation of a Gaussian smoothing of slowness (0 = none)",
+                      SEISRTM_WRITE(c.model.vp.smoothing)));
   k.push_back(key(v + "bodies", "list", "radii > 0 m",
                   "ellipsoids {center: [x, y, z] m, radii: [a, b, c] m, <volume>: value} laid over the volume", nullptr,
                   "none"));
@@ -102,151 +267,175 @@ void add_model(std::vector<ConfigKey>& k) {
       key(v + "layers[].top", "number", "", "m, depth of the layer's top at the grid's centre", nullptr, "required"));
   k.push_back(
       key(v + "layers[].<volume>", "number", "vp: > 0 m/s", "the volume's value in the layer", nullptr, "required"));
-  k.push_back(key(v + "layers[].dip", "list", "(-80, 80) degrees", "[dip_x, dip_y]: the top deepens along +x, +y",
-                  nullptr, "[0, 0]"));
+  KeyRange dip = between(-80, true, 80, true, "hold angles in (-80, 80) degrees", false);
+  dip.unit = "degrees";
+  k.push_back(
+      checked(v + "layers[].dip", "list", dip, "[dip_x, dip_y]: the top deepens along +x, +y", nullptr, "[0, 0]"));
   k.push_back(key(v + "bodies[].center", "[x, y, z]", "", "m", nullptr, "required"));
-  k.push_back(key(v + "bodies[].radii", "[x, y, z]", "> 0 m", "m, semi-axes along x, y, z", nullptr, "required"));
+  k.push_back(checked(v + "bodies[].radii", "[x, y, z]", above(0, "m", "be positive semi-axes in m"),
+                      "m, semi-axes along x, y, z", nullptr, "required"));
   k.push_back(key(v + "bodies[].<volume>", "number", "vp: > 0 m/s", "the volume's value inside", nullptr, "required"));
 }
 
 void add_boundary_sources(std::vector<ConfigKey>& k) {
-  k.push_back(key("boundary.damping_width", "integer", "0 to (grid.shape - 1) / 2 cells",
-                  "cells of the absorbing zone inside the grid, on every face but a free surface",
-                  SEISRTM_WRITE(c.boundary.damping_width)));
-  k.push_back(key("boundary.reflection", "number", "(0, 1)",
-                  "normal-incidence round-trip amplitude attenuation of the zone",
-                  SEISRTM_WRITE(c.boundary.reflection)));
-  k.push_back(key("boundary.free_surface", "bool", "", "p = 0 at z = 0", SEISRTM_WRITE(c.boundary.free_surface)));
+  // The grid's own bound, (grid.shape - 1) / 2 on every axis, is checked with the space order
+  // when the problem is built; here the value must fit the int that holds it.
+  k.push_back(field("boundary.damping_width", "integer",
+                    with_note(integers(0, std::numeric_limits<int>::max(), "cells",
+                                       "cells (and at most (grid.shape - 1) / 2 on every axis)"),
+                              "", "(grid.shape - 1) / 2"),
+                    "cells of the absorbing zone inside the grid, on every face but a free surface",
+                    SEISRTM_FIELD(c.boundary.damping_width)));
+  k.push_back(field("boundary.reflection", "number", between(0, true, 1, true, "be in (0, 1)"),
+                    "normal-incidence round-trip amplitude attenuation of the zone",
+                    SEISRTM_FIELD(c.boundary.reflection)));
+  k.push_back(field("boundary.free_surface", "bool", {}, "p = 0 at z = 0", SEISRTM_FIELD(c.boundary.free_surface)));
   k.push_back(mapping("sources.wavelet", "the source time function (not in migration configs)"));
   k.push_back(choice<Interpolation>("sources.interpolation", "how a source off the grid is spread over cells",
-                                    SEISRTM_WRITE(to_text(c.sources.interpolation))));
+                                    SEISRTM_FIELD(c.sources.interpolation)));
   k.push_back(key("sources.shots", "list", "inside the grid", "[x, y, z] m, one a shot (not in migration configs)",
                   nullptr, "required"));
-  k.push_back(choice<WaveletType>("sources.wavelet.type", "ricker or an HDF5 file",
-                                  SEISRTM_WRITE(to_text(c.sources.wavelet.type))));
-  k.push_back(key("sources.wavelet.peak_frequency", "number", "> 0 Hz", "Hz (ricker)",
-                  SEISRTM_WRITE(c.sources.wavelet.peak_frequency)));
-  k.push_back(key("sources.wavelet.delay", "number", "", "s; auto: 1.2 / peak_frequency",
-                  [](YAML::Emitter& e, const Config& c) { write_auto(e, c.sources.wavelet.delay); }));
+  k.push_back(
+      choice<WaveletType>("sources.wavelet.type", "ricker or an HDF5 file", SEISRTM_FIELD(c.sources.wavelet.type)));
+  k.push_back(field("sources.wavelet.peak_frequency", "number", above(0, "Hz", "be a positive frequency in Hz"),
+                    "Hz (ricker)", SEISRTM_FIELD(c.sources.wavelet.peak_frequency)));
+  k.push_back(field("sources.wavelet.delay", "number", {}, "s; auto: 1.2 / peak_frequency",
+                    SEISRTM_FIELD(c.sources.wavelet.delay)));
   k.push_back(key("sources.wavelet.file", "string", "", "file: the HDF5 file", SEISRTM_WRITE(c.sources.wavelet.file)));
-  k.push_back(key("sources.wavelet.dataset", "string", "", "file: 1D dataset; optional attribute dt (s) to resample",
-                  SEISRTM_WRITE(c.sources.wavelet.dataset)));
+  k.push_back(field("sources.wavelet.dataset", "string", {}, "file: 1D dataset; optional attribute dt (s) to resample",
+                    SEISRTM_FIELD(c.sources.wavelet.dataset)));
 }
 
 void add_receivers_output(std::vector<ConfigKey>& k) {
   k.push_back(choice<Interpolation>("receivers.interpolation", "how a receiver off the grid samples cells",
-                                    SEISRTM_WRITE(to_text(c.receivers.interpolation))));
+                                    SEISRTM_FIELD(c.receivers.interpolation)));
   k.push_back(mapping("receivers.line", "count receivers evenly from start to end", "none"));
   k.push_back(mapping("receivers.grid", "count[0] x count[1] receivers from origin along x and y", "none"));
   k.push_back(key("receivers.list", "list", "inside the grid", "[x, y, z] m, one a receiver", nullptr, "none"));
   k.push_back(key("receivers.line.start", "[x, y, z]", "", "m", nullptr, "required"));
   k.push_back(key("receivers.line.end", "[x, y, z]", "", "m", nullptr, "required"));
-  k.push_back(key("receivers.line.count", "integer", ">= 1", "receivers on the line", nullptr, "required"));
+  k.push_back(checked("receivers.line.count", "integer", at_least(1, "", "be a positive integer"),
+                      "receivers on the line", nullptr, "required"));
   k.push_back(key("receivers.grid.origin", "[x, y, z]", "", "m, the first receiver", nullptr, "required"));
   k.push_back(key("receivers.grid.spacing", "list", "> 0 m where count > 1", "[dx, dy] m", nullptr, "required"));
-  k.push_back(
-      key("receivers.grid.count", "list", ">= 1, nx ny at most the grid's cells", "[nx, ny]", nullptr, "required"));
-  k.push_back(key("output.directory", "string", "", "where the files go", SEISRTM_WRITE(c.output.directory)));
-  k.push_back(key("output.name", "string", "at most 128 bytes, no '/', not starting with '.'",
-                  "file stem of every output; a migration's default is seisrtm_migration",
-                  SEISRTM_WRITE(c.output.name)));
-  k.push_back(key("output.snapshot_interval", "integer", ">= 0 steps", "steps between wavefield snapshots; 0 = none",
-                  SEISRTM_WRITE(c.output.snapshot_interval)));
-  k.push_back(key("output.traces", "bool", "", "write the shot gathers", SEISRTM_WRITE(c.output.traces)));
-  k.push_back(key("output.model", "bool", "", "write the model volumes", SEISRTM_WRITE(c.output.model)));
-  k.push_back(key("output.pictures", "bool", "", "write PNG pictures", SEISRTM_WRITE(c.output.pictures)));
+  k.push_back(checked("receivers.grid.count", "list",
+                      with_note(at_least(1, "", "hold positive integers"), "nx ny at most the grid's cells"),
+                      "[nx, ny]", nullptr, "required"));
+  k.push_back(field("output.directory", "string", {}, "where the files go", SEISRTM_FIELD(c.output.directory)));
+  ConfigKey name =
+      field("output.name", "string", {}, "file stem of every output; a migration's default is seisrtm_migration",
+            SEISRTM_FIELD(c.output.name));
+  name.range = "at most 128 bytes, no '/', not starting with '.'";
+  k.push_back(name);
+  k.push_back(field("output.snapshot_interval", "integer",
+                    at_least(0, "steps", "be >= 0 steps (0 = no snapshots)", false),
+                    "steps between wavefield snapshots; 0 = none", SEISRTM_FIELD(c.output.snapshot_interval)));
+  k.push_back(field("output.traces", "bool", {}, "write the shot gathers", SEISRTM_FIELD(c.output.traces)));
+  k.push_back(field("output.model", "bool", {}, "write the model volumes", SEISRTM_FIELD(c.output.model)));
+  k.push_back(field("output.pictures", "bool", {}, "write PNG pictures", SEISRTM_FIELD(c.output.pictures)));
   k.push_back(choice<SegyRevision>("output.segy", "SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (run only)",
-                                   SEISRTM_WRITE(to_text(c.output.segy))));
+                                   SEISRTM_FIELD(c.output.segy)));
 }
 
 void add_solver_checks(std::vector<ConfigKey>& k) {
   k.push_back(choice<SolverBackend>("solver.backend", "auto: cuda where a GPU is usable, else cpu",
-                                    SEISRTM_WRITE(to_text(c.solver.backend))));
-  k.push_back(key("solver.threads", "integer", "0 to max(256, 4 per hardware thread)", "CPU threads; 0 = all",
-                  SEISRTM_WRITE(c.solver.threads)));
+                                    SEISRTM_FIELD(c.solver.backend)));
+  k.push_back(field("solver.threads", "integer",
+                    with_note(integers(0, max_threads(), "",
+                                       "(0 = all cores; at most 4 per hardware thread of this machine, and at least "
+                                       "256)"),
+                              "", "max(256, 4 per hardware thread)"),
+                    "CPU threads; 0 = all", SEISRTM_FIELD(c.solver.threads)));
   k.push_back(choice<SolverKernel>("solver.kernel", "cuda: the stencil kernel; auto = tma (smem or naive without TMA)",
-                                   SEISRTM_WRITE(to_text(c.solver.kernel))));
-  k.push_back(key("solver.z_block", "integer", "0 to 2^20 planes",
-                  "cuda: planes per block along z; 0 = the whole column", SEISRTM_WRITE(c.solver.z_block)));
+                                   SEISRTM_FIELD(c.solver.kernel)));
+  // At most 2^20 planes (more than any grid holds along z): the launches count z blocks as
+  // (planes + z_block - 1) / z_block in int.
+  k.push_back(field("solver.z_block", "integer", integers(0, 1 << 20, "planes", "planes (0 = the whole column)"),
+                    "cuda: planes per block along z; 0 = the whole column", SEISRTM_FIELD(c.solver.z_block)));
   k.push_back(choice<SolverMemory>("solver.memory", "cuda: plain or compressible device memory",
-                                   SEISRTM_WRITE(to_text(c.solver.memory))));
+                                   SEISRTM_FIELD(c.solver.memory)));
   k.push_back(choice<SolverStorage>("solver.storage", "fp16: wavefields and model in 16 bits, arithmetic in fp32",
-                                    SEISRTM_WRITE(to_text(c.solver.storage))));
-  k.push_back(key("solver.graphs", "bool", "", "cuda: the time loop as CUDA graphs", SEISRTM_WRITE(c.solver.graphs)));
-  k.push_back(key("solver.device", "integer", "0 to 1023", "cuda: the device index (CUDA_VISIBLE_DEVICES applies)",
-                  SEISRTM_WRITE(c.solver.device)));
+                                    SEISRTM_FIELD(c.solver.storage)));
+  k.push_back(field("solver.graphs", "bool", {}, "cuda: the time loop as CUDA graphs", SEISRTM_FIELD(c.solver.graphs)));
+  k.push_back(field("solver.device", "integer", integers(0, 1023, "", "a CUDA device index (seisrtm info lists them)"),
+                    "cuda: the device index (CUDA_VISIBLE_DEVICES applies)", SEISRTM_FIELD(c.solver.device)));
   k.push_back(choice<Decomposition>("solver.decomposition",
                                     "under mpirun: none = shots across ranks; z = each shot over all ranks in z slabs",
-                                    SEISRTM_WRITE(to_text(c.solver.decomposition))));
-  k.push_back(key("checks.physical_ranges", "bool", "",
-                  "refuse vp outside [100, 10000] m/s and fewer than 2 points a wavelength; false: warn",
-                  SEISRTM_WRITE(c.checks.physical_ranges)));
+                                    SEISRTM_FIELD(c.solver.decomposition)));
+  k.push_back(field("checks.physical_ranges", "bool", {},
+                    "refuse vp outside [100, 10000] m/s and fewer than 2 points a wavelength; false: warn",
+                    SEISRTM_FIELD(c.checks.physical_ranges)));
 }
 
 void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(key("migration.data", "string", "", "the HDF5 file of seisrtm run, or SEG-Y (.sgy, .segy; a glob)",
                   nullptr, "required"));
-  k.push_back(choice<MigrationMode>("migration.mode", "how the source field is rebuilt",
-                                    SEISRTM_WRITE(to_text(c.migration->mode))));
-  k.push_back(key("migration.image_interval", "integer", ">= 1 step",
-                  "steps between imaging time levels; auto: the largest k with 1 / (k dt) > 2 f_max", nullptr, "auto"));
-  k.push_back(key("migration.illumination_epsilon", "number", "(0, 1)",
-                  "stabiliser, fraction of the largest illumination",
-                  SEISRTM_WRITE(c.migration->illumination_epsilon)));
+  k.push_back(
+      choice<MigrationMode>("migration.mode", "how the source field is rebuilt", SEISRTM_FIELD(c.migration->mode)));
+  k.push_back(checked("migration.image_interval", "integer", at_least(1, "step", "be >= 1 step or auto"),
+                      "steps between imaging time levels; auto: the largest k with 1 / (k dt) > 2 f_max", nullptr,
+                      "auto"));
+  k.push_back(field("migration.illumination_epsilon", "number",
+                    between(0, true, 1, true, "be in (0, 1) (a fraction of the largest illumination)"),
+                    "stabiliser, fraction of the largest illumination",
+                    SEISRTM_FIELD(c.migration->illumination_epsilon)));
   k.push_back(mapping("migration.mute", "direct-arrival mute of the observed data", "none"));
-  k.push_back(key("migration.depth_slice", "number", ">= 0 m", "m; auto: the depth of the strongest image",
-                  [](YAML::Emitter& e, const Config& c) { write_auto(e, c.migration->depth_slice); }));
+  k.push_back(field("migration.depth_slice", "number", at_least(0, "m", "be >= 0 m or auto", false),
+                    "m; auto: the depth of the strongest image", SEISRTM_FIELD(c.migration->depth_slice)));
   k.push_back(choice<DataFilter>("migration.data_filter",
                                  "(-i w)^alpha before back-propagation; auto picks by the receivers' spread",
-                                 SEISRTM_WRITE(to_text(c.migration->data_filter))));
-  k.push_back(key("migration.fused", "bool", "", "GPU, tma, space order <= 8: one fused kernel per backward step",
-                  SEISRTM_WRITE(c.migration->fused)));
+                                 SEISRTM_FIELD(c.migration->data_filter)));
+  k.push_back(field("migration.fused", "bool", {}, "GPU, tma, space order <= 8: one fused kernel per backward step",
+                    SEISRTM_FIELD(c.migration->fused)));
   k.push_back(choice<StoreLocation>("migration.store",
                                     "GPU, boundary mode: where the boundary store lives; auto: device when it fits",
-                                    SEISRTM_WRITE(to_text(c.migration->store))));
+                                    SEISRTM_FIELD(c.migration->store)));
   k.push_back(mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"));
   k.push_back(mapping("migration.wavelet", "SEG-Y data only (required then): the source wavelet of the data",
                       "required for SEG-Y"));
-  k.push_back(key("migration.mute.velocity", "number", "> 0 m/s", "m/s of the direct arrival", nullptr, "required"));
-  k.push_back(
-      key("migration.mute.t0", "number", ">= 0 s", "s; auto: twice the peak time of the wavelet", nullptr, "auto"));
-  k.push_back(
-      key("migration.mute.taper", "number", ">= 0 s", "s; auto: half the peak time of the wavelet", nullptr, "auto"));
+  k.push_back(field("migration.mute.velocity", "number", above(0, "m/s", "be a positive velocity in m/s"),
+                    "m/s of the direct arrival", SEISRTM_FIELD(c.migration->mute.velocity), "required"));
+  k.push_back(field("migration.mute.t0", "number", at_least(0, "s", "be >= 0 s or auto", false),
+                    "s; auto: twice the peak time of the wavelet", SEISRTM_FIELD(c.migration->mute.t0), "auto"));
+  k.push_back(field("migration.mute.taper", "number", at_least(0, "s", "be >= 0 s or auto", false),
+                    "s; auto: half the peak time of the wavelet", SEISRTM_FIELD(c.migration->mute.taper), "auto"));
 }
 
 void add_segy_headers(std::vector<ConfigKey>& k) {
-  const std::string range = "1 to 240, the first byte of a SEG-Y trace header field";
-  auto byte = [&](const char* name, const char* what, Writer write) {
-    k.push_back(key(std::string("migration.segy_headers.") + name, "integer", range, what, write));
+  const KeyRange range = with_note(integers(1, 240, "", "the first byte (1-based) of a trace header field"),
+                                   "the first byte of a SEG-Y trace header field");
+  auto byte = [&](const char* name, const char* what, Field f) {
+    k.push_back(field(std::string("migration.segy_headers.") + name, "integer", range, what, f));
   };
   byte("shot", "field record number: traces are grouped into shots by it",
-       SEISRTM_WRITE(c.migration->segy_headers.shot));
-  byte("source_x", "source x", SEISRTM_WRITE(c.migration->segy_headers.source_x));
-  byte("source_y", "source y", SEISRTM_WRITE(c.migration->segy_headers.source_y));
+       SEISRTM_FIELD(c.migration->segy_headers.shot));
+  byte("source_x", "source x", SEISRTM_FIELD(c.migration->segy_headers.source_x));
+  byte("source_y", "source y", SEISRTM_FIELD(c.migration->segy_headers.source_y));
   byte("source_depth", "source depth below the surface, positive down",
-       SEISRTM_WRITE(c.migration->segy_headers.source_depth));
+       SEISRTM_FIELD(c.migration->segy_headers.source_depth));
   byte("source_elevation", "surface elevation at the source",
-       SEISRTM_WRITE(c.migration->segy_headers.source_elevation));
-  byte("receiver_x", "receiver x", SEISRTM_WRITE(c.migration->segy_headers.receiver_x));
-  byte("receiver_y", "receiver y", SEISRTM_WRITE(c.migration->segy_headers.receiver_y));
+       SEISRTM_FIELD(c.migration->segy_headers.source_elevation));
+  byte("receiver_x", "receiver x", SEISRTM_FIELD(c.migration->segy_headers.receiver_x));
+  byte("receiver_y", "receiver y", SEISRTM_FIELD(c.migration->segy_headers.receiver_y));
   byte("receiver_elevation", "receiver group elevation (z = -elevation)",
-       SEISRTM_WRITE(c.migration->segy_headers.receiver_elevation));
-  byte("coordinate_scalar", "scalar applied to x and y", SEISRTM_WRITE(c.migration->segy_headers.coordinate_scalar));
+       SEISRTM_FIELD(c.migration->segy_headers.receiver_elevation));
+  byte("coordinate_scalar", "scalar applied to x and y", SEISRTM_FIELD(c.migration->segy_headers.coordinate_scalar));
   byte("elevation_scalar", "scalar applied to elevations and depths",
-       SEISRTM_WRITE(c.migration->segy_headers.elevation_scalar));
+       SEISRTM_FIELD(c.migration->segy_headers.elevation_scalar));
   k.push_back(choice<WaveletType>("migration.wavelet.type", "ricker or an HDF5 file",
-                                  SEISRTM_WRITE(to_text(c.migration->wavelet->type))));
-  k.push_back(key("migration.wavelet.peak_frequency", "number", "> 0 Hz", "Hz (ricker)",
-                  SEISRTM_WRITE(c.migration->wavelet->peak_frequency)));
-  k.push_back(key("migration.wavelet.delay", "number", "", "s; auto: 1.2 / peak_frequency",
-                  [](YAML::Emitter& e, const Config& c) { write_auto(e, c.migration->wavelet->delay); }));
+                                  SEISRTM_FIELD(c.migration->wavelet->type)));
+  k.push_back(field("migration.wavelet.peak_frequency", "number", above(0, "Hz", "be a positive frequency in Hz"),
+                    "Hz (ricker)", SEISRTM_FIELD(c.migration->wavelet->peak_frequency)));
+  k.push_back(field("migration.wavelet.delay", "number", {}, "s; auto: 1.2 / peak_frequency",
+                    SEISRTM_FIELD(c.migration->wavelet->delay)));
   k.push_back(key("migration.wavelet.file", "string", "", "file: the HDF5 file", nullptr, "required for type file"));
-  k.push_back(key("migration.wavelet.dataset", "string", "", "file: 1D dataset; optional attribute dt (s)",
-                  SEISRTM_WRITE(c.migration->wavelet->dataset)));
+  k.push_back(field("migration.wavelet.dataset", "string", {}, "file: 1D dataset; optional attribute dt (s)",
+                    SEISRTM_FIELD(c.migration->wavelet->dataset)));
 }
 
 #undef SEISRTM_WRITE
 #undef SEISRTM_WRITE3
+#undef SEISRTM_FIELD
 
 std::vector<ConfigKey> make_keys() {
   std::vector<ConfigKey> k;
@@ -264,11 +453,6 @@ std::vector<ConfigKey> make_keys() {
 std::string parent_of(const std::string& path) {
   const auto dot = path.rfind('.');
   return dot == std::string::npos ? "" : path.substr(0, dot);
-}
-
-std::string name_of(const std::string& path) {
-  const auto dot = path.rfind('.');
-  return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
 // A default Config with the optional sections engaged, so that their keys' defaults can be written.
@@ -303,6 +487,51 @@ const std::vector<ConfigKey>& config_keys() {
   return keys;
 }
 
+const ConfigKey& config_key(const std::string& path) {
+  for (const auto& k : config_keys())
+    if (k.path == path) return k;
+  throw Error("the key table has no key '" + path + "'");
+}
+
+void check_range(const ConfigKey& k, long double v, const std::string& path) {
+  const KeyRange& r = k.check;
+  if (r.must.empty()) return;
+  const long double lo = r.lo, hi = r.hi;
+  if ((r.lo_open ? v > lo : v >= lo) && (r.hi_open ? v < hi : v <= hi)) return;
+  // An entry of a list of integers (receivers.grid.count) is printed as an integer too.
+  const bool integer = k.type == "integer" || (k.type == "list" && std::floor(v) == v);
+  auto text = [&](long double x) {
+    return integer ? std::to_string(static_cast<long long>(x)) : number_text(static_cast<double>(x));
+  };
+  const std::string bounds = r.bounds ? "be an integer in [" + text(lo) + ", " + text(hi) + "] " : "";
+  throw Error("config key '" + path + "' must " + bounds + r.must + (r.got ? ", got " + text(v) : ""));
+}
+
+std::string range_text(const ConfigKey& k) {
+  const KeyRange& r = k.check;
+  if (r.must.empty()) return k.type == "integer" && !k.allowed.empty() ? or_list(k.allowed) : k.range;
+  const bool integer = k.type == "integer";
+  auto num = [&](double x) { return integer ? std::to_string(static_cast<long long>(x)) : number_text(x); };
+  const bool has_lo = std::isfinite(r.lo), has_hi = std::isfinite(r.hi);
+  const std::string hi = r.hi_text.empty() ? num(r.hi) : r.hi_text;
+  std::string s;
+  if (has_lo && has_hi)
+    s = integer ? num(r.lo) + " to " + hi : (r.lo_open ? "(" : "[") + num(r.lo) + ", " + hi + (r.hi_open ? ")" : "]");
+  else if (has_lo)
+    s = (r.lo_open ? "> " : ">= ") + num(r.lo);
+  else if (has_hi)
+    s = (r.hi_open ? "< " : "<= ") + hi;
+  if (!r.unit.empty()) s += " " + r.unit;
+  if (!r.note.empty()) s += ", " + r.note;
+  return s;
+}
+
+void read_section(io::YamlReader& r, Config& c, const std::string& section) {
+  r.allow_only(keys_under(section));
+  for (const auto& k : config_keys())
+    if (k.read && parent_of(k.path) == section) k.read(r, k, c);
+}
+
 std::vector<std::string> keys_under(const std::string& section) {
   std::vector<std::string> out;
   for (const auto& k : config_keys())
@@ -332,7 +561,7 @@ std::string config_reference_markdown() {
     s << "| key | type | default | allowed | description |\n|---|---|---|---|---|\n";
     for (const auto& k : config_keys()) {
       if (k.path.rfind(top.path + ".", 0) != 0) continue;
-      const std::string allowed = k.allowed.empty() ? k.range : joined(k.allowed, " \\| ");
+      const std::string allowed = k.allowed.empty() || k.type == "integer" ? range_text(k) : joined(k.allowed, " \\| ");
       s << "| `" << k.path << "` | " << k.type << " | `" << default_text(k, defaults) << "` | " << allowed << " | "
         << k.description << " |\n";
     }

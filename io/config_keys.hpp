@@ -1,17 +1,35 @@
 #pragma once
 // The one table of configuration keys: for each key its path, type, allowed values (an enum's
-// from its name table), range and a one-line description, and for the keys with one place in
-// Config the writer of its resolved value. The parser takes each mapping's valid keys from it,
-// to_yaml writes those keys through it, and docs/CONFIG.md is generated from it
-// (seisrtm_config_reference).
+// from its name table), valid range and a one-line description, and for the keys with one place
+// in Config the reader and the writer of its value. The parser takes each mapping's valid keys
+// from it and reads and checks those keys through it, to_yaml writes them through it, and
+// docs/CONFIG.md is generated from it (seisrtm_config_reference).
 #include <yaml-cpp/yaml.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "io/config.hpp"
+#include "io/yaml_reader.hpp"
 
 namespace seisrtm {
+
+// The valid values of a number or integer key: an interval, checked when the key is read and
+// written into the reference. An empty `must` means no interval.
+struct KeyRange {
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  bool lo_open = false, hi_open = false;
+  std::string unit;  // after the interval in the reference ("Hz", "m/s")
+  // The error's text after "must "; with `bounds` it follows "be an integer in [lo, hi] ".
+  std::string must;
+  bool bounds = false;
+  bool got = true;  // the error ends with ", got <value>"
+  // The reference's text for hi where the checked value depends on the machine or on another
+  // key (checked later), and the reference's note of such conditions.
+  std::string hi_text, note;
+};
 
 struct ConfigKey {
   // Dotted path from the top level. "<volume>" stands for each of model.vp, model.epsilon, ...
@@ -19,17 +37,35 @@ struct ConfigKey {
   std::string path;
   std::string type;                  // integer, number, bool, string, enum, [x, y, z], list, mapping
   std::vector<std::string> allowed;  // enum keys: the name table's texts
-  std::string range;                 // numbers: the valid interval, units included; else empty
+  std::string range;                 // what is valid where `check` holds no interval; else empty
   std::string description;
   // Keys with one place in Config: writes its value as to_yaml does; else nullptr.
   void (*write)(YAML::Emitter&, const Config&) = nullptr;
   // The reference's default where it is not what `write` gives for a default Config (required,
   // none, per volume); empty: that.
   std::string default_text;
+  // Keys with one place in Config: reads the key, when present, from the reader of its mapping
+  // into that place, checked against `check`; absent, the place keeps Config's default.
+  void (*read)(io::YamlReader&, const ConfigKey&, Config&) = nullptr;
+  KeyRange check;
 };
 
 // Every key, mappings before their children, in the order the parser lists valid keys.
 const std::vector<ConfigKey>& config_keys();
+
+// The entry of `path`; throws when the table has none.
+const ConfigKey& config_key(const std::string& path);
+
+// Throws the entry's error, naming `path` (an entry of a list, a volume's key), where `v` is
+// outside its interval. long double: exact for every 64-bit integer.
+void check_range(const ConfigKey& k, long double v, const std::string& path);
+
+// The reference's text of the entry's valid values: its interval, or `range`.
+std::string range_text(const ConfigKey& k);
+
+// Reads the keys under `section` that have a reader, in table order, from `r`, the reader of
+// that mapping, after refusing keys the table does not list there.
+void read_section(io::YamlReader& r, Config& c, const std::string& section);
 
 // The names of the keys directly under `section` ("" = the top level), in table order.
 std::vector<std::string> keys_under(const std::string& section);

@@ -3,11 +3,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include "base/error.hpp"
 #include "io/config.hpp"
+#include "io/config_keys.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/problem.hpp"
 #include "tests/catch.hpp"
@@ -586,4 +588,45 @@ TEST_CASE("every enumerated key: each value round-trips through to_yaml, a bad o
     CHECK_THROWS_WITH(parse_config(k.base, {k.key + "=not_a_value"}),
                       Contains("config key '" + k.key + "' must be one of " + valid + ", got 'not_a_value'"));
   }
+}
+
+TEST_CASE("every interval in the key table is enforced by the parser, naming the key", "[unit]") {
+  // Each key with an interval gets a value just outside each finite end; list entries and
+  // volume keys are written into a layer, a body or model.vp.
+  int keys = 0;
+  for (const ConfigKey& k : config_keys()) {
+    const KeyRange& r = k.check;
+    if (r.must.empty()) continue;
+    ++keys;
+    const bool integer = k.type == "integer" || k.path == "receivers.grid.count";
+    std::vector<double> outside;
+    if (std::isfinite(r.lo)) outside.push_back(r.lo_open ? r.lo : integer ? r.lo - 1 : r.lo - 1e-6);
+    if (std::isfinite(r.hi)) outside.push_back(r.hi_open ? r.hi : integer ? r.hi + 1 : r.hi + 1e-6);
+    REQUIRE(!outside.empty());
+    for (const double v : outside) {
+      char text[64];
+      std::snprintf(text, sizeof text, integer ? "%.0f" : "%.17g", v);
+      std::string path = k.path, set, base = kBase;
+      if (path.rfind("model.<volume>.", 0) == 0) path.replace(6, 8, "vp");
+      if (path == "model.vp.layers[].dip") {
+        set = std::string("model.vp={type: layers, layers: [{top: 0, vp: 2000, dip: [") + text + ", 0]}]}";
+        path = "model.vp.layers[0].dip";
+      } else if (path == "model.vp.bodies[].radii") {
+        set = std::string("model.vp={bodies: [{center: [200, 150, 100], radii: [") + text + ", 10, 10], vp: 3000}]}";
+        path = "model.vp.bodies[0].radii";
+      } else if (path == "receivers.grid.count") {
+        set = std::string("receivers={grid: {origin: [0, 0, 0], spacing: [10, 10], count: [") + text + ", 1]}}";
+      } else if (path.rfind("migration.", 0) == 0) {
+        base = kSegyBase;
+        set = path.rfind("migration.mute.", 0) == 0 && path != "migration.mute.velocity"
+                  ? "migration.mute={velocity: 1500, " + path.substr(15) + ": " + text + "}"
+                  : path + "=" + text;
+      } else {
+        set = path + "=" + text;
+      }
+      INFO(set);
+      CHECK_THROWS_WITH(parse_config(base, {set}), Contains("config key '" + path + "' must"));
+    }
+  }
+  CHECK(keys >= 20);
 }
