@@ -1,5 +1,5 @@
 #pragma once
-// The step of a migration's fields over its model with the forward kernels: acoustic (fp32 or
+// The step of a field over its model (the forward backend's and the migration's fields): acoustic (fp32 or
 // fp16 storage), vti/tti (fp32, or fp16 for the forward backend: the same arguments and maps),
 // and the fused backward step (acoustic tma: one launch steps both fields and images).
 #include <cuda_runtime.h>
