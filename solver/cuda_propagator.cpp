@@ -9,15 +9,18 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <type_traits>
 
 #include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
 #include "solver/capabilities.hpp"
 #include "solver/device_info.hpp"
+#include "solver/device_model.hpp"
+#include "solver/device_points.hpp"
 #include "solver/device_wavefield.hpp"
 #include "solver/numerics.hpp"
 #include "solver/slab_overlap.hpp"
+#include "solver/step_graph.hpp"
+#include "solver/step_operator.hpp"
 #include "solver/storage.hpp"
 #include "solver/tensor_map.hpp"
 
@@ -251,115 +254,113 @@ DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   return f;
 }
 
-struct CudaPropagator::Impl {
-  const Problem& pb;
-  CudaOptions opt;
-  long long nx, ny, nz, nxp;
-  bool anisotropic = false, tilted = false;  // vti or tti; tti
-  DeviceBuffer qbuf[2];                      // vti/tti: q levels
-  TtiVolumes tti;                            // vti/tti: 1 + 2 eps, sqrt(1 + 2 delta), angles
-  CUtensorMap tti_halo[2][2]{};              // vti/tti tma: [p, q][buffer], the halo box
-  CUtensorMap tti_center[2][2]{};            // [p, q][buffer], the centre box
-  CUtensorMap tti_model[5]{};                // m, a, b, theta, phi
-  DeviceBuffer buf[2], m, spare, damp[3], wavelet, rec_cells, rec_coef, rec_offset, src_cells, src_coef, step_counter,
-      d_traces, flag;
-  CUtensorMap tmap[2]{};         // p in buf[c], the halo box
-  CUtensorMap tmap_center[3]{};  // buf[0], buf[1] and m, the block's own box
-  int cur = 0;                   // p^n lives in buf[cur], p^{n-1} in buf[1 - cur]
-  // fp16 storage: buf holds p / field_scale (chosen per shot) and m holds m / model_scale, each
-  // a power of two (solver/storage.hpp); 1 in fp32.
-  bool half = false;
-  float field_scale = 1, model_scale = 1;
-  float tti_scales[4] = {1, 1, 1, 1};  // fp16 vti/tti: a, b, theta, phi
-  std::vector<__half> host_halves;     // a wavefield on its way out
-  long long n_done = 0;
-  int src_entries = 0;
-  int src_edge_entries = 0;  // a slab's: the first entries lie on its edge planes
-  std::optional<Slab> slab;  // one slab of a z decomposition
-  // Its own planes in three parts (the edge planes sent up and down, the interior) and the
-  // exchange beside the interior (connected: every step exchanges).
-  std::unique_ptr<SlabOverlap> overlap;
-  CudaEvent step_done;  // a slab's step complete (counter advanced)
-  CudaStream stream, copy_stream;
-  CudaEvent snapshot_taken, seg_begin, seg_end;
-  double stepping_ms = 0;
-  CudaGraphExec graph[2];  // two steps starting from buf[0] and from buf[1]
-  std::vector<float> host_traces, block_rows;
-  float* pinned = nullptr;
-  bool snapshot_pending = false;
-  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
+namespace {
 
-  void sample_memory() {
+// Free device memory from cudaMemGetInfo: at the start and the lowest seen since.
+struct MemoryWatch {
+  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
+  void sample() {
     std::size_t free_b = 0, total_b = 0;
     SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
     lowest_free = std::min(lowest_free, free_b);
   }
+};
+
+// The receivers' traces: a block of kTraceBlock steps on the device (rows of every receiver),
+// the whole gather on the host ([receiver][step]).
+struct TraceGather {
+  DeviceBuffer d_traces;
+  std::vector<float> host, block_rows;
+  // Copies trace rows [from, to) of the device block into host, times the field scale (fp16:
+  // the receivers read p / field_scale, a power of two: exact).
+  void copy(const Problem& pb, long long from, long long to, float field_scale, cudaStream_t stream) {
+    const long long nrec = pb.receivers.size();
+    if (nrec == 0 || to <= from) return;
+    const long long r0 = from % CudaPropagator::kTraceBlock, rows = to - from;
+    block_rows.resize(static_cast<size_t>(rows * nrec));
+    SEISRTM_CUDA(cudaMemcpyAsync(block_rows.data(), d_traces.as<float>() + r0 * nrec, rows * nrec * sizeof(float),
+                                 cudaMemcpyDeviceToHost, stream));
+    SEISRTM_CUDA(cudaStreamSynchronize(stream));
+    for (long long k = 0; k < rows; ++k)
+      for (long long r = 0; r < nrec; ++r) host[r * pb.steps + from + k] = block_rows[k * nrec + r] * field_scale;
+  }
+};
+
+// Asynchronous snapshots: the spare volume, pinned host memory (halves in fp16; freed by
+// ~CudaPropagator), the copy stream and the event the copy waits for.
+struct SnapshotCopy {
+  CudaStream copy_stream;
+  CudaEvent taken;
+  DeviceBuffer spare;
+  float* pinned = nullptr;
+  bool pending = false;
+  std::vector<__half> host_halves;  // a wavefield on its way out (fp16)
+};
+
+// CUDA events around the step launches of a segment, and their sum since begin_shot.
+struct SteppingTimer {
+  CudaEvent begin, end;
+  double ms = 0;
+};
+
+}  // namespace
+
+// The model, the field pair, the step operator and the shot's points, composed; the slab's
+// overlap where the run is decomposed.
+struct CudaPropagator::Impl {
+  const Problem& pb;
+  CudaOptions opt;
+  VolumeDims dims;
+  // fp16 storage: the field holds p / field_scale (chosen per shot) and the model m /
+  // model_scale, each a power of two (solver/storage.hpp); 1 in fp32.
+  bool half = false;
+  float field_scale = 1;
+  DeviceModel model;
+  DeviceWavefield w;  // p^n lives in w.p[w.cur], p^{n-1} in the other (and q alike)
+  std::unique_ptr<StepOperator> op;
+  PointSource src;
+  Recording rec;
+  DeviceBuffer wavelet, step_counter, flag;
+  TraceGather traces;
+  long long n_done = 0;
+  // One slab of a z decomposition: its own planes in three parts (the edge planes sent up and
+  // down, the interior) and the exchange beside the interior (connected: every step
+  // exchanges). Null for a run on one device.
+  std::unique_ptr<SlabOverlap> overlap;
+  CudaEvent step_done;  // a slab's step complete (counter advanced)
+  CudaStream stream;
+  SnapshotCopy snap;
+  SteppingTimer timer;
+  PairGraphs graphs;
+  MemoryWatch mem;
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
-  kernels::TtiArgs tti_base;                           // weights, damping and sizes of the vti/tti step
-  kernels::TmaShape shape = kernels::TmaShape::rows2;  // the acoustic tma kernel's (tma_shape_for)
-  int chunk_rows = -1;                                 // and its launch order (tma_chunk_rows)
-  int l2_hint = 0;                                     // and its loads' L2 hints (tma_l2_hint)
 
-  kernels::AcousticArgs args(int c) const {
-    kernels::AcousticArgs a = acoustic_args(pb, nxp, buf[c].as<float>(), buf[1 - c].as<float>(), m.as<float>(), damp);
-    a.chunk_rows = chunk_rows;
-    a.l2_hint = l2_hint;
-    return a;
-  }
-  // fp16: the same step on halves, the model's scale folded into the weights (kernels/acoustic.hpp).
-  kernels::AcousticArgsHalf half_args(int c) const {
-    kernels::AcousticArgsHalf a =
-        acoustic_args(pb, nxp, buf[c].as<__half>(), buf[1 - c].as<__half>(), m.as<__half>(), damp, model_scale);
-    a.chunk_rows = chunk_rows;
-    a.l2_hint = l2_hint;
-    return a;
-  }
+  void allocate(const DeviceFootprint& fp, std::string* warning);
+  void upload_points(const DeviceFootprint& fp);
+
   // The stored p of a level as floats in the unpadded layout, from `rows` (ny nz rows of nxp
   // elements, halves in fp16).
   void unpack(const void* rows, float* out) {
+    const long long nx = dims.nx, nxp = dims.nxp, planes = dims.ny * dims.nz;
     if (!half) {
       const float* r = static_cast<const float*>(rows);
-      for (long long k = 0; k < ny * nz; ++k) std::memcpy(out + k * nx, r + k * nxp, nx * sizeof(float));
+      for (long long k = 0; k < planes; ++k) std::memcpy(out + k * nx, r + k * nxp, nx * sizeof(float));
       return;
     }
     const __half* r = static_cast<const __half*>(rows);
     const float s = field_scale;
 #pragma omp parallel for schedule(static)
-    for (long long k = 0; k < ny * nz; ++k)
+    for (long long k = 0; k < planes; ++k)
       for (long long x = 0; x < nx; ++x) out[k * nx + x] = __half2float(r[k * nxp + x]) * s;
-  }
-
-  long long padded(long long cell) const {
-    const long long ix = cell % nx, iy = (cell / nx) % ny, iz = cell / (nx * ny);
-    return (iz * ny + iy) * nxp + ix;
-  }
-
-  // The stencil of planes [lo, hi) from buf[c] (and qbuf[c]), in stream `on`.
-  void stencil(int c, int lo, int hi, cudaStream_t on) {
-    if (anisotropic) {
-      kernels::TtiArgs t = tti_base;
-      t.p = buf[c].as<float>();
-      t.pn = buf[1 - c].as<float>();
-      t.q = qbuf[c].as<float>();
-      t.qn = qbuf[1 - c].as<float>();
-      t.z_lo = lo, t.z_hi = hi;
-      kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
-                               tti_step_maps(tti_halo, tti_center, tti_model, c), on);
-    } else {
-      kernels::AcousticArgs a = args(c);
-      a.z_lo = lo, a.z_hi = hi;
-      const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, on);
-    }
   }
 
   // The source entries [first, first + count) into p (and q) of the new level, in stream `on`.
   void inject(int c, int first, int count, cudaStream_t on) {
-    kernels::PointArgs src{src_cells.as<long long>() + first, src_coef.as<float>() + first, nullptr, count, 0};
-    if (anisotropic)  // the source enters p and q alike (validation/cpu_tti.hpp)
-      kernels::launch_inject(qbuf[1 - c].as<float>(), src, wavelet.as<float>(), step_counter.as<int>(), on);
-    kernels::launch_inject(buf[1 - c].as<float>(), src, wavelet.as<float>(), step_counter.as<int>(), on);
+    const kernels::PointArgs a = src.part(first, count);
+    if (pb.anisotropic())  // the source enters p and q alike (validation/cpu_tti.hpp)
+      kernels::launch_inject(w.q[1 - c].as<float>(), a, wavelet.as<float>(), step_counter.as<int>(), on);
+    kernels::launch_inject(w.p[1 - c].as<float>(), a, wavelet.as<float>(), step_counter.as<int>(), on);
   }
 
   // One step of a slab (SlabOverlap), once the previous step is done: the edge planes, their
@@ -370,158 +371,85 @@ struct CudaPropagator::Impl {
   void slab_step(int c) {
     const cudaStream_t m = stream.get();
     const SlabOverlap& o = *overlap;
-    float* fields[2] = {buf[1 - c].as<float>(), anisotropic ? qbuf[1 - c].as<float>() : nullptr};
+    const bool aniso = pb.anisotropic();
+    float* fields[2] = {w.p[1 - c].as<float>(), aniso ? w.q[1 - c].as<float>() : nullptr};
     overlap->step(
         m, step_done.get(),
         [&](cudaStream_t h) {
-          stencil(c, o.lo(0), o.hi(0), h);
-          stencil(c, o.lo(2), o.hi(2), h);
-          inject(c, 0, src_edge_entries, h);
+          op->step(w, c, o.lo(0), o.hi(0), h);
+          op->step(w, c, o.lo(2), o.hi(2), h);
+          inject(c, 0, src.edge_entries, h);
         },
-        fields, anisotropic ? 2 : 1, nxp * ny,
+        fields, aniso ? 2 : 1, dims.nxp * dims.ny,
         [&](cudaStream_t on) {
-          stencil(c, o.lo(1), o.hi(1), on);
-          inject(c, src_edge_entries, src_entries - src_edge_entries, on);
+          op->step(w, c, o.lo(1), o.hi(1), on);
+          inject(c, src.edge_entries, src.entries - src.edge_entries, on);
         });
-    record_and_count(c);
+    record_and_count<float>(c);
     SEISRTM_CUDA(cudaEventRecord(step_done.get(), m));
   }
 
+  template <class T>
   void record_and_count(int c) {
-    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
-                           static_cast<int>(pb.receivers.size())};
-    kernels::launch_record(buf[1 - c].as<float>(), rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(),
-                           stream.get());
+    kernels::launch_record(w.p[1 - c].as<T>(), rec.args, traces.d_traces.as<float>(), kTraceBlock,
+                           step_counter.as<int>(), stream.get());
     kernels::launch_advance_step(step_counter.as<int>(), stream.get());
   }
 
-  // One time step from buf[c]: stencil, source, receivers, step counter.
+  // One time step from buffer c: stencil, source, receivers, step counter.
   void step(int c) {
     if (overlap && overlap->connected()) return slab_step(c);
-    if (half) return step_with(half_args(c), c);
-    step_with(args(c), c);
+    if (half) return step_with<__half>(c);
+    step_with<float>(c);
   }
-  // The step with a's fields (float, or halves in fp16; vti/tti take q beside p).
+  // The step of the whole volume with the fields as T (float, or halves in fp16; vti/tti take
+  // q beside p, and the source enters q first).
   template <class T>
-  void step_with(const kernels::AcousticArgsT<T>& a, int c) {
-    kernels::PointArgs src{src_cells.as<long long>(), src_coef.as<float>(), nullptr, src_entries, 0};
-    if (anisotropic) {
-      tti_step<T>(c, src);
-    } else {
-      const kernels::TmaMaps maps{&tmap[c], &tmap_center[1 - c], &tmap_center[2]};
-      kernels::launch_acoustic_step(a, opt.variant, pb.radius, opt.z_block, maps, shape, stream.get());
-    }
-    kernels::launch_inject(a.pn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
-    kernels::PointArgs rec{rec_cells.as<long long>(), rec_coef.as<float>(), rec_offset.as<int>(), 0,
-                           static_cast<int>(pb.receivers.size())};
-    kernels::launch_record(a.pn, rec, d_traces.as<float>(), kTraceBlock, step_counter.as<int>(), stream.get());
-    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
-  }
-  // vti/tti in fp16: tti_base's weights and sizes with the halves and the model's scales.
-  kernels::TtiArgsHalf half_tti_args(int c) const {
-    const kernels::TtiArgs& f = tti_base;
-    kernels::TtiArgsHalf t;
-    t.p = buf[c].as<__half>();
-    t.pn = buf[1 - c].as<__half>();
-    t.q = qbuf[c].as<__half>();
-    t.qn = qbuf[1 - c].as<__half>();
-    t.m = m.as<__half>();
-    t.a = tti.a.as<__half>();
-    t.b = tti.b.as<__half>();
-    t.theta = tilted ? tti.theta.as<__half>() : nullptr;
-    t.phi = tilted ? tti.phi.as<__half>() : nullptr;
-    t.damp_x = f.damp_x, t.damp_y = f.damp_y, t.damp_z = f.damp_z;
-    t.nx = f.nx, t.ny = f.ny, t.nz = f.nz;
-    t.sy = f.sy, t.sz = f.sz;
-    for (int k = 0; k <= kernels::kMaxRadius; ++k) {
-      t.cx[k] = f.cx[k], t.cy[k] = f.cy[k], t.cz[k] = f.cz[k];
-      t.dx[k] = f.dx[k], t.dy[k] = f.dy[k], t.dz[k] = f.dz[k];
-    }
-    t.free_surface = f.free_surface;
-    t.z_lo = f.z_lo, t.z_hi = f.z_hi;
-    t.chunk_rows = f.chunk_rows, t.l2_hint = f.l2_hint;
-    t.m_scale = model_scale;
-    t.a_scale = tti_scales[0], t.b_scale = tti_scales[1], t.theta_scale = tti_scales[2], t.phi_scale = tti_scales[3];
-    return t;
+  void step_with(int c) {
+    const kernels::PointArgs a = src.all();
+    op->step(w, c, stream.get());
+    if (pb.anisotropic())
+      kernels::launch_inject(w.q[1 - c].as<T>(), a, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    kernels::launch_inject(w.p[1 - c].as<T>(), a, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+    record_and_count<T>(c);
   }
 
-  // The vti/tti stencil of p and q from buffer c and the source into q (into p: step_with);
-  // T = __half in fp16 storage.
-  template <class T>
-  void tti_step(int c, const kernels::PointArgs& src) {
-    kernels::TtiArgsT<T> t;
-    if constexpr (std::is_same_v<T, float>) {
-      t = tti_base;
-      t.p = buf[c].as<float>();
-      t.pn = buf[1 - c].as<float>();
-      t.q = qbuf[c].as<float>();
-      t.qn = qbuf[1 - c].as<float>();
-    } else {
-      t = half_tti_args(c);
-    }
-    kernels::launch_tti_step(t, tilted, opt.variant, pb.radius, opt.z_block,
-                             tti_step_maps(tti_halo, tti_center, tti_model, c), stream.get());
-    // The source enters p and q alike (validation/cpu_tti.hpp).
-    kernels::launch_inject(t.qn, src, wavelet.as<float>(), step_counter.as<int>(), stream.get());
-  }
-
-  // The buffers have period 2, so two steps (A->B, B->A) form one graph; a graph per starting
-  // buffer covers an odd step count in between. Time-dependent inputs come from the device
-  // step counter, so the same graph replays for every pair of steps.
   const CudaGraphExec& pair_graph(int c) {
-    if (!graph[c].valid()) {
-      cudaGraph_t g = nullptr;
-      SEISRTM_CUDA(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
-      step(c);
-      step(1 - c);
-      SEISRTM_CUDA(cudaStreamEndCapture(stream.get(), &g));
-      graph[c] = CudaGraphExec(g);
-      sample_memory();
-    }
-    return graph[c];
+    return graphs.at(
+        c, stream.get(),
+        [&](int from) {
+          step(from);
+          step(1 - from);
+        },
+        [&] { mem.sample(); });
   }
 
   void encode_tensor_maps() {
-    const VolumeDims dims{nx, ny, nz, nxp};
     const int eb = kernels::storage_bytes(opt.storage);
-    if (anisotropic) {
-      encode_tti_maps(buf, qbuf, dims, pb.radius, eb, tti_halo, tti_center);
-      encode_tti_model_maps(m, tti, tilted, dims, pb.radius, eb, tti_model);
+    if (pb.anisotropic()) {
+      encode_tti_maps(w.p, w.q, dims, pb.radius, eb, w.tti_halo, w.tti_center);
+      encode_tti_model_maps(model.m, model.tti, pb.equation == Equation::tti, dims, pb.radius, eb, model.tti_maps);
       return;
     }
-    encode_acoustic_maps(buf, dims, pb.radius, eb, tmap, tmap_center);
-    encode_volume_map(&tmap_center[2], m.as<void>(), nxp, ny, nz, kernels::tma_center_box(), eb);
-  }
-
-  // Copies trace rows [from, to) of the device block into host_traces ([receiver][step]).
-  void copy_traces(long long from, long long to) {
-    const long long nrec = pb.receivers.size();
-    if (nrec == 0 || to <= from) return;
-    const long long r0 = from % kTraceBlock, rows = to - from;
-    block_rows.resize(static_cast<size_t>(rows * nrec));
-    SEISRTM_CUDA(cudaMemcpyAsync(block_rows.data(), d_traces.as<float>() + r0 * nrec, rows * nrec * sizeof(float),
-                                 cudaMemcpyDeviceToHost, stream.get()));
-    SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
-    // fp16: the receivers read p / field_scale; times the scale (a power of two: exact).
-    for (long long k = 0; k < rows; ++k)
-      for (long long r = 0; r < nrec; ++r)
-        host_traces[r * pb.steps + from + k] = block_rows[k * nrec + r] * field_scale;
+    encode_acoustic_maps(w.p, dims, pb.radius, eb, w.halo, w.center);
+    encode_volume_map(&model.tmap_m, model.m.as<void>(), dims.nxp, dims.ny, dims.nz, kernels::tma_center_box(), eb);
   }
 
   void check_finite(long long n) {
     SEISRTM_CUDA(cudaMemsetAsync(flag.as<int>(), 0, sizeof(int), stream.get()));
-    for (const DeviceBuffer* f : {&buf[cur], anisotropic ? &qbuf[cur] : nullptr}) {
+    const long long cells = dims.nxp * dims.ny * dims.nz;
+    for (const DeviceBuffer* f : {&w.p[w.cur], pb.anisotropic() ? &w.q[w.cur] : nullptr}) {
       if (f == nullptr) continue;
       if (half)
-        kernels::launch_check_finite(f->as<__half>(), nxp * ny * nz, flag.as<int>(), stream.get());
+        kernels::launch_check_finite(f->as<__half>(), cells, flag.as<int>(), stream.get());
       else
-        kernels::launch_check_finite(f->as<float>(), nxp * ny * nz, flag.as<int>(), stream.get());
+        kernels::launch_check_finite(f->as<float>(), cells, flag.as<int>(), stream.get());
     }
     int h = 0;
     SEISRTM_CUDA(cudaMemcpyAsync(&h, flag.as<int>(), sizeof(int), cudaMemcpyDeviceToHost, stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(stream.get()));
-    if (slab) h = any_rank(h != 0);  // every slab stops at the same step
-    if (h && half)                   // overflow of a half: beyond 65504 field scales
+    if (overlap) h = any_rank(h != 0);  // every slab stops at the same step
+    if (h && half)                      // overflow of a half: beyond 65504 field scales
       throw SharedFailure("the wavefield became NaN or Inf by step " + std::to_string(n) +
                           " with solver.storage fp16: a value beyond the half's range (65504 x the field scale " +
                           std::to_string(field_scale) + ", set for the source's largest injection at 2^" +
@@ -536,21 +464,56 @@ struct CudaPropagator::Impl {
   }
 };
 
+// The fields and the model: p's two levels, m = v^2 dt^2 (vti/tti: vp, the vertical speed),
+// vti/tti q's two levels and a = 1 + 2 eps, b = sqrt(1 + 2 delta) and tti the angles (radians),
+// each computed in double and rounded once, as the CPU reference does; the snapshots' spare.
+void CudaPropagator::Impl::allocate(const DeviceFootprint& fp, std::string* warning) {
+  for (auto& b : w.p) b = DeviceBuffer(fp.volume, opt.memory, warning);
+  const double dt2 = pb.dt * pb.dt;
+  auto m_value = [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; };
+  if (half) {
+    model.m = half_model_volume(pb, dims.nxp, opt.memory, warning, m_value, &model.model_scale);
+  } else {
+    model.m = model_volume(pb, dims.nxp, opt.memory, warning, m_value);
+  }
+  if (pb.anisotropic()) {
+    for (auto& b : w.q) b = DeviceBuffer(fp.volume, opt.memory, warning);
+    model.tti = half ? tti_volumes_half(pb, dims.nxp, opt.memory, warning, model.tti_scales)
+                     : tti_volumes(pb, dims.nxp, opt.memory, warning);
+  }
+  if (opt.snapshots) snap.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
+}
+
+// The damping profiles, the wavelet, the receivers, the step counter and the trace block.
+void CudaPropagator::Impl::upload_points(const DeviceFootprint& fp) {
+  for (int a = 0; a < 3; ++a) model.damp[a] = upload(pb.damping[a]);
+  op = std::make_unique<StepOperator>(pb, opt, dims.nxp, model, half, 0, -1);
+  op->tune_forward(w.p[0].compressible());
+  wavelet = upload(pb.wavelet);
+  rec = make_recording(pb.receivers, dims);
+  step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  traces.d_traces =
+      DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
+  traces.host.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
+  if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&snap.pinned, fp.volume));  // halves in fp16
+}
+
 // The device is made current first: the streams and events of Impl belong to it.
 CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
   Impl& d = *impl_;
-  d.nx = pb.grid.n[0];
-  d.ny = pb.grid.n[1];
-  d.nz = pb.grid.n[2];
-  d.nxp = (d.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
-  if (d.nx > (1LL << 31) - 1 || d.ny > (1LL << 31) - 1 || d.nz > (1LL << 31) - 1)
+  d.dims.nx = pb.grid.n[0];
+  d.dims.ny = pb.grid.n[1];
+  d.dims.nz = pb.grid.n[2];
+  d.dims.nxp = (d.dims.nx + kRowAlign - 1) / kRowAlign * kRowAlign;
+  if (d.dims.nx > (1LL << 31) - 1 || d.dims.ny > (1LL << 31) - 1 || d.dims.nz > (1LL << 31) - 1)
     throw Error("grid.shape too large for the cuda backend");
   const DeviceFootprint fp = device_footprint(pb, opt);
   std::size_t free_b = 0, total_b = 0;
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  d.free_at_start = d.lowest_free = free_b;
-  d.volume_bytes = fp.volume;
+  d.mem.free_at_start = d.mem.lowest_free = free_b;
+  d.mem.volume_bytes = fp.volume;
   if (fp.total > free_b)
     throw Error("the problem needs " + gib(fp.total) + " of GPU memory (" + std::to_string(device_volumes(pb, opt)) +
                 " volumes of " + gib(fp.volume) + " plus buffers) but the GPU has " + gib(free_b) + " free of " +
@@ -560,56 +523,15 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
   if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage}, nullptr); !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   std::string warning;
-  for (auto& b : d.buf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-  if (opt.variant == kernels::Variant::tma) {
-    if (!pb.anisotropic()) d.shape = tma_shape_for(opt.tuning, pb.radius, d.buf[0].compressible(), opt.storage);
-    d.chunk_rows = tma_chunk_rows(opt.tuning);
-    d.l2_hint = tma_l2_hint(opt.tuning, pb.radius, d.buf[0].compressible(), opt.storage);
-  }
-  // m = v^2 dt^2 (vti/tti: vp, the vertical speed); vti/tti also a = 1 + 2 eps, b = sqrt(1 + 2
-  // delta) and tti the angles (radians), each computed in double and rounded once, as the CPU
-  // reference does.
-  const double dt2 = pb.dt * pb.dt;
-  auto m_value = [&](long long i) { return double(pb.vp[i]) * double(pb.vp[i]) * dt2; };
-  if (d.half) {
-    d.m = half_model_volume(pb, d.nxp, opt.memory, &warning, m_value, &d.model_scale);
-  } else {
-    d.m = model_volume(pb, d.nxp, opt.memory, &warning, m_value);
-  }
-  d.anisotropic = pb.anisotropic();
-  d.tilted = pb.equation == Equation::tti;
-  if (d.anisotropic) {
-    for (auto& b : d.qbuf) b = DeviceBuffer(fp.volume, opt.memory, &warning);
-    d.tti = d.half ? tti_volumes_half(pb, d.nxp, opt.memory, &warning, d.tti_scales)
-                   : tti_volumes(pb, d.nxp, opt.memory, &warning);
-  }
-  if (opt.snapshots) d.spare = DeviceBuffer(fp.volume, MemoryKind::plain);
+  d.allocate(fp, &warning);
   if (!warning.empty()) notes_.push_back(warning);
-
-  for (int a = 0; a < 3; ++a) d.damp[a] = upload(pb.damping[a]);
-  d.tti_base = tti_args(pb, d.nxp, d.damp);
-  d.tti_base.chunk_rows = d.chunk_rows, d.tti_base.l2_hint = d.l2_hint;
-  if (d.anisotropic && !d.half) set_tti_model(d.tti_base, d.m, d.tti);  // fp16: half_tti_args
-  d.wavelet = upload(pb.wavelet);
-
-  std::vector<long long> cells;
-  std::vector<int> offsets(pb.receivers.offset.begin(), pb.receivers.offset.end());
-  for (long long c : pb.receivers.cell) cells.push_back(d.padded(c));
-  d.rec_cells = upload(cells);
-  d.rec_coef = upload(pb.receivers.weight);
-  d.rec_offset = upload(offsets);
-  d.step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
-  d.flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
-  d.d_traces =
-      DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
-  d.host_traces.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
-  if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&d.pinned, fp.volume));  // halves in fp16
+  d.upload_points(fp);
   if (opt.variant == kernels::Variant::tma) d.encode_tensor_maps();
   // A first launch outside any capture sets the kernels' attributes (shared-memory limits).
   begin_shot(0);
   d.step(0);
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
-  d.sample_memory();
+  d.mem.sample();
 }
 
 CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const Slab& slab)
@@ -621,7 +543,6 @@ CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt, const 
   Impl& d = *impl_;
   if (d.half)  // the slabs exchange fp32 halos (the config refuses it first)
     throw Error("solver.storage fp16 is not available with solver.decomposition z; set solver.storage: fp32");
-  d.slab = slab;
   d.overlap = std::make_unique<SlabOverlap>(slab);  // one slab: no NCCL needed
 }
 
@@ -634,11 +555,11 @@ void CudaPropagator::connect() {
 }
 
 Propagator::DeviceMemory CudaPropagator::device_memory() const {
-  return {impl_->free_at_start - impl_->lowest_free, impl_->volume_bytes};
+  return {impl_->mem.free_at_start - impl_->mem.lowest_free, impl_->mem.volume_bytes};
 }
 
 CudaPropagator::~CudaPropagator() {
-  if (impl_ && impl_->pinned) cudaFreeHost(impl_->pinned);
+  if (impl_ && impl_->snap.pinned) cudaFreeHost(impl_->snap.pinned);
 }
 
 std::string CudaPropagator::name() const {
@@ -646,83 +567,50 @@ std::string CudaPropagator::name() const {
   const char* v = variant_name(d.opt.variant);
   const GpuInfo g = query_gpu(d.opt.device);
   const bool tma = d.opt.variant == kernels::Variant::tma;
-  const std::string shape = !tma            ? ""
-                            : d.anisotropic ? tma_settings_text(d.l2_hint, d.chunk_rows, d.half, true)
-                                            : std::string(" (") + kernels::tma_shape_name(d.shape) + ")" +
-                                                  tma_settings_text(d.l2_hint, d.chunk_rows, d.half, false);
+  const bool aniso = d.pb.anisotropic();
+  const StepOperator& op = *d.op;
+  const std::string shape = !tma    ? ""
+                            : aniso ? tma_settings_text(op.l2_hint(), op.chunk_rows(), d.half, true)
+                                    : std::string(" (") + kernels::tma_shape_name(op.shape()) + ")" +
+                                          tma_settings_text(op.l2_hint(), op.chunk_rows(), d.half, false);
   const std::string storage = d.half ? ", fp16 storage" : "";
-  return std::string("cuda ") + (d.anisotropic ? to_text(d.pb.equation) + " " : "") + v + shape + storage +
-         ", z_block " + std::to_string(d.opt.z_block) + ", " + (d.buf[0].compressible() ? "compressible" : "plain") +
+  return std::string("cuda ") + (aniso ? to_text(d.pb.equation) + " " : "") + v + shape + storage + ", z_block " +
+         std::to_string(d.opt.z_block) + ", " + (d.w.p[0].compressible() ? "compressible" : "plain") +
          " memory, graphs " + (d.opt.graphs ? "on" : "off") + " on " + g.name;
 }
 
 void CudaPropagator::begin_shot(long long shot) {
   Impl& d = *impl_;
-  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
-  for (auto& b : d.buf) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
-  if (d.anisotropic)
-    for (auto& b : d.qbuf) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
+  SEISRTM_CUDA(cudaStreamSynchronize(d.snap.copy_stream.get()));
+  for (auto& b : d.w.p) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
+  if (d.pb.anisotropic())
+    for (auto& b : d.w.q) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
   SEISRTM_CUDA(cudaMemsetAsync(d.step_counter.as<int>(), 0, sizeof(int), d.stream.get()));
-  // Source: m w / (hx hy hz (1 + s)), the factor the CPU reference applies; a free surface
-  // erases whatever lands on z = 0, so those entries are dropped.
-  const PointSet& src = d.pb.shots[shot];
-  std::vector<long long> cells;
-  std::vector<float> coef;
-  const double dt2 = d.pb.dt * d.pb.dt;
-  for (long long e = src.offset[0]; e < src.offset[1]; ++e) {
-    const long long c = src.cell[e];
-    const long long ix = c % d.nx, iy = (c / d.nx) % d.ny, iz = c / (d.nx * d.ny);
-    if (d.pb.free_surface && iz == 0) continue;
-    const double s = double(d.pb.damping[0][ix]) + d.pb.damping[1][iy] + d.pb.damping[2][iz];
-    const double v = d.pb.vp[c];
-    cells.push_back(d.padded(c));
-    coef.push_back(static_cast<float>(v * v * dt2 * src.weight[e] / d.pb.cell_volume() / (1 + s)));
-  }
-  if (d.slab) {  // a slab's edge-plane entries first: they are injected before the exchange
-    std::vector<long long> order(cells.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<long long>(i);
-    const SlabOverlap& o = *d.overlap;
-    auto edge = [&](long long i) {
-      const long long iz = cells[static_cast<size_t>(i)] / (d.nxp * d.ny);
-      return (iz >= o.lo(0) && iz < o.hi(0)) || (iz >= o.lo(2) && iz < o.hi(2));
-    };
-    std::stable_partition(order.begin(), order.end(), edge);
-    std::vector<long long> c2;
-    std::vector<float> w2;
-    for (long long i : order) {
-      c2.push_back(cells[static_cast<size_t>(i)]);
-      w2.push_back(coef[static_cast<size_t>(i)]);
-    }
-    d.src_edge_entries = static_cast<int>(std::count_if(order.begin(), order.end(), edge));
-    cells.swap(c2);
-    coef.swap(w2);
-  }
+  // A slab's edge-plane entries first: they are injected before the exchange.
+  SourceEntries e = source_entries(d.pb, d.pb.shots[shot], d.dims, d.overlap.get());
   if (d.half) {  // the shot's field scale, the CPU emulation's; the source adds to p / s (a power of two: exact)
     d.field_scale = source_field_scale(d.pb, shot, kHalfPeakExponent, "the shot");
-    for (float& w : coef) w /= d.field_scale;
+    for (float& c : e.coef) c /= d.field_scale;
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
-  d.src_cells = upload(cells);
-  d.src_coef = upload(coef);
-  d.src_entries = static_cast<int>(cells.size());
+  upload_source(e, d.src);
   // A slab's first edge step waits for this: the zeroed fields (halo_stream does not follow the
   // main stream otherwise).
   SEISRTM_CUDA(cudaEventRecord(d.step_done.get(), d.stream.get()));
-  d.graph[0] = CudaGraphExec();  // source arrays changed: capture again
-  d.graph[1] = CudaGraphExec();
-  std::fill(d.host_traces.begin(), d.host_traces.end(), 0.0f);
-  d.cur = 0;
+  d.graphs.reset();  // source arrays changed: capture again
+  std::fill(d.traces.host.begin(), d.traces.host.end(), 0.0f);
+  d.w.cur = 0;
   d.n_done = 0;
-  d.stepping_ms = 0;
+  d.timer.ms = 0;
   if (d.overlap) d.overlap->reset_seconds();
 }
 
 double CudaPropagator::stepping_seconds() const {
-  return impl_->stepping_ms * 1e-3;
+  return impl_->timer.ms * 1e-3;
 }
 
 bool CudaPropagator::compressible() const {
-  return impl_->buf[0].compressible();
+  return impl_->w.p[0].compressible();
 }
 
 void CudaPropagator::advance(long long first, long long count) {
@@ -735,70 +623,73 @@ void CudaPropagator::advance(long long first, long long count) {
     const long long seg_end = std::min(end, (n / kTraceBlock + 1) * kTraceBlock);
     long long k = seg_end - n;
     const long long seg_start = n;
-    if (d.opt.graphs && k >= 2) d.pair_graph(d.cur);  // capture outside the timed span
-    SEISRTM_CUDA(cudaEventRecord(d.seg_begin.get(), d.stream.get()));
+    if (d.opt.graphs && k >= 2) d.pair_graph(d.w.cur);  // capture outside the timed span
+    SEISRTM_CUDA(cudaEventRecord(d.timer.begin.get(), d.stream.get()));
     if (d.opt.graphs) {
-      for (; k >= 2; k -= 2) d.pair_graph(d.cur).launch(d.stream.get());  // two steps: cur unchanged
+      for (; k >= 2; k -= 2) d.pair_graph(d.w.cur).launch(d.stream.get());  // two steps: cur unchanged
     }
     for (; k > 0; --k) {
-      d.step(d.cur);
-      d.cur = 1 - d.cur;
+      d.step(d.w.cur);
+      d.w.flip();
     }
-    SEISRTM_CUDA(cudaEventRecord(d.seg_end.get(), d.stream.get()));
+    SEISRTM_CUDA(cudaEventRecord(d.timer.end.get(), d.stream.get()));
     n = seg_end;
-    d.copy_traces(seg_start, n);
-    SEISRTM_CUDA(cudaEventSynchronize(d.seg_end.get()));
+    d.traces.copy(d.pb, seg_start, n, d.field_scale, d.stream.get());
+    SEISRTM_CUDA(cudaEventSynchronize(d.timer.end.get()));
     float ms = 0;
-    SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.seg_begin.get(), d.seg_end.get()));
-    d.stepping_ms += ms;
+    SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.timer.begin.get(), d.timer.end.get()));
+    d.timer.ms += ms;
     if (d.overlap) d.overlap->flush();
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
   d.n_done = end;
-  d.sample_memory();
+  d.mem.sample();
 }
 
 void CudaPropagator::wavefield(float* out) {
   Impl& d = *impl_;
+  const DeviceBuffer& p = d.w.p[d.w.cur];
   if (d.half) {
-    d.host_halves.resize(static_cast<size_t>(d.nxp * d.ny * d.nz));
-    SEISRTM_CUDA(cudaMemcpyAsync(d.host_halves.data(), d.buf[d.cur].as<void>(), d.buf[d.cur].bytes(),
-                                 cudaMemcpyDeviceToHost, d.stream.get()));
+    d.snap.host_halves.resize(static_cast<size_t>(d.dims.nxp * d.dims.ny * d.dims.nz));
+    SEISRTM_CUDA(
+        cudaMemcpyAsync(d.snap.host_halves.data(), p.as<void>(), p.bytes(), cudaMemcpyDeviceToHost, d.stream.get()));
     SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
-    d.unpack(d.host_halves.data(), out);
+    d.unpack(d.snap.host_halves.data(), out);
     return;
   }
-  SEISRTM_CUDA(cudaMemcpy2DAsync(out, d.nx * sizeof(float), d.buf[d.cur].as<float>(), d.nxp * sizeof(float),
-                                 d.nx * sizeof(float), d.ny * d.nz, cudaMemcpyDeviceToHost, d.stream.get()));
+  SEISRTM_CUDA(cudaMemcpy2DAsync(out, d.dims.nx * sizeof(float), p.as<float>(), d.dims.nxp * sizeof(float),
+                                 d.dims.nx * sizeof(float), d.dims.ny * d.dims.nz, cudaMemcpyDeviceToHost,
+                                 d.stream.get()));
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
 }
 
 void CudaPropagator::traces(float* out) {
   Impl& d = *impl_;
-  std::memcpy(out, d.host_traces.data(), d.host_traces.size() * sizeof(float));
+  std::memcpy(out, d.traces.host.data(), d.traces.host.size() * sizeof(float));
 }
 
 void CudaPropagator::request_wavefield(long long cells) {
   Impl& d = *impl_;
-  if (!d.pinned) return Propagator::request_wavefield(cells);
+  SnapshotCopy& s = d.snap;
+  if (!s.pinned) return Propagator::request_wavefield(cells);
   // A device-to-device copy into the spare volume (in stream order, ~1 ms for 2 GB), then the
   // copy to pinned host memory on its own stream while the time loop goes on.
-  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));  // the previous copy is delivered
-  SEISRTM_CUDA(cudaMemcpyAsync(d.spare.as<void>(), d.buf[d.cur].as<void>(), d.spare.bytes(), cudaMemcpyDeviceToDevice,
+  SEISRTM_CUDA(cudaStreamSynchronize(s.copy_stream.get()));  // the previous copy is delivered
+  SEISRTM_CUDA(cudaMemcpyAsync(s.spare.as<void>(), d.w.p[d.w.cur].as<void>(), s.spare.bytes(), cudaMemcpyDeviceToDevice,
                                d.stream.get()));
-  SEISRTM_CUDA(cudaEventRecord(d.snapshot_taken.get(), d.stream.get()));
-  SEISRTM_CUDA(cudaStreamWaitEvent(d.copy_stream.get(), d.snapshot_taken.get()));
+  SEISRTM_CUDA(cudaEventRecord(s.taken.get(), d.stream.get()));
+  SEISRTM_CUDA(cudaStreamWaitEvent(s.copy_stream.get(), s.taken.get()));
   SEISRTM_CUDA(
-      cudaMemcpyAsync(d.pinned, d.spare.as<void>(), d.spare.bytes(), cudaMemcpyDeviceToHost, d.copy_stream.get()));
-  d.snapshot_pending = true;
+      cudaMemcpyAsync(s.pinned, s.spare.as<void>(), s.spare.bytes(), cudaMemcpyDeviceToHost, s.copy_stream.get()));
+  s.pending = true;
 }
 
 void CudaPropagator::receive_wavefield(float* out) {
   Impl& d = *impl_;
-  if (!d.pinned) return Propagator::receive_wavefield(out);
-  SEISRTM_CUDA(cudaStreamSynchronize(d.copy_stream.get()));
-  d.unpack(d.pinned, out);
-  d.snapshot_pending = false;
+  if (!d.snap.pinned) return Propagator::receive_wavefield(out);
+  SEISRTM_CUDA(cudaStreamSynchronize(d.snap.copy_stream.get()));
+  d.unpack(d.snap.pinned, out);
+  d.snap.pending = false;
 }
 
 }  // namespace seisrtm

@@ -10,10 +10,11 @@ namespace seisrtm {
 
 struct DeviceModel {
   DeviceBuffer m, damp[3];
-  TtiVolumes tti;             // vti/tti: 1 + 2 eps, sqrt(1 + 2 delta), angles
-  float model_scale = 1;      // fp16: the power of two m is stored divided by
-  CUtensorMap tmap_m{};       // acoustic tma: m in the block's own box
-  CUtensorMap tti_maps[5]{};  // vti/tti tma: m, a, b, theta, phi
+  TtiVolumes tti;                      // vti/tti: 1 + 2 eps, sqrt(1 + 2 delta), angles
+  float model_scale = 1;               // fp16: the power of two m is stored divided by
+  float tti_scales[4] = {1, 1, 1, 1};  // fp16 vti/tti: those of a, b, theta, phi
+  CUtensorMap tmap_m{};                // acoustic tma: m in the block's own box
+  CUtensorMap tti_maps[5]{};           // vti/tti tma: m, a, b, theta, phi
 };
 
 }  // namespace seisrtm

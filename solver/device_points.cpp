@@ -1,5 +1,6 @@
 #include "solver/device_points.hpp"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -50,6 +51,47 @@ void make_injection(const Problem& pb, const PointSet& ps, double scale, const V
   out.coef = upload(coef);
   out.inj = {out.cells.as<long long>(), out.offset.as<int>(), out.row.as<int>(), out.coef.as<float>(),
              static_cast<int>(cells.size())};
+}
+
+SourceEntries source_entries(const Problem& pb, const PointSet& src, const VolumeDims& d, const SlabOverlap* parts) {
+  SourceEntries out;
+  std::vector<long long>& cells = out.cells;
+  std::vector<float>& coef = out.coef;
+  const double dt2 = pb.dt * pb.dt;
+  for (long long e = src.offset[0]; e < src.offset[1]; ++e) {
+    const long long c = src.cell[e];
+    const long long ix = c % d.nx, iy = (c / d.nx) % d.ny, iz = c / (d.nx * d.ny);
+    if (pb.free_surface && iz == 0) continue;
+    const double s = double(pb.damping[0][ix]) + pb.damping[1][iy] + pb.damping[2][iz];
+    const double v = pb.vp[c];
+    cells.push_back(padded(d, c));
+    coef.push_back(static_cast<float>(v * v * dt2 * src.weight[e] / pb.cell_volume() / (1 + s)));
+  }
+  if (!parts) return out;
+  std::vector<long long> order(cells.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<long long>(i);
+  auto edge = [&](long long i) {
+    const long long iz = cells[static_cast<size_t>(i)] / (d.nxp * d.ny);
+    return (iz >= parts->lo(0) && iz < parts->hi(0)) || (iz >= parts->lo(2) && iz < parts->hi(2));
+  };
+  std::stable_partition(order.begin(), order.end(), edge);
+  std::vector<long long> c2;
+  std::vector<float> w2;
+  for (long long i : order) {
+    c2.push_back(cells[static_cast<size_t>(i)]);
+    w2.push_back(coef[static_cast<size_t>(i)]);
+  }
+  out.edge_entries = static_cast<int>(std::count_if(order.begin(), order.end(), edge));
+  cells.swap(c2);
+  coef.swap(w2);
+  return out;
+}
+
+void upload_source(const SourceEntries& e, PointSource& out) {
+  out.cells = upload(e.cells);
+  out.coef = upload(e.coef);
+  out.entries = static_cast<int>(e.cells.size());
+  out.edge_entries = e.edge_entries;
 }
 
 Recording make_recording(const PointSet& ps, const VolumeDims& d) {

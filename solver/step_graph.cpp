@@ -35,4 +35,22 @@ void StepGraph::run(const RtmSchedule::Range& r, long long period, const std::fu
   }
 }
 
+const CudaGraphExec& PairGraphs::at(int c, cudaStream_t stream, const std::function<void(int)>& two_steps,
+                                    const std::function<void()>& captured) {
+  if (!graph_[c].valid()) {
+    cudaGraph_t g = nullptr;
+    SEISRTM_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    two_steps(c);
+    SEISRTM_CUDA(cudaStreamEndCapture(stream, &g));
+    graph_[c] = CudaGraphExec(g);
+    captured();
+  }
+  return graph_[c];
+}
+
+void PairGraphs::reset() {
+  graph_[0] = CudaGraphExec();
+  graph_[1] = CudaGraphExec();
+}
+
 }  // namespace seisrtm

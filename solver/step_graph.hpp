@@ -8,6 +8,7 @@
 
 #include <functional>
 
+#include "solver/device_buffer.hpp"
 #include "solver/rtm_schedule.hpp"
 
 namespace seisrtm {
@@ -22,6 +23,22 @@ struct StepGraph {
   // steps time as one phase).
   void run(const RtmSchedule::Range& r, long long period, const std::function<void(long long, bool)>& body,
            const std::function<void(long long)>& after, const std::function<void()>& on_launch) const;
+};
+
+// The forward backend's graphs: the buffers have period 2, so two steps (A->B, B->A) form one
+// graph; a graph per starting buffer covers an odd step count in between. Time-dependent inputs
+// come from the device step counter, so the same graph replays for every pair of steps until
+// the inputs it captured change (reset: a new shot's source arrays).
+class PairGraphs {
+ public:
+  // The graph of two steps from buffer c, captured on `stream` from two_steps(c) the first time
+  // (then captured() runs, after the instantiation).
+  const CudaGraphExec& at(int c, cudaStream_t stream, const std::function<void(int)>& two_steps,
+                          const std::function<void()>& captured);
+  void reset();
+
+ private:
+  CudaGraphExec graph_[2];
 };
 
 }  // namespace seisrtm

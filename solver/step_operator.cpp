@@ -1,5 +1,7 @@
 #include "solver/step_operator.hpp"
 
+#include <cuda_fp16.h>
+
 namespace seisrtm {
 
 StepOperator::StepOperator(const Problem& pb, const CudaOptions& opt, long long nxp, const DeviceModel& model,
@@ -27,6 +29,14 @@ void StepOperator::tune(bool compressible) {
   }
 }
 
+void StepOperator::tune_forward(bool compressible) {
+  if (opt_.variant != kernels::Variant::tma) return;
+  if (!anisotropic_) shape_ = tma_shape_for(opt_.tuning, pb_.radius, compressible, opt_.storage);
+  chunk_rows_ = tma_chunk_rows(opt_.tuning);
+  l2_hint_ = tma_l2_hint(opt_.tuning, pb_.radius, compressible, opt_.storage);
+  tti_base_.chunk_rows = chunk_rows_, tti_base_.l2_hint = l2_hint_;
+}
+
 kernels::AcousticArgs StepOperator::args(const DeviceWavefield& w, int c) const {
   kernels::AcousticArgs a =
       acoustic_args(pb_, nxp_, w.p[c].as<float>(), w.p[1 - c].as<float>(), model_.m.as<float>(), model_.damp);
@@ -36,14 +46,49 @@ kernels::AcousticArgs StepOperator::args(const DeviceWavefield& w, int c) const 
   return a;
 }
 
+kernels::TtiArgsHalf StepOperator::half_tti_args(const DeviceWavefield& w, int c) const {
+  const kernels::TtiArgs& f = tti_base_;
+  const TtiVolumes& tti = model_.tti;
+  kernels::TtiArgsHalf t;
+  t.p = w.p[c].as<__half>();
+  t.pn = w.p[1 - c].as<__half>();
+  t.q = w.q[c].as<__half>();
+  t.qn = w.q[1 - c].as<__half>();
+  t.m = model_.m.as<__half>();
+  t.a = tti.a.as<__half>();
+  t.b = tti.b.as<__half>();
+  t.theta = tilted_ ? tti.theta.as<__half>() : nullptr;
+  t.phi = tilted_ ? tti.phi.as<__half>() : nullptr;
+  t.damp_x = f.damp_x, t.damp_y = f.damp_y, t.damp_z = f.damp_z;
+  t.nx = f.nx, t.ny = f.ny, t.nz = f.nz;
+  t.sy = f.sy, t.sz = f.sz;
+  for (int k = 0; k <= kernels::kMaxRadius; ++k) {
+    t.cx[k] = f.cx[k], t.cy[k] = f.cy[k], t.cz[k] = f.cz[k];
+    t.dx[k] = f.dx[k], t.dy[k] = f.dy[k], t.dz[k] = f.dz[k];
+  }
+  t.free_surface = f.free_surface;
+  t.z_lo = f.z_lo, t.z_hi = f.z_hi;
+  t.chunk_rows = f.chunk_rows, t.l2_hint = f.l2_hint;
+  t.m_scale = model_.model_scale;
+  const float(&s)[4] = model_.tti_scales;
+  t.a_scale = s[0], t.b_scale = s[1], t.theta_scale = s[2], t.phi_scale = s[3];
+  return t;
+}
+
 void StepOperator::tti_step(const DeviceWavefield& w, int c, int lo, int hi, cudaStream_t on) const {
+  const kernels::TtiMaps maps = tti_step_maps(w.tti_halo, w.tti_center, model_.tti_maps, c);
+  if (half_) {
+    kernels::TtiArgsHalf t = half_tti_args(w, c);
+    t.z_lo = lo, t.z_hi = hi;
+    kernels::launch_tti_step(t, tilted_, opt_.variant, pb_.radius, opt_.z_block, maps, on);
+    return;
+  }
   kernels::TtiArgs t = tti_base_;
   t.p = w.p[c].as<float>();
   t.pn = w.p[1 - c].as<float>();
   t.q = w.q[c].as<float>();
   t.qn = w.q[1 - c].as<float>();
   t.z_lo = lo, t.z_hi = hi;
-  const kernels::TtiMaps maps = tti_step_maps(w.tti_halo, w.tti_center, model_.tti_maps, c);
   kernels::launch_tti_step(t, tilted_, opt_.variant, pb_.radius, opt_.z_block, maps, on);
 }
 

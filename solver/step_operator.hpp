@@ -1,7 +1,7 @@
 #pragma once
-// The step of a migration's fields over its model with the forward kernels: acoustic (fp32 or
-// fp16 storage), vti/tti (the forward backend's TTI step, the same arguments and maps), and the
-// fused backward step (acoustic tma: one launch steps both fields and images).
+// The step of a field over its model (the forward backend's and the migration's fields): acoustic (fp32 or
+// fp16 storage), vti/tti (fp32, or fp16 for the forward backend: the same arguments and maps),
+// and the fused backward step (acoustic tma: one launch steps both fields and images).
 #include <cuda_runtime.h>
 
 #include "kernels/acoustic.hpp"
@@ -20,6 +20,9 @@ class StepOperator {
                int z_hi);
   // The tma kernels' settings for the fields' memory kind (tma_shape_for and the rest).
   void tune(bool compressible);
+  // The forward backend's settings: the acoustic shape, and the launch order and L2 hints of
+  // acoustic and vti/tti alike (the migration's vti/tti steps leave those at their defaults).
+  void tune_forward(bool compressible);
   // One step of field w from buffer c over planes [lo, hi) in stream `on`: buffer 1 - c
   // receives the new level (p, and q for vti/tti).
   void step(const DeviceWavefield& w, int c, int lo, int hi, cudaStream_t on) const;
@@ -36,6 +39,8 @@ class StepOperator {
 
  private:
   void tti_step(const DeviceWavefield& w, int c, int lo, int hi, cudaStream_t on) const;
+  // vti/tti in fp16: tti_base_'s weights and sizes with the halves and the model's scales.
+  kernels::TtiArgsHalf half_tti_args(const DeviceWavefield& w, int c) const;
   const Problem& pb_;
   const CudaOptions& opt_;
   long long nxp_;
