@@ -89,35 +89,40 @@ int seisrtm::app::run_main(int argc, char** argv) {
   return code;
 }
 
-int main_of_rank(int argc, char** argv) {
-  using namespace seisrtm;
-  // Before any other HDF5 call. HDF5 (1.10) would close at exit a file whose H5Fclose failed
-  // (a full disk) a second time and crash there; every file we open is closed by its owner,
-  // and the temporary of a failed one is removed, so there is nothing left for it to do.
-  H5dont_atexit();
-  CLI::App cli{"seisrtm: 3D seismic modelling and reverse time migration on NVIDIA Hopper GPUs"};
-  cli.footer(
-      "Example:\n"
-      "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
-      "  seisrtm migrate configs/rtm/migrate.yaml\n"
-      "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
-      "  seisrtm info");
-  cli.require_subcommand(1);
-  cli.set_version_flag("--version", std::string("seisrtm ") + SEISRTM_VERSION, "Print the version and exit");
+namespace {
+
+using namespace seisrtm;
+
+// The subcommands and what their options fill in: the options hold references into it.
+struct Commands {
   app::CommonOptions opt;
   std::string config;
+  double cpu_limit = 300;
+  app::BenchOptions bo;
+  app::PlotOptions po;
+  CLI::App *run = nullptr, *migrate = nullptr, *validate = nullptr, *bench = nullptr, *plot = nullptr;
+};
 
+// An empty --output (an unset shell variable) would silently write to the config's directory.
+const auto named_directory = [](const std::string& v) {
+  return v.empty() ? std::string("must name a directory, not ''") : "";
+};
+
+CLI::App* add_run(CLI::App& cli, app::CommonOptions& opt, std::string& config) {
   auto* run = cli.add_subcommand("run", "Forward modelling of the survey a YAML config describes");
   run->add_option("config", config, "YAML config file")->required();
   run->add_option("--set", opt.overrides, "Override a config key, e.g. --set time.steps=200 (repeatable)");
   run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  // An empty --output (an unset shell variable) would silently write to the config's directory.
-  const auto named = [](const std::string& v) { return v.empty() ? std::string("must name a directory, not ''") : ""; };
-  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")->check(named);
+  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
+      ->check(named_directory);
   run->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  return run;
+}
+
+CLI::App* add_migrate(CLI::App& cli, app::CommonOptions& opt, std::string& config) {
   auto* migrate =
       cli.add_subcommand("migrate", "Reverse-time migration of recorded data (migration.data) into a depth image");
   migrate->add_option("config", config, "YAML migration config file")->required();
@@ -126,12 +131,15 @@ int main_of_rank(int argc, char** argv) {
   migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
-      ->check(named);
+      ->check(named_directory);
   migrate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
       ->check(CLI::Range(0, 1023));
   migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  return migrate;
+}
+
+CLI::App* add_validate(CLI::App& cli, app::CommonOptions& opt, std::string& config, double& cpu_limit) {
   auto* validate = cli.add_subcommand("validate", "Run the CUDA and CPU backends on a config and compare every output");
-  double cpu_limit = 300;
   validate->add_option("config", config, "YAML config file")->required();
   validate->add_option("--set", opt.overrides, "Override a config key (repeatable)");
   validate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
@@ -145,9 +153,12 @@ int main_of_rank(int argc, char** argv) {
         return std::isfinite(x) && x > 0 && end && *end == 0 ? std::string()
                                                              : "must be a number of seconds > 0, got '" + v + "'";
       });
+  return validate;
+}
+
+CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo) {
   auto* bench = cli.add_subcommand(
       "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");
-  app::BenchOptions bo;
   bench->add_option("--config", bo.config, "Model and survey from this YAML file (default: a built-in cube)");
   bench->add_option("--set", bo.overrides, "Override a key of that config (repeatable)");
   bench->add_option("--size", bo.size, "Cells per axis of the cube (default 800; --quick 512)");
@@ -181,10 +192,12 @@ int main_of_rank(int argc, char** argv) {
       "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
       "  seisrtm bench --compare quick1.json quick2.json\n"
       "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
-  cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
+  return bench;
+}
+
+CLI::App* add_plot(CLI::App& cli, app::PlotOptions& po) {
   auto* plot =
       cli.add_subcommand("plot", "Draw a picture of a result file: a gather, a wavefield, model or image slice");
-  app::PlotOptions po;
   plot->add_option("file", po.file, "HDF5 result file of run or migrate")->required();
   plot->add_option("what", po.what,
                    "gather | wavefield | model | image | normalized | correlation | illumination "
@@ -210,33 +223,41 @@ int main_of_rank(int argc, char** argv) {
       "  seisrtm plot out/quickstart.h5 gather --shot 0 --clip 98 --cmap grey\n"
       "  seisrtm plot out/quickstart.h5 wavefield --snapshot 1 --slice z --at 300\n"
       "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png");
+  return plot;
+}
 
-  try {
-    cli.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (cluster::size() > 1) {  // every rank parsed the same words: rank 0 says it, none aborts
-      cluster::mark_agreed();
-      if (cluster::rank() > 0) return e.get_exit_code() == 0 ? 0 : kUsageError;
+// A command line CLI11 refused: said by rank 0, with the valid subcommands for an unknown one.
+int parse_failed(CLI::App& cli, const CLI::ParseError& e, int argc, char** argv) {
+  if (cluster::size() > 1) {  // every rank parsed the same words: rank 0 says it, none aborts
+    cluster::mark_agreed();
+    if (cluster::rank() > 0) return e.get_exit_code() == 0 ? 0 : kUsageError;
+  }
+  // The first word that is not an option names the subcommand (the top level has no option
+  // that takes a value): say so when it is not one, rather than "a subcommand is required".
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] == '-') continue;
+    bool known = false;
+    std::string names;
+    for (const auto* sub : cli.get_subcommands({})) {
+      known = known || sub->get_name() == argv[i];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
     }
-    // The first word that is not an option names the subcommand (the top level has no option
-    // that takes a value): say so when it is not one, rather than "a subcommand is required".
-    for (int i = 1; i < argc; ++i) {
-      if (argv[i][0] == '-') continue;
-      bool known = false;
-      std::string names;
-      for (const auto* sub : cli.get_subcommands({})) {
-        known = known || sub->get_name() == argv[i];
-        names += (names.empty() ? "" : ", ") + sub->get_name();
-      }
-      if (known) break;
-      std::fprintf(stderr, "seisrtm: error: unknown subcommand '%s'; valid subcommands: %s (seisrtm --help)\n", argv[i],
-                   names.c_str());
-      return kUsageError;
-    }
-    if (e.get_exit_code() == 0) return cli.exit(e);  // --help and --version
-    std::fprintf(stderr, "seisrtm: error: %s (seisrtm --help)\n", e.what());
+    if (known) break;
+    std::fprintf(stderr, "seisrtm: error: unknown subcommand '%s'; valid subcommands: %s (seisrtm --help)\n", argv[i],
+                 names.c_str());
     return kUsageError;
   }
+  if (e.get_exit_code() == 0) return cli.exit(e);  // --help and --version
+  std::fprintf(stderr, "seisrtm: error: %s (seisrtm --help)\n", e.what());
+  return kUsageError;
+}
+
+// The parsed subcommand, run; its failure turned into a message and an exit code.
+int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
+  const app::CommonOptions& opt = k.opt;
+  const std::string& config = k.config;
+  app::BenchOptions& bo = k.bo;
+  CLI::App *run = k.run, *migrate = k.migrate, *validate = k.validate, *bench = k.bench, *plot = k.plot;
   // HDF5's own error stack would print beside our one-line messages; every call is checked.
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   try {
@@ -254,8 +275,8 @@ int main_of_rank(int argc, char** argv) {
       for (int i = 0; i < argc; ++i) bo.command_line += (i ? " " : "") + std::string(i ? argv[i] : "seisrtm");
       return app::cmd_bench(bo);
     }
-    if (validate->parsed()) return app::cmd_validate(config, opt, cpu_limit);
-    if (plot->parsed()) return app::cmd_plot(po);
+    if (validate->parsed()) return app::cmd_validate(config, opt, k.cpu_limit);
+    if (plot->parsed()) return app::cmd_plot(k.po);
     return app::cmd_info();
   } catch (const io::Interrupted& e) {
     // Every temporary of the run was removed on the way here (RAII); nothing was committed.
@@ -279,4 +300,37 @@ int main_of_rank(int argc, char** argv) {
     std::fprintf(stderr, "seisrtm: internal error: %s\n", e.what());
     return 3;
   }
+}
+
+}  // namespace
+
+int main_of_rank(int argc, char** argv) {
+  using namespace seisrtm;
+  // Before any other HDF5 call. HDF5 (1.10) would close at exit a file whose H5Fclose failed
+  // (a full disk) a second time and crash there; every file we open is closed by its owner,
+  // and the temporary of a failed one is removed, so there is nothing left for it to do.
+  H5dont_atexit();
+  CLI::App cli{"seisrtm: 3D seismic modelling and reverse time migration on NVIDIA Hopper GPUs"};
+  cli.footer(
+      "Example:\n"
+      "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
+      "  seisrtm migrate configs/rtm/migrate.yaml\n"
+      "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
+      "  seisrtm info");
+  cli.require_subcommand(1);
+  cli.set_version_flag("--version", std::string("seisrtm ") + SEISRTM_VERSION, "Print the version and exit");
+  Commands k;
+  k.run = add_run(cli, k.opt, k.config);
+  k.migrate = add_migrate(cli, k.opt, k.config);
+  k.validate = add_validate(cli, k.opt, k.config, k.cpu_limit);
+  k.bench = add_bench(cli, k.bo);
+  cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
+  k.plot = add_plot(cli, k.po);
+
+  try {
+    cli.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return parse_failed(cli, e, argc, argv);
+  }
+  return run_command(cli, k, argc, argv);
 }

@@ -364,8 +364,8 @@ void ShotFarm::send(long long shot, ResultKind kind, long long index, const floa
   send_floats(data, static_cast<long long>(count), 0, kData);
 }
 
-void ShotFarm::fail(long long shot, const std::string& what) {
-  const std::string msg = "shot " + std::to_string(shot + 1) + "/" + std::to_string(shots_) + ": " + what;
+void ShotFarm::fail(const std::string& shot, const std::string& what) {
+  const std::string msg = shot + ": " + what;
   MPI_Send(msg.data(), static_cast<int>(msg.size()), MPI_CHAR, 0, kFail, MPI_COMM_WORLD);
   // Rank 0 removes its temporaries and ends the job; nothing is ever sent here.
   int nothing = 0;

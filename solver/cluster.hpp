@@ -130,8 +130,9 @@ class ShotFarm {
   void drain(const Sink& sink, const std::function<void()>& idle);
   // Workers: results for rank 0.
   void send(long long shot, ResultKind kind, long long index, const float* data, std::size_t count);
-  // Workers: reports a failed shot to rank 0, then waits for rank 0 to end the job.
-  [[noreturn]] void fail(long long shot, const std::string& what);
+  // Workers: reports a failed shot to rank 0, then waits for rank 0 to end the job. `shot` names
+  // it as the survey does ("shot s+1/N"), not by its position in the farm.
+  [[noreturn]] void fail(const std::string& shot, const std::string& what);
   // The signal check of a shot-parallel run, where a lone run calls io::check_interrupt (one
   // process: just that). A worker that was signalled reports it to rank 0 and waits for its
   // word; rank 0, signalled or told, tells every worker to stop, takes what they still send

@@ -89,73 +89,65 @@ double mute_weight(double t, double offset, double velocity, double t0, double t
   return 0.5 * (1 - std::cos(std::numbers::pi * (t - (cut - taper)) / taper));
 }
 
-MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
-  if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
-  const MigrationConfig& mc = *c.migration;
-  // physics.equation vti and tti migrate on both backends (the GPU with separate backward kernels).
-  // What the file declares is checked against the host memory before it is read.
-  const double host_limit = kHostMemoryMargin * available_host_memory();
-  // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet
-  // sampled at the data's dt, as run samples sources.wavelet: f(n dt), n = 0..samples-1.
-  const bool segy = io::is_segy_path(mc.data);
-  auto read_data = [&](bool with_traces) {
-    if (!segy) return io::read_observed(mc.data, with_traces, host_limit);
-    io::ObservedData o = io::read_segy(mc.data, mc.segy_headers, with_traces, host_limit);
-    const WaveletConfig& w = *mc.wavelet;
-    if (w.type == WaveletType::ricker) {
-      const double delay = w.delay ? *w.delay : 1.2 / w.peak_frequency;
-      o.wavelet.resize(static_cast<size_t>(o.samples));
-      for (long long n = 0; n < o.samples; ++n)
-        o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
-    } else {
-      const std::string named = "wavelet file '" + w.file + "' dataset '" + w.dataset + "'";
-      // run's rule (wavelet_file_limit) with the data's record for the run's steps, from the
-      // declared shape and dt before anything is read.
-      const io::DeclaredDataset decl = io::declared_dataset(w.file, w.dataset);
-      if (decl.dims.size() == 1) {
-        const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : o.dt;
-        if (fdt < wavelet_finest_dt(o.dt))
-          throw Error(named + " has the attribute dt = " + fmt(fdt) + " s, finer than 1/1024 of the data's dt " +
-                      fmt(o.dt) + " s: a mis-declared sample interval (migration.wavelet.file); nothing was read");
-        const double used = std::ceil(double(o.samples) * o.dt / fdt) + 1;
-        const double limit = wavelet_file_limit(used);
-        if (double(decl.dims[0]) > limit)
-          throw Error(named + " declares shape [" + std::to_string(decl.dims[0]) + "]; the data's record uses [" +
-                      std::to_string(static_cast<long long>(used)) + "] samples (" + std::to_string(o.samples) +
-                      " samples of " + fmt(o.dt) + " s / the file's dt " + fmt(fdt) + " s) and at most [" +
-                      std::to_string(static_cast<long long>(limit)) +
-                      "] are accepted (migration.wavelet.file); nothing was read");
-      }
-      double wdt = 0;
-      auto raw = io::read_float1(w.file, w.dataset, &wdt);
-      for (size_t i = 0; i < raw.size(); ++i)
-        if (!std::isfinite(raw[i]))
-          throw Error(named +
-                      " (migration.wavelet) has a NaN or "
-                      "infinite value at sample " +
-                      std::to_string(i));
-      if (!std::isfinite(wdt) || wdt < 0)
-        throw Error(named + " has the attribute dt = " + fmt(wdt) +
-                    "; it must be a positive sample interval in s (or absent: sampled at the data's dt) "
-                    "(migration.wavelet.file)");
-      // Without a dt attribute it is taken at the data's dt; else resampled (band-limited) to it.
-      // At the data's dt it may not hold more samples than the same rule allows the file (a
-      // 2^20-sample file at 1 s resampled to 1 ms would be 10^9 samples).
-      const double resampled = std::ceil(double(raw.size()) * wdt / o.dt);
-      const double resampled_limit = wavelet_file_limit(double(o.samples) + 1);
-      if (wdt > 0 && resampled > resampled_limit)
-        throw Error(named + " lasts " + fmt(double(raw.size()) * wdt) + " s (" + std::to_string(raw.size()) +
-                    " samples of dt " + fmt(wdt) + " s): " + std::to_string(static_cast<long long>(resampled)) +
-                    " samples at the data's dt " + fmt(o.dt) + " s, and at most " +
-                    std::to_string(static_cast<long long>(resampled_limit)) +
-                    " are accepted (migration.wavelet.file); check its attribute dt");
-      o.wavelet = wdt > 0 && wdt != o.dt ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
-                                                    static_cast<long long>(resampled), o.dt, 0.0)
-                                         : raw;
+namespace {
+
+// A SEG-Y file's wavelet: migration.wavelet sampled at the data's dt, as run samples
+// sources.wavelet: f(n dt), n = 0..samples-1.
+void set_segy_wavelet(const WaveletConfig& w, io::ObservedData& o) {
+  if (w.type == WaveletType::ricker) {
+    const double delay = w.delay ? *w.delay : 1.2 / w.peak_frequency;
+    o.wavelet.resize(static_cast<size_t>(o.samples));
+    for (long long n = 0; n < o.samples; ++n)
+      o.wavelet[n] = static_cast<float>(ricker(n * o.dt, w.peak_frequency, delay));
+  } else {
+    const std::string named = "wavelet file '" + w.file + "' dataset '" + w.dataset + "'";
+    // run's rule (wavelet_file_limit) with the data's record for the run's steps, from the
+    // declared shape and dt before anything is read.
+    const io::DeclaredDataset decl = io::declared_dataset(w.file, w.dataset);
+    if (decl.dims.size() == 1) {
+      const double fdt = std::isfinite(decl.dt) && decl.dt > 0 ? decl.dt : o.dt;
+      if (fdt < wavelet_finest_dt(o.dt))
+        throw Error(named + " has the attribute dt = " + fmt(fdt) + " s, finer than 1/1024 of the data's dt " +
+                    fmt(o.dt) + " s: a mis-declared sample interval (migration.wavelet.file); nothing was read");
+      const double used = std::ceil(double(o.samples) * o.dt / fdt) + 1;
+      const double limit = wavelet_file_limit(used);
+      if (double(decl.dims[0]) > limit)
+        throw Error(named + " declares shape [" + std::to_string(decl.dims[0]) + "]; the data's record uses [" +
+                    std::to_string(static_cast<long long>(used)) + "] samples (" + std::to_string(o.samples) +
+                    " samples of " + fmt(o.dt) + " s / the file's dt " + fmt(fdt) + " s) and at most [" +
+                    std::to_string(static_cast<long long>(limit)) +
+                    "] are accepted (migration.wavelet.file); nothing was read");
     }
-    return o;
-  };
-  io::ObservedData d = read_data(false);
+    double wdt = 0;
+    auto raw = io::read_float1(w.file, w.dataset, &wdt);
+    for (size_t i = 0; i < raw.size(); ++i)
+      if (!std::isfinite(raw[i]))
+        throw Error(named +
+                    " (migration.wavelet) has a NaN or "
+                    "infinite value at sample " +
+                    std::to_string(i));
+    if (!std::isfinite(wdt) || wdt < 0)
+      throw Error(named + " has the attribute dt = " + fmt(wdt) +
+                  "; it must be a positive sample interval in s (or absent: sampled at the data's dt) "
+                  "(migration.wavelet.file)");
+    // Without a dt attribute it is taken at the data's dt; else resampled (band-limited) to it.
+    // At the data's dt it may not hold more samples than the same rule allows the file (a
+    // 2^20-sample file at 1 s resampled to 1 ms would be 10^9 samples).
+    const double resampled = std::ceil(double(raw.size()) * wdt / o.dt);
+    const double resampled_limit = wavelet_file_limit(double(o.samples) + 1);
+    if (wdt > 0 && resampled > resampled_limit)
+      throw Error(named + " lasts " + fmt(double(raw.size()) * wdt) + " s (" + std::to_string(raw.size()) +
+                  " samples of dt " + fmt(wdt) + " s): " + std::to_string(static_cast<long long>(resampled)) +
+                  " samples at the data's dt " + fmt(o.dt) + " s, and at most " +
+                  std::to_string(static_cast<long long>(resampled_limit)) +
+                  " are accepted (migration.wavelet.file); check its attribute dt");
+    o.wavelet = wdt > 0 && wdt != o.dt ? resample(raw.data(), static_cast<long long>(raw.size()), wdt, 0.0,
+                                                  static_cast<long long>(resampled), o.dt, 0.0)
+                                       : raw;
+  }
+}
+
+void check_wavelet_not_zero(const MigrationConfig& mc, bool segy, const io::ObservedData& d) {
   if (std::all_of(d.wavelet.begin(), d.wavelet.end(), [](float v) { return v == 0.0f; }))
     throw Error(
         segy ? "config key 'migration.wavelet' is zero at every sample of the data's record (" +
@@ -165,15 +157,10 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
              : "data file '" + mc.data +
                    "': dataset '/sources/wavelet' is zero at every sample: the source "
                    "field and the image would be zero; the data file needs the source time function of its traces");
+}
 
-  Config cc = c;
-  cc.sources.shots = d.source_positions;
-  cc.receivers.layout = ReceiverLayout::list;
-  cc.receivers.list = d.receiver_positions;
-  const bool steps_auto = c.time.steps == 0;
-  if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
-  // Positions are checked here so that the message names the data file and the row.
-  const Grid g{cc.grid.shape, cc.grid.spacing};
+// Positions are checked here so that the message names the data file and the row.
+void check_positions(const MigrationConfig& mc, const Grid& g, const io::ObservedData& d) {
   auto check = [&](const std::vector<std::array<double, 3>>& pos, const std::string& name) {
     for (size_t i = 0; i < pos.size(); ++i)
       for (int a = 0; a < 3; ++a)
@@ -185,12 +172,10 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   };
   check(d.source_positions, "/sources/positions");
   check(d.receiver_positions, "/receivers/positions");
+}
 
-  if (mc.depth_slice && *mc.depth_slice > g.extent(2))
-    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies below the grid; valid: [0, " +
-                fmt(g.extent(2)) + "] m or auto");
-  MigrationInput in;
-  in.problem = build_problem(cc);
+// time.steps (auto: the data's record), checked, and migration.image_interval (auto: from f_max).
+void set_steps(const MigrationConfig& mc, const io::ObservedData& d, bool steps_auto, MigrationInput& in) {
   Problem& p = in.problem;
   if (steps_auto) {
     const double steps = std::floor(d.samples * d.dt / p.dt + 1e-9);
@@ -222,30 +207,30 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     p.config.migration->image_interval =
         std::clamp<long long>(static_cast<long long>(std::ceil(limit)) - 1, 1, p.steps);
   }
-  // Built with a provisional step count when steps are auto; migrate takes no snapshots.
-  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
-  if (check_memory) check_memory(p, DataShape{mc.data, d.shots, d.receivers, d.samples, d.dt});
-  d = read_data(true);
-  // Traces that are zero everywhere image nothing: a whole survey of them gives a zero image,
-  // a shot of them is dead. Both are said (single dead traces are common and not).
-  {
-    std::vector<long long> dead;
-    const long long per_shot = d.receivers * d.samples;
-    for (long long s = 0; s < d.shots; ++s) {
-      const float* v = d.traces.data() + s * per_shot;
-      if (std::all_of(v, v + per_shot, [](float x) { return x == 0.0f; })) dead.push_back(s);
-    }
-    if (static_cast<long long>(dead.size()) == d.shots)
-      p.warnings.push_back("data file '" + mc.data + "': every trace of /traces is zero: the image will be zero");
-    else if (!dead.empty()) {
-      std::string list;
-      for (size_t i = 0; i < dead.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(dead[i]);
-      p.warnings.push_back("data file '" + mc.data + "': " + std::to_string(dead.size()) + " of " +
-                           std::to_string(d.shots) + " shots have all-zero traces (shot " + list +
-                           (dead.size() > 10 ? ", ..." : "") + "): they add nothing to the image");
-    }
-  }
+}
 
+// Traces that are zero everywhere image nothing: a whole survey of them gives a zero image,
+// a shot of them is dead. Both are said (single dead traces are common and not).
+void warn_dead_shots(const MigrationConfig& mc, const io::ObservedData& d, Problem& p) {
+  std::vector<long long> dead;
+  const long long per_shot = d.receivers * d.samples;
+  for (long long s = 0; s < d.shots; ++s) {
+    const float* v = d.traces.data() + s * per_shot;
+    if (std::all_of(v, v + per_shot, [](float x) { return x == 0.0f; })) dead.push_back(s);
+  }
+  if (static_cast<long long>(dead.size()) == d.shots)
+    p.warnings.push_back("data file '" + mc.data + "': every trace of /traces is zero: the image will be zero");
+  else if (!dead.empty()) {
+    std::string list;
+    for (size_t i = 0; i < dead.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(dead[i]);
+    p.warnings.push_back("data file '" + mc.data + "': " + std::to_string(dead.size()) + " of " +
+                         std::to_string(d.shots) + " shots have all-zero traces (shot " + list +
+                         (dead.size() > 10 ? ", ..." : "") + "): they add nothing to the image");
+  }
+}
+
+void use_data_wavelet(const Config& c, const Grid& g, const io::ObservedData& d, MigrationInput& in) {
+  Problem& p = in.problem;
   // The data's own source time function, at the migration's dt (f sampled from t = 0).
   p.wavelet = resample(d.wavelet.data(), static_cast<long long>(d.wavelet.size()), d.dt, 0.0, p.steps, p.dt, 0.0);
   // The sampling warning of build_problem used the config's default wavelet: redo it with the data's.
@@ -261,7 +246,11 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   if (p.steps * p.dt > d.samples * d.dt * (1 + 1e-9))
     p.warnings.push_back("time.steps x dt = " + fmt(p.steps * p.dt) + " s exceeds the data's " + fmt(d.samples * d.dt) +
                          " s: the rest is taken as zero");
+}
 
+// The traces at the migration's dt, filtered and muted as migration says.
+void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, MigrationInput& in) {
+  Problem& p = in.problem;
   in.data_file = mc.data;
   in.data_dt = d.dt;
   in.data_samples = d.samples;
@@ -317,6 +306,52 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
                 " s on all of them and the image would be zero; raise migration.mute.velocity "
                 "(m/s), lower migration.mute.t0 (s), or remove migration.mute");
   in.muted_samples = muted;
+}
+
+}  // namespace
+
+MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
+  if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
+  const MigrationConfig& mc = *c.migration;
+  // physics.equation vti and tti migrate on both backends (the GPU with separate backward kernels).
+  // What the file declares is checked against the host memory before it is read.
+  const double host_limit = kHostMemoryMargin * available_host_memory();
+  // HDF5 as seisrtm run writes it, or SEG-Y (io/segy.hpp), whose wavelet is migration.wavelet
+  // sampled at the data's dt, as run samples sources.wavelet: f(n dt), n = 0..samples-1.
+  const bool segy = io::is_segy_path(mc.data);
+  auto read_data = [&](bool with_traces) {
+    if (!segy) return io::read_observed(mc.data, with_traces, host_limit);
+    io::ObservedData o = io::read_segy(mc.data, mc.segy_headers, with_traces, host_limit);
+    set_segy_wavelet(*mc.wavelet, o);
+    return o;
+  };
+  io::ObservedData d = read_data(false);
+  check_wavelet_not_zero(mc, segy, d);
+
+  Config cc = c;
+  cc.sources.shots = d.source_positions;
+  cc.receivers.layout = ReceiverLayout::list;
+  cc.receivers.list = d.receiver_positions;
+  const bool steps_auto = c.time.steps == 0;
+  if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
+  const Grid g{cc.grid.shape, cc.grid.spacing};
+  check_positions(mc, g, d);
+
+  if (mc.depth_slice && *mc.depth_slice > g.extent(2))
+    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies below the grid; valid: [0, " +
+                fmt(g.extent(2)) + "] m or auto");
+  MigrationInput in;
+  in.problem = build_problem(cc);
+  Problem& p = in.problem;
+  set_steps(mc, d, steps_auto, in);
+  // Built with a provisional step count when steps are auto; migrate takes no snapshots.
+  std::erase_if(p.warnings, [](const std::string& w) { return w.rfind("output.snapshot_interval", 0) == 0; });
+  if (check_memory) check_memory(p, DataShape{mc.data, d.shots, d.receivers, d.samples, d.dt});
+  d = read_data(true);
+  warn_dead_shots(mc, d, p);
+
+  use_data_wavelet(c, g, d, in);
+  prepare_traces(mc, d, in);
   return in;
 }
 
@@ -579,13 +614,105 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
   return seconds;
 }
 
+namespace {
+
+void check_finite(const Grid& g, const std::vector<float>& image, const std::vector<float>& illumination) {
+  // A wavefield that blew up leaves NaN or Inf in the stack: refuse it, and the earlier set stays
+  // (run stops at the first non-finite wavefield; a migrator's passes are not checked step by step).
+  for (const std::vector<float>* v : {&image, &illumination}) {
+    const auto bad = std::find_if(v->begin(), v->end(), [](float x) { return !std::isfinite(x); });
+    if (bad != v->end())
+      throw Error(std::string("the migrated ") + (v == &image ? "image" : "illumination") + " holds NaN or Inf (" +
+                  fmt(*bad) + " at " + cell_text(g, static_cast<size_t>(bad - v->begin())) +
+                  "): a wavefield became NaN or Inf; check time.dt, the model (vp, epsilon, delta, theta, phi) and "
+                  "the data file; nothing was written");
+  }
+}
+
+// The HDF5 file: its attributes, the image volumes, the model and the positions.
+void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& im, const std::string& producer,
+                   const std::string& migrator, double seconds) {
+  const Problem& pb = in.problem;
+  const Grid& g = pb.grid;
+  const long long nrec = pb.receivers.size(), nshots = pb.shot_count();
+  const hid_t root = out.root();
+  write_run_attributes(root, pb, producer, migrator);
+  io::write_attribute(root, "data_file", in.data_file);
+  io::write_attribute(root, "units",
+                      "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "
+                      "image/correlation: sum over shots and time steps of S R (data units x source "
+                      "field units; image_interval k times the sum over the imaging steps); image/illumination: "
+                      "sum of S^2 (the same way); image/normalized: correlation / "
+                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2");
+  io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
+  io::write_attribute(root, "stepping_seconds", std::vector<double>{seconds});
+  const std::vector<hsize_t> n3{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])};
+  out.create_group("image");
+  io::write_dataset(root, "image/correlation", n3, im.correlation.data());
+  io::write_dataset(root, "image/illumination", n3, im.illumination.data());
+  io::write_dataset(root, "image/normalized", n3, im.normalized.data());
+  io::write_dataset(root, "image/laplacian", n3, im.laplacian.data());
+  out.create_group("model");
+  io::write_dataset(root, "model/vp", n3, pb.vp.data());
+  out.create_group("sources");
+  out.create_group("receivers");
+  std::vector<double> pos;
+  for (const auto& p : pb.shots) pos.insert(pos.end(), p.position[0].begin(), p.position[0].end());
+  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
+  pos.clear();
+  for (const auto& r : pb.receivers.position) pos.insert(pos.end(), r.begin(), r.end());
+  io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+}
+
+// The depth slice's z index: migration.depth_slice, or the depth with the strongest image.
+long long depth_slice_index(const Problem& pb, const Images& im) {
+  const MigrationConfig& mc = *pb.config.migration;
+  const Grid& g = pb.grid;
+  const CellBox b = interior_box(pb);
+  long long iz = 0;
+  if (mc.depth_slice) {
+    iz = std::clamp<long long>(std::llround(*mc.depth_slice / g.h[2]), 0, g.n[2] - 1);
+  } else {  // the depth with the strongest image
+    double best = -1;
+    for (long long z = b.lo[2]; z < b.hi[2]; ++z) {
+      double e = 0;
+      for (long long i = z * g.n[0] * g.n[1]; i < (z + 1) * g.n[0] * g.n[1]; ++i) e += std::abs(im.laplacian[i]);
+      if (e > best) best = e, iz = z;
+    }
+  }
+  return iz;
+}
+
+void write_pictures(io::OutputSet& set, const Problem& pb, const Images& im, long long iy, long long iz) {
+  const Config& c = pb.config;
+  const Grid& g = pb.grid;
+  // Images in grey (peaks black), clipped at the 99th percentile of |image| (stated in each
+  // picture); the model in a sequential map from its minimum to its maximum.
+  auto picture = [&](const std::string& suffix, const std::vector<float>& v, char normal, long long index,
+                     const std::string& what, const std::string& label, const std::string& unit) {
+    if (!c.output.pictures) return;
+    io::Image2D p = io::volume_slice(v.data(), g.n, g.h, {0, 0, 0}, normal, index);
+    p.title = c.output.name + ": " + what + ", " + p.title;
+    p.value_label = label, p.value_unit = unit;
+    p.map = io::Colormap::grey;
+    if (suffix == "model_vp") p.map = io::Colormap::viridis, p.symmetric = false, p.clip_percentile = 100;
+    io::write_image(set.add("_" + suffix + ".png"), p);
+  };
+  picture("image_xz", im.laplacian, 'y', iy, "image", "-lap(normalised image)", "1/m^2");
+  picture("image_normalized_xz", im.normalized, 'y', iy, "normalised image", "correlation / illumination", "");
+  picture("image_depth", im.laplacian, 'z', iz, "image", "-lap(normalised image)", "1/m^2");
+  picture("model_vp", pb.vp, 'y', iy, "migration model vp", "vp", "m/s");
+}
+
+}  // namespace
+
 MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& opt) {
   namespace fs = std::filesystem;
   const Problem& pb = in.problem;
   const Config& c = pb.config;
   const MigrationConfig& mc = *c.migration;
   const Grid& g = pb.grid;
-  const long long nrec = pb.receivers.size(), nshots = pb.shot_count();
+  const long long nshots = pb.shot_count();
 
   if (cluster::rank() > 0) {  // another rank of a shot-parallel migration: its shots go to rank 0
     std::vector<float> image, illumination;
@@ -604,81 +731,20 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Several ranks: their passes overlap; the time of the migration is its wall time.
   if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
-  // A wavefield that blew up leaves NaN or Inf in the stack: refuse it, and the earlier set stays
-  // (run stops at the first non-finite wavefield; a migrator's passes are not checked step by step).
-  for (const std::vector<float>* v : {&image, &illumination}) {
-    const auto bad = std::find_if(v->begin(), v->end(), [](float x) { return !std::isfinite(x); });
-    if (bad != v->end())
-      throw Error(std::string("the migrated ") + (v == &image ? "image" : "illumination") + " holds NaN or Inf (" +
-                  fmt(*bad) + " at " + cell_text(g, static_cast<size_t>(bad - v->begin())) +
-                  "): a wavefield became NaN or Inf; check time.dt, the model (vp, epsilon, delta, theta, phi) and "
-                  "the data file; nothing was written");
-  }
+  check_finite(g, image, illumination);
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
-  const hid_t root = out.root();
-  write_run_attributes(root, pb, opt.producer, migrator.name());
-  io::write_attribute(root, "data_file", in.data_file);
-  io::write_attribute(root, "units",
-                      "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "
-                      "image/correlation: sum over shots and time steps of S R (data units x source "
-                      "field units; image_interval k times the sum over the imaging steps); image/illumination: "
-                      "sum of S^2 (the same way); image/normalized: correlation / "
-                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2");
-  io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
-  io::write_attribute(root, "stepping_seconds", std::vector<double>{sum.seconds});
-  const std::vector<hsize_t> n3{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])};
-  out.create_group("image");
-  io::write_dataset(root, "image/correlation", n3, im.correlation.data());
-  io::write_dataset(root, "image/illumination", n3, im.illumination.data());
-  io::write_dataset(root, "image/normalized", n3, im.normalized.data());
-  io::write_dataset(root, "image/laplacian", n3, im.laplacian.data());
-  out.create_group("model");
-  io::write_dataset(root, "model/vp", n3, pb.vp.data());
-  out.create_group("sources");
-  out.create_group("receivers");
-  std::vector<double> pos;
-  for (const auto& p : pb.shots) pos.insert(pos.end(), p.position[0].begin(), p.position[0].end());
-  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
-  pos.clear();
-  for (const auto& r : pb.receivers.position) pos.insert(pos.end(), r.begin(), r.end());
-  io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+  write_volumes(out, in, im, opt.producer, migrator.name(), sum.seconds);
 
   // Pictures: x-z through the shots (at their mean y) and a depth slice.
-  const CellBox b = interior_box(pb);
   double ys = 0;
   for (const auto& p : pb.shots) ys += p.position[0][1];
   const long long iy = std::clamp<long long>(std::llround(ys / nshots / g.h[1]), 0, g.n[1] - 1);
-  long long iz = 0;
-  if (mc.depth_slice) {
-    iz = std::clamp<long long>(std::llround(*mc.depth_slice / g.h[2]), 0, g.n[2] - 1);
-  } else {  // the depth with the strongest image
-    double best = -1;
-    for (long long z = b.lo[2]; z < b.hi[2]; ++z) {
-      double e = 0;
-      for (long long i = z * g.n[0] * g.n[1]; i < (z + 1) * g.n[0] * g.n[1]; ++i) e += std::abs(im.laplacian[i]);
-      if (e > best) best = e, iz = z;
-    }
-  }
+  const long long iz = depth_slice_index(pb, im);
   sum.depth_slice = iz * g.h[2];
-  io::write_attribute(root, "depth_slice", std::vector<double>{sum.depth_slice});
+  io::write_attribute(out.root(), "depth_slice", std::vector<double>{sum.depth_slice});
 
-  // Images in grey (peaks black), clipped at the 99th percentile of |image| (stated in each
-  // picture); the model in a sequential map from its minimum to its maximum.
-  auto picture = [&](const std::string& suffix, const std::vector<float>& v, char normal, long long index,
-                     const std::string& what, const std::string& label, const std::string& unit) {
-    if (!c.output.pictures) return;
-    io::Image2D p = io::volume_slice(v.data(), g.n, g.h, {0, 0, 0}, normal, index);
-    p.title = c.output.name + ": " + what + ", " + p.title;
-    p.value_label = label, p.value_unit = unit;
-    p.map = io::Colormap::grey;
-    if (suffix == "model_vp") p.map = io::Colormap::viridis, p.symmetric = false, p.clip_percentile = 100;
-    io::write_image(set.add("_" + suffix + ".png"), p);
-  };
-  picture("image_xz", im.laplacian, 'y', iy, "image", "-lap(normalised image)", "1/m^2");
-  picture("image_normalized_xz", im.normalized, 'y', iy, "normalised image", "correlation / illumination", "");
-  picture("image_depth", im.laplacian, 'z', iz, "image", "-lap(normalised image)", "1/m^2");
-  picture("model_vp", pb.vp, 'y', iy, "migration model vp", "vp", "m/s");
+  write_pictures(set, pb, im, iy, iz);
 
   io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h,
                  {{"/image/laplacian", "image_laplacian", 0, {}},

@@ -408,16 +408,11 @@ std::vector<float> damping_profile(long long n, int width, double h, double v_ma
   return prof;
 }
 
-Problem build_problem(const Config& c) {
-  Problem p;
-  p.config = c;
-  p.grid.n = c.grid.shape;
-  p.grid.h = c.grid.spacing;
-  p.radius = c.physics.space_order / 2;
-  p.steps = c.time.steps;
-  p.free_surface = c.boundary.free_surface;
-  const Grid& g = p.grid;
+namespace {
 
+// Every axis holds both damping zones and the stencil's reach.
+void check_grid_shape(const Config& c, const Problem& p) {
+  const Grid& g = p.grid;
   const int w = c.boundary.damping_width;
   for (int a = 0; a < 3; ++a) {
     const long long need = 2LL * w + 1;
@@ -427,15 +422,11 @@ Problem build_problem(const Config& c) {
                   " and space_order " + std::to_string(c.physics.space_order) + " need at least " +
                   std::to_string(std::max(need, 2LL * p.radius + 1)));
   }
+}
 
-  // The host memory of the whole run, before anything large is allocated; the backend that
-  // solver.backend auto will choose (the GPU where there is one, as make_propagator does).
-  const SolverBackend backend = c.solver.backend != SolverBackend::automatic ? c.solver.backend
-                                : gpu_available()                            ? SolverBackend::cuda
-                                                                             : SolverBackend::cpu;
-  const AvailableMemory available = available_host_memory_detail();
-  check_host_memory(estimate_host_memory(c, backend), c, available.bytes, available.source);
-
+// vp, smoothed and checked, its range, and the anisotropy parameters.
+void set_velocity(const Config& c, Problem& p) {
+  const Grid& g = p.grid;
   p.vp = build_velocity(c, g);
   // A Gaussian of standard deviation L, the grid's largest extent (shape - 1) x spacing, weighs
   // any two cells of a line within exp(-1/2) = 0.61 of each other: the model is already close to
@@ -464,7 +455,11 @@ Problem build_problem(const Config& c) {
   p.v_max = *mx;
   p.equation = c.physics.equation;
   if (p.anisotropic()) add_anisotropy(c, p);
+}
 
+// dt: time.dt checked against the stability limit and float rounding, or safety x dt_max.
+void set_time_step(const Config& c, Problem& p) {
+  const Grid& g = p.grid;
   p.dt_max = max_stable_dt(g.h, p.radius, p.v_max);
   if (c.time.dt) {
     p.dt = *c.time.dt;
@@ -495,15 +490,10 @@ Problem build_problem(const Config& c) {
     throw Error("the time step is " + fmt(p.dt) + " s (from grid.spacing " + fmt3(g.h) + " m and v_max " +
                 fmt(p.v_max) +
                 " m/s): it must be a finite positive number; check grid.spacing and the model's velocities");
+}
 
-  for (int a = 0; a < 3; ++a) {
-    const auto cw = second_derivative_weights(p.radius);
-    p.d2[a].resize(cw.size());
-    for (size_t k = 0; k < cw.size(); ++k) p.d2[a][k] = cw[k] / (g.h[a] * g.h[a]);
-    const bool low = !(a == 2 && p.free_surface);
-    p.damping[a] = damping_profile(g.n[a], w, g.h[a], p.v_max, p.dt, c.boundary.reflection, low, true);
-  }
-
+// The source wavelet at the run's dt; returns its highest useful frequency f_max (Hz).
+double build_wavelet(const Config& c, Problem& p) {
   // Wavelet f(n dt), n = 0..steps-1.
   const auto& wc = c.sources.wavelet;
   p.wavelet.resize(static_cast<size_t>(p.steps));
@@ -551,6 +541,12 @@ Problem build_problem(const Config& c) {
     // 0.033 of the peak is where a Ricker's spectrum stands at 2.5 f_peak.
     f_max = highest_useful_frequency(std::vector<float>(raw.begin(), raw.end()), wdt, 0.033);
   }
+  return f_max;
+}
+
+// A forward run's wavelet: not zero, and a Ricker peak not typed in kHz.
+void check_wavelet(const Config& c, Problem& p) {
+  const auto& wc = c.sources.wavelet;
   // A zero source gives an all-zero result: refused rather than run (a forward run has nothing
   // else to show). A migration replaces this wavelet with its data's (prepare_migration).
   if (!c.migration && std::all_of(p.wavelet.begin(), p.wavelet.end(), [](float v) { return v == 0.0f; }))
@@ -571,6 +567,11 @@ Problem build_problem(const Config& c) {
                              " Hz meant (a value in kHz)?";
     physical_range_finding(c, p.warnings, text);
   }
+}
+
+void check_points_per_wavelength(const Config& c, Problem& p, double f_max) {
+  const Grid& g = p.grid;
+  const auto& wc = c.sources.wavelet;
   const double h_max = std::max({g.h[0], g.h[1], g.h[2]});
   const double ppw = p.v_min / (f_max * h_max);
   const double need_ppw = required_points_per_wavelength(c.physics.space_order);
@@ -606,7 +607,9 @@ Problem build_problem(const Config& c) {
                          std::to_string(c.physics.space_order) + " wants >= " + fmt(need_ppw) +
                          " (refine grid.spacing to <= " + fmt(p.v_min / (f_max * need_ppw)) +
                          " m or lower the peak frequency)");
+}
 
+void warn_fp16_storage(const Config& c, Problem& p, double f_max) {
   if (c.solver.storage == SolverStorage::fp16) {
     // The levels' rounding acts as a kick that grows by 1 / (w dt) (validation/half.hpp,
     // HalfFields): the error study of tests/test_storage.cpp on the quickstart (13 there).
@@ -620,7 +623,11 @@ Problem build_problem(const Config& c) {
         "by 0.1% (docs/BENCHMARKS.md): "
         "seisrtm validate measures it for this config");
   }
+}
 
+void add_shots(const Config& c, Problem& p) {
+  const Grid& g = p.grid;
+  const int w = c.boundary.damping_width;
   for (size_t s = 0; s < c.sources.shots.size(); ++s) {
     const std::string key = "sources.shots[" + std::to_string(s) + "]";
     check_inside(g, c.sources.shots[s], key);
@@ -640,7 +647,10 @@ Problem build_problem(const Config& c) {
     ps.add(g, c.sources.shots[s], c.sources.interpolation);
     p.shots.push_back(std::move(ps));
   }
+}
 
+// The receivers' positions (m) as receivers.layout lists them.
+std::vector<std::array<double, 3>> receiver_positions(const Config& c) {
   const auto& rc = c.receivers;
   std::vector<std::array<double, 3>> rec;
   if (rc.layout == ReceiverLayout::line) {
@@ -658,6 +668,14 @@ Problem build_problem(const Config& c) {
   } else if (rc.layout == ReceiverLayout::list) {
     rec = rc.list;
   }
+  return rec;
+}
+
+void add_receivers(const Config& c, Problem& p) {
+  const Grid& g = p.grid;
+  const int w = c.boundary.damping_width;
+  const auto& rc = c.receivers;
+  std::vector<std::array<double, 3>> rec = receiver_positions(c);
   long long damped = 0, moved = 0, shallow = 0;
   for (size_t r = 0; r < rec.size(); ++r) {
     const std::string key = "receivers." + to_text(rc.layout) +
@@ -701,6 +719,48 @@ Problem build_problem(const Config& c) {
                          " cells), where the field is attenuated: their traces are damped; the undamped interior is " +
                          interior + " m (receivers." + to_text(rc.layout) + ")");
   }
+}
+
+}  // namespace
+
+Problem build_problem(const Config& c) {
+  Problem p;
+  p.config = c;
+  p.grid.n = c.grid.shape;
+  p.grid.h = c.grid.spacing;
+  p.radius = c.physics.space_order / 2;
+  p.steps = c.time.steps;
+  p.free_surface = c.boundary.free_surface;
+  const Grid& g = p.grid;
+
+  check_grid_shape(c, p);
+
+  // The host memory of the whole run, before anything large is allocated; the backend that
+  // solver.backend auto will choose (the GPU where there is one, as make_propagator does).
+  const SolverBackend backend = c.solver.backend != SolverBackend::automatic ? c.solver.backend
+                                : gpu_available()                            ? SolverBackend::cuda
+                                                                             : SolverBackend::cpu;
+  const AvailableMemory available = available_host_memory_detail();
+  check_host_memory(estimate_host_memory(c, backend), c, available.bytes, available.source);
+
+  set_velocity(c, p);
+  set_time_step(c, p);
+
+  const int w = c.boundary.damping_width;
+  for (int a = 0; a < 3; ++a) {
+    const auto cw = second_derivative_weights(p.radius);
+    p.d2[a].resize(cw.size());
+    for (size_t k = 0; k < cw.size(); ++k) p.d2[a][k] = cw[k] / (g.h[a] * g.h[a]);
+    const bool low = !(a == 2 && p.free_surface);
+    p.damping[a] = damping_profile(g.n[a], w, g.h[a], p.v_max, p.dt, c.boundary.reflection, low, true);
+  }
+
+  const double f_max = build_wavelet(c, p);
+  check_wavelet(c, p);
+  check_points_per_wavelength(c, p, f_max);
+  warn_fp16_storage(c, p, f_max);
+  add_shots(c, p);
+  add_receivers(c, p);
   if (c.output.snapshot_interval > p.steps)
     p.warnings.push_back("output.snapshot_interval " + std::to_string(c.output.snapshot_interval) +
                          " exceeds time.steps " + std::to_string(p.steps) + ": no snapshot will be written");

@@ -143,24 +143,23 @@ double ShotLoop::run_farm() {
     } catch (const io::Interrupted& e) {
       // Rank 0 owns the files: it removes the temporaries and ends the job.
       if (farm_.coordinator()) throw;
-      farm_.fail(s, std::string("interrupted by ") + io::signal_name(e.signal()));
+      farm_.fail(steps.label(), std::string("interrupted by ") + io::signal_name(e.signal()));
     } catch (const Error& e) {
-      if (!farm_.coordinator()) farm_.fail(s, e.what());
+      if (!farm_.coordinator()) farm_.fail(steps.label(), e.what());
       if (cluster::size() == 1) throw;  // alone, the message as it was
-      fail_on_rank0(s, e.what());
+      fail_on_rank0(steps.label(), e.what());
     } catch (const std::exception& e) {
-      if (!farm_.coordinator()) farm_.fail(s, e.what());
+      if (!farm_.coordinator()) farm_.fail(steps.label(), e.what());
       if (cluster::size() == 1 || !work_.name_internal_errors) throw;
-      fail_on_rank0(s, e.what());
+      fail_on_rank0(steps.label(), e.what());
     }
-    steps.finish_progress();
   }
   farm_.drain(work_.keep, [&] { farm_.check_interrupt("the other ranks' last shots", plan_.directory); });
   return seconds;
 }
 
-void ShotLoop::fail_on_rank0(long long shot, const std::string& what) const {
-  throw Error("rank 0 failed on shot " + std::to_string(shot + 1) + "/" + std::to_string(plan_.total) + ": " + what);
+void ShotLoop::fail_on_rank0(const std::string& shot, const std::string& what) const {
+  throw Error("rank 0 failed on " + shot + ": " + what);
 }
 
 void ShotLoop::check_interrupt(const std::string& where) {

@@ -66,7 +66,8 @@ class ShotSteps {
 };
 
 struct ShotWork {
-  // Computes one shot on this rank; reports through `steps` and sends its results there.
+  // Computes one shot on this rank; reports through `steps` and sends its results there. It ends
+  // its progress (steps.finish_progress) itself: the loop adds no seconds after it returns.
   std::function<void(long long shot, ShotSteps& steps)> compute;
   // Rank 0: a result of a shot, its own (from_rank 0) or another rank's, data movable. A shot is
   // finished with its last result (ResultKind traces or illumination): the one place a finished
@@ -97,8 +98,9 @@ class ShotLoop {
  private:
   double run_slabs();
   double run_farm();
-  // Rank 0 of several, on its own shot's failure: the message names the rank and the shot.
-  [[noreturn]] void fail_on_rank0(long long shot, const std::string& what) const;
+  // Rank 0 of several, on its own shot's failure: the message names the rank and the shot
+  // (ShotSteps::label, as the workers' failures name theirs).
+  [[noreturn]] void fail_on_rank0(const std::string& shot, const std::string& what) const;
   ShotPlan plan_;
   ShotWork work_;
   cluster::ShotFarm farm_;
