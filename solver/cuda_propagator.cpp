@@ -68,9 +68,8 @@ int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Stor
   return t.l2_hint.value_or(kernels::tma_l2_hint_policy(radius, compressible, storage));
 }
 
-// The measured choice (H100, 800^3, docs/BENCHMARKS.md: with plain memory `wide` took 6.40 s
-// for the backward pass against 6.56 for `compact`; with compressible memory `compact` 5.00 s
-// against 5.75).
+// The faster shape of each memory kind (docs/BENCHMARKS.md, "Migration on the GPU": `wide` in
+// plain memory, `compact`, two blocks an SM, in compressible memory).
 kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible) {
   return t.fused_shape.value_or(compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
 }
@@ -367,7 +366,7 @@ struct CudaPropagator::Impl {
   // sources and the exchange beside the interior planes (which read no halo plane) and their
   // sources; then, once the halos are in, the receivers and the step counter. The edges run
   // beside the interior, not before it: launched ahead of it on one stream, the small edge
-  // kernels and their tails cost 270 us a step on 2 H200s at 800^3 a GPU.
+  // kernels and their tails would be paid every step (docs/BENCHMARKS.md, z slabs).
   void slab_step(int c) {
     const cudaStream_t m = stream.get();
     const SlabOverlap& o = *overlap;

@@ -5,8 +5,9 @@
 // stencils read no halo plane). On a high-priority stream, once `start` has happened: the
 // edges' work, then the NCCL exchange; on the main stream at the same time the interior's; then
 // the main stream waits for the halos. NCCL's kernels on a high-priority stream take SMs as the
-// interior's blocks retire instead of queueing behind all of them (2 H200s, 800^3 a GPU: the
-// exchange ended with the interior and 270 us a step were exposed).
+// interior's blocks retire instead of queueing behind all of them; on the normal stream the
+// exchange ends with the interior and is exposed (docs/BENCHMARKS.md, "z-slab domain
+// decomposition on two GPUs").
 #include <cuda_runtime.h>
 
 #include <algorithm>
