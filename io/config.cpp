@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -483,9 +482,6 @@ Config parse_config(const std::string& yaml_text, const std::vector<std::string>
   try {
     Config c = from_tree(root);
     c.source_file = origin;
-    if (const char* dump = std::getenv("SEISRTM_YAML_DUMP")) {
-      std::ofstream(dump, std::ios::app) << "---\n" << to_yaml(c);
-    }
     return c;
   } catch (const YAML::Exception& e) {
     throw Error(origin + ": " + e.msg);

@@ -21,6 +21,7 @@
 #include "solver/device_model.hpp"
 #include "solver/device_points.hpp"
 #include "solver/device_wavefield.hpp"
+#include "solver/memory_watch.hpp"
 #include "solver/phase_timer.hpp"
 #include "solver/rtm_imager.hpp"
 #include "solver/rtm_schedule.hpp"
@@ -113,16 +114,6 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   }
   return host;
 }
-
-// The peak device memory of a run: free memory at the start minus the lowest seen since.
-struct MemoryWatch {
-  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
-  void sample() {
-    std::size_t free_b = 0, total_b = 0;
-    SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    lowest_free = std::min(lowest_free, free_b);
-  }
-};
 
 // A migration as a composition: the model, the source field (forward, then rebuilt in reverse)
 // and the receiver field, their step operator, the points, the boundary store, the imager, a

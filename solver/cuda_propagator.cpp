@@ -17,6 +17,7 @@
 #include "solver/device_model.hpp"
 #include "solver/device_points.hpp"
 #include "solver/device_wavefield.hpp"
+#include "solver/memory_watch.hpp"
 #include "solver/numerics.hpp"
 #include "solver/slab_overlap.hpp"
 #include "solver/step_graph.hpp"
@@ -254,16 +255,6 @@ DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
 }
 
 namespace {
-
-// Free device memory from cudaMemGetInfo: at the start and the lowest seen since.
-struct MemoryWatch {
-  std::size_t free_at_start = 0, lowest_free = 0, volume_bytes = 0;
-  void sample() {
-    std::size_t free_b = 0, total_b = 0;
-    SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
-    lowest_free = std::min(lowest_free, free_b);
-  }
-};
 
 // The receivers' traces: a block of kTraceBlock steps on the device (rows of every receiver),
 // the whole gather on the host ([receiver][step]).
