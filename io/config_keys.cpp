@@ -14,7 +14,8 @@ namespace seisrtm {
 
 namespace {
 
-using Writer = void (*)(YAML::Emitter&, const Config&);
+using Writer = void (*)(YAML::Emitter&, const WriteScope&);
+using When = bool (*)(const WriteScope&);
 using Reader = void (*)(io::YamlReader&, const ConfigKey&, Config&);
 
 // solver.threads: at most 4 threads per hardware thread of this machine, and at least 256 so
@@ -111,12 +112,30 @@ struct Field {
   Writer write;
 };
 
-// A writer of one value of a default-free expression of `c`.
-#define SEISRTM_WRITE(expr) [](YAML::Emitter& e, const Config& c) { e << (expr); }
+// A writer of one value of a default-free expression of `c` (the config) or `s` (the scope).
+#define SEISRTM_WRITE(expr)                   \
+  [](YAML::Emitter& e, const WriteScope& s) { \
+    [[maybe_unused]] const Config& c = s.c;   \
+    e << (expr);                              \
+  }
 // A writer of a [x, y, z] value, in flow style as to_yaml writes it.
 #define SEISRTM_WRITE3(expr)                                                                  \
-  [](YAML::Emitter& e, const Config& c) {                                                     \
+  [](YAML::Emitter& e, const WriteScope& s) {                                                 \
+    [[maybe_unused]] const Config& c = s.c;                                                   \
     e << YAML::Flow << YAML::BeginSeq << (expr)[0] << (expr)[1] << (expr)[2] << YAML::EndSeq; \
+  }
+// A writer of a [x, y] value, in flow style.
+#define SEISRTM_WRITE2(expr)                                                     \
+  [](YAML::Emitter& e, const WriteScope& s) {                                    \
+    [[maybe_unused]] const Config& c = s.c;                                      \
+    e << YAML::Flow << YAML::BeginSeq << (expr)[0] << (expr)[1] << YAML::EndSeq; \
+  }
+// A writer of a list of [x, y, z] values: a block list of flow triples.
+#define SEISRTM_WRITE_POINTS(expr)                                                                          \
+  [](YAML::Emitter& e, const WriteScope& s) {                                                               \
+    e << YAML::BeginSeq;                                                                                    \
+    for (const auto& p : (expr)) e << YAML::Flow << YAML::BeginSeq << p[0] << p[1] << p[2] << YAML::EndSeq; \
+    e << YAML::EndSeq;                                                                                      \
   }
 
 // The reader and the writer of one place `expr` of Config `c`: its type picks how it is read
@@ -124,7 +143,10 @@ struct Field {
 #define SEISRTM_FIELD(expr)                                                             \
   Field {                                                                               \
     [](io::YamlReader& r, const ConfigKey& k, Config& c) { read_value(r, k, (expr)); }, \
-        [](YAML::Emitter& e, const Config& c) { write_value(e, (expr)); }               \
+        [](YAML::Emitter& e, const WriteScope& s) {                                     \
+          const Config& c = s.c;                                                        \
+          write_value(e, (expr));                                                       \
+        }                                                                               \
   }
 
 // A number above `lo` (open) or from `lo` (closed); the error says "must <must>".
@@ -201,6 +223,27 @@ ConfigKey mapping(std::string path, std::string description, std::string default
   return {std::move(path), "mapping", {}, "", std::move(description), nullptr, std::move(default_text)};
 }
 
+// The key written by to_yaml only where `when` holds, after the keys of a lower `order`.
+ConfigKey written_when(ConfigKey k, When when, int order = 0) {
+  k.when = when;
+  k.order = order;
+  return k;
+}
+
+// A list of `entries` mappings, each written from the keys under "<path>[]".
+ConfigKey listed(ConfigKey k, size_t (*entries)(const WriteScope&), When when) {
+  k.entries = entries;
+  k.when = when;
+  return k;
+}
+
+bool anisotropic(const WriteScope& s) {
+  return s.c.physics.equation != Equation::acoustic;
+}
+bool tilted(const WriteScope& s) {
+  return s.c.physics.equation == Equation::tti;
+}
+
 void add_top(std::vector<ConfigKey>& k) {
   k.push_back(mapping("grid", "the grid, damping zone included", "required"));
   k.push_back(mapping("time", "the time axis"));
@@ -212,8 +255,9 @@ void add_top(std::vector<ConfigKey>& k) {
   k.push_back(mapping("output", "what is written, and where"));
   k.push_back(mapping("solver", "how and where the run executes"));
   k.push_back(mapping("checks", "plausibility checks that refuse a run before it starts"));
-  k.push_back(
-      mapping("migration", "reverse-time migration (seisrtm migrate); present only in migration configs", "absent"));
+  k.push_back(written_when(
+      mapping("migration", "reverse-time migration (seisrtm migrate); present only in migration configs", "absent"),
+      [](const WriteScope& s) { return s.c.migration.has_value(); }));
   k.push_back(key("grid.shape", "[x, y, z]", "positive integers, nx ny nz at most 2^50",
                   "cells [nx, ny, nz], damping zone included", SEISRTM_WRITE3(c.grid.shape), "required"));
   k.push_back(key("grid.spacing", "[x, y, z]", "> 0 m", "m [hx, hy, hz]; a single number for all three axes",
@@ -238,43 +282,59 @@ void add_top(std::vector<ConfigKey>& k) {
 
 void add_model(std::vector<ConfigKey>& k) {
   k.push_back(mapping("model.vp", "P velocity, m/s: a number (constant) or a volume mapping", "2000 (constant)"));
-  k.push_back(mapping("model.epsilon", "Thomsen's epsilon (vti, tti only)", "0 (constant)"));
-  k.push_back(mapping("model.delta", "Thomsen's delta (vti, tti only)", "0 (constant)"));
-  k.push_back(mapping("model.theta", "tilt of the symmetry axis from vertical, degrees (tti only)", "0 (constant)"));
-  k.push_back(
-      mapping("model.phi", "azimuth of the symmetry axis from +x towards +y, degrees (tti only)", "0 (constant)"));
-  k.push_back(field("model.clamp_delta", "bool", {},
-                    "vti, tti: where delta > epsilon, set delta to epsilon instead of refusing",
-                    SEISRTM_FIELD(c.model.clamp_delta)));
+  // The anisotropy volumes and clamp_delta are written only where the equation accepts them.
+  k.push_back(written_when(mapping("model.epsilon", "Thomsen's epsilon (vti, tti only)", "0 (constant)"), anisotropic));
+  k.push_back(written_when(mapping("model.delta", "Thomsen's delta (vti, tti only)", "0 (constant)"), anisotropic));
+  k.push_back(written_when(
+      mapping("model.theta", "tilt of the symmetry axis from vertical, degrees (tti only)", "0 (constant)"), tilted));
+  k.push_back(written_when(
+      mapping("model.phi", "azimuth of the symmetry axis from +x towards +y, degrees (tti only)", "0 (constant)"),
+      tilted));
+  k.push_back(written_when(field("model.clamp_delta", "bool", {},
+                                 "vti, tti: where delta > epsilon, set delta to epsilon instead of refusing",
+                                 SEISRTM_FIELD(c.model.clamp_delta)),
+                           anisotropic));
   const std::string v = "model.<volume>.";
   k.push_back(choice<VolumeType>(v + "type", "how the volume's value varies over the grid",
-                                 Field{nullptr, SEISRTM_WRITE(to_text(c.model.vp.type))}));
-  k.push_back(key(v + "value", "number", "vp: > 0 m/s", "constant; gradient: the value at z = 0", nullptr,
-                  "2000 (vp), 0 (others)"));
-  k.push_back(key(v + "gradient", "number", "", "gradient: d value / dz, per m", SEISRTM_WRITE(c.model.vp.gradient)));
-  k.push_back(key(v + "layers", "list", "non-empty, tops increasing",
-                  "layers: {top: m, <volume>: value, dip: [x, y] degrees} from the top down", nullptr, "none"));
-  k.push_back(key(v + "file", "string", "", "file: the HDF5 file", SEISRTM_WRITE(c.model.vp.file)));
-  k.push_back(key(v + "dataset", "string", "", "file: the dataset, shape [nz, ny, nx]", nullptr, "the volume's name"));
-  k.push_back(checked(v + "smoothing", "number",
-                      with_note(at_least(0, "m", "be >= 0 m (0 = none)"), "at most the grid's extent"),
-                      "vp only: standard deviation of a Gaussian smoothing of slowness (0 = none)",
-                      SEISRTM_WRITE(c.model.vp.smoothing)));
-  k.push_back(key(v + "bodies", "list", "radii > 0 m",
-                  "ellipsoids {center: [x, y, z] m, radii: [a, b, c] m, <volume>: value} laid over the volume", nullptr,
-                  "none"));
-  k.push_back(
-      key(v + "layers[].top", "number", "", "m, depth of the layer's top at the grid's centre", nullptr, "required"));
-  k.push_back(
-      key(v + "layers[].<volume>", "number", "vp: > 0 m/s", "the volume's value in the layer", nullptr, "required"));
+                                 Field{nullptr, SEISRTM_WRITE(to_text(s.v->type))}));
+  k.push_back(key(v + "value", "number", "vp: > 0 m/s", "constant; gradient: the value at z = 0",
+                  SEISRTM_WRITE(s.v->value), "2000 (vp), 0 (others)"));
+  k.push_back(key(v + "gradient", "number", "", "gradient: d value / dz, per m", SEISRTM_WRITE(s.v->gradient)));
+  k.push_back(listed(
+      key(v + "layers", "list", "non-empty, tops increasing",
+          "layers: {top: m, <volume>: value, dip: [x, y] degrees} from the top down", nullptr, "none"),
+      [](const WriteScope& s) { return s.v->layers.size(); },
+      [](const WriteScope& s) { return s.v->type == VolumeType::layers; }));
+  // to_yaml writes file, dataset and smoothing after the bodies.
+  k.push_back(written_when(key(v + "file", "string", "", "file: the HDF5 file", SEISRTM_WRITE(s.v->file)), nullptr, 1));
+  k.push_back(written_when(key(v + "dataset", "string", "", "file: the dataset, shape [nz, ny, nx]",
+                               SEISRTM_WRITE(s.v->dataset), "the volume's name"),
+                           nullptr, 1));
+  k.push_back(written_when(
+      checked(
+          v + "smoothing", "number", with_note(at_least(0, "m", "be >= 0 m (0 = none)"), "at most the grid's extent"),
+          "vp only: standard deviation of a Gaussian smoothing of slowness (0 = none)", SEISRTM_WRITE(s.v->smoothing)),
+      [](const WriteScope& s) { return s.volume == "vp"; }, 1));
+  k.push_back(listed(
+      key(v + "bodies", "list", "radii > 0 m",
+          "ellipsoids {center: [x, y, z] m, radii: [a, b, c] m, <volume>: value} laid over the volume", nullptr,
+          "none"),
+      [](const WriteScope& s) { return s.v->bodies.size(); },
+      [](const WriteScope& s) { return !s.v->bodies.empty(); }));
+  k.push_back(key(v + "layers[].top", "number", "", "m, depth of the layer's top at the grid's centre",
+                  SEISRTM_WRITE(s.v->layers[s.entry].top), "required"));
+  k.push_back(key(v + "layers[].<volume>", "number", "vp: > 0 m/s", "the volume's value in the layer",
+                  SEISRTM_WRITE(s.v->layers[s.entry].value), "required"));
   KeyRange dip = between(-80, true, 80, true, "hold angles in (-80, 80) degrees", false);
   dip.unit = "degrees";
+  k.push_back(checked(v + "layers[].dip", "list", dip, "[dip_x, dip_y]: the top deepens along +x, +y",
+                      SEISRTM_WRITE2(s.v->layers[s.entry].dip), "[0, 0]"));
   k.push_back(
-      checked(v + "layers[].dip", "list", dip, "[dip_x, dip_y]: the top deepens along +x, +y", nullptr, "[0, 0]"));
-  k.push_back(key(v + "bodies[].center", "[x, y, z]", "", "m", nullptr, "required"));
+      key(v + "bodies[].center", "[x, y, z]", "", "m", SEISRTM_WRITE3(s.v->bodies[s.entry].center), "required"));
   k.push_back(checked(v + "bodies[].radii", "[x, y, z]", above(0, "m", "be positive semi-axes in m"),
-                      "m, semi-axes along x, y, z", nullptr, "required"));
-  k.push_back(key(v + "bodies[].<volume>", "number", "vp: > 0 m/s", "the volume's value inside", nullptr, "required"));
+                      "m, semi-axes along x, y, z", SEISRTM_WRITE3(s.v->bodies[s.entry].radii), "required"));
+  k.push_back(key(v + "bodies[].<volume>", "number", "vp: > 0 m/s", "the volume's value inside",
+                  SEISRTM_WRITE(s.v->bodies[s.entry].value), "required"));
 }
 
 void add_boundary_sources(std::vector<ConfigKey>& k) {
@@ -294,7 +354,7 @@ void add_boundary_sources(std::vector<ConfigKey>& k) {
   k.push_back(choice<Interpolation>("sources.interpolation", "how a source off the grid is spread over cells",
                                     SEISRTM_FIELD(c.sources.interpolation)));
   k.push_back(key("sources.shots", "list", "inside the grid", "[x, y, z] m, one a shot (not in migration configs)",
-                  nullptr, "required"));
+                  SEISRTM_WRITE_POINTS(s.c.sources.shots), "required"));
   k.push_back(
       choice<WaveletType>("sources.wavelet.type", "ricker or an HDF5 file", SEISRTM_FIELD(c.sources.wavelet.type)));
   k.push_back(field("sources.wavelet.peak_frequency", "number", above(0, "Hz", "be a positive frequency in Hz"),
@@ -309,18 +369,25 @@ void add_boundary_sources(std::vector<ConfigKey>& k) {
 void add_receivers_output(std::vector<ConfigKey>& k) {
   k.push_back(choice<Interpolation>("receivers.interpolation", "how a receiver off the grid samples cells",
                                     SEISRTM_FIELD(c.receivers.interpolation)));
-  k.push_back(mapping("receivers.line", "count receivers evenly from start to end", "none"));
-  k.push_back(mapping("receivers.grid", "count[0] x count[1] receivers from origin along x and y", "none"));
-  k.push_back(key("receivers.list", "list", "inside the grid", "[x, y, z] m, one a receiver", nullptr, "none"));
-  k.push_back(key("receivers.line.start", "[x, y, z]", "", "m", nullptr, "required"));
-  k.push_back(key("receivers.line.end", "[x, y, z]", "", "m", nullptr, "required"));
+  // Only the layout in use is written.
+  k.push_back(written_when(mapping("receivers.line", "count receivers evenly from start to end", "none"),
+                           [](const WriteScope& s) { return s.c.receivers.layout == ReceiverLayout::line; }));
+  k.push_back(written_when(mapping("receivers.grid", "count[0] x count[1] receivers from origin along x and y", "none"),
+                           [](const WriteScope& s) { return s.c.receivers.layout == ReceiverLayout::grid; }));
+  k.push_back(written_when(key("receivers.list", "list", "inside the grid", "[x, y, z] m, one a receiver",
+                               SEISRTM_WRITE_POINTS(s.c.receivers.list), "none"),
+                           [](const WriteScope& s) { return s.c.receivers.layout == ReceiverLayout::list; }));
+  k.push_back(key("receivers.line.start", "[x, y, z]", "", "m", SEISRTM_WRITE3(c.receivers.line.start), "required"));
+  k.push_back(key("receivers.line.end", "[x, y, z]", "", "m", SEISRTM_WRITE3(c.receivers.line.end), "required"));
   k.push_back(checked("receivers.line.count", "integer", at_least(1, "", "be a positive integer"),
-                      "receivers on the line", nullptr, "required"));
-  k.push_back(key("receivers.grid.origin", "[x, y, z]", "", "m, the first receiver", nullptr, "required"));
-  k.push_back(key("receivers.grid.spacing", "list", "> 0 m where count > 1", "[dx, dy] m", nullptr, "required"));
+                      "receivers on the line", SEISRTM_WRITE(c.receivers.line.count), "required"));
+  k.push_back(key("receivers.grid.origin", "[x, y, z]", "", "m, the first receiver",
+                  SEISRTM_WRITE3(c.receivers.grid.origin), "required"));
+  k.push_back(key("receivers.grid.spacing", "list", "> 0 m where count > 1", "[dx, dy] m",
+                  SEISRTM_WRITE2(c.receivers.grid.spacing), "required"));
   k.push_back(checked("receivers.grid.count", "list",
                       with_note(at_least(1, "", "hold positive integers"), "nx ny at most the grid's cells"),
-                      "[nx, ny]", nullptr, "required"));
+                      "[nx, ny]", SEISRTM_WRITE2(c.receivers.grid.count), "required"));
   k.push_back(field("output.directory", "string", {}, "where the files go", SEISRTM_FIELD(c.output.directory)));
   ConfigKey name =
       field("output.name", "string", {}, "file stem of every output; a migration's default is seisrtm_migration",
@@ -367,21 +434,43 @@ void add_solver_checks(std::vector<ConfigKey>& k) {
                     SEISRTM_FIELD(c.checks.physical_ranges)));
 }
 
+bool segy_data(const WriteScope& s) {
+  return s.c.migration->wavelet.has_value();
+}
+bool ricker(const WriteScope& s) {
+  return s.c.migration->wavelet->type == WaveletType::ricker;
+}
+bool not_ricker(const WriteScope& s) {
+  return !ricker(s);
+}
+
 void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(key("migration.data", "string", "", "the HDF5 file of seisrtm run, or SEG-Y (.sgy, .segy; a glob)",
-                  nullptr, "required"));
+                  SEISRTM_WRITE(c.migration->data), "required"));
   k.push_back(
       choice<MigrationMode>("migration.mode", "how the source field is rebuilt", SEISRTM_FIELD(c.migration->mode)));
-  k.push_back(checked("migration.image_interval", "integer", at_least(1, "step", "be >= 1 step or auto"),
-                      "steps between imaging time levels; auto: the largest k with 1 / (k dt) > 2 f_max", nullptr,
-                      "auto"));
+  k.push_back(checked(
+      "migration.image_interval", "integer", at_least(1, "step", "be >= 1 step or auto"),
+      "steps between imaging time levels; auto: the largest k with 1 / (k dt) > 2 f_max",
+      [](YAML::Emitter& e, const WriteScope& s) {
+        // 0: auto.
+        if (s.c.migration->image_interval > 0)
+          e << s.c.migration->image_interval;
+        else
+          e << "auto";
+      },
+      "auto"));
   k.push_back(field("migration.illumination_epsilon", "number",
                     between(0, true, 1, true, "be in (0, 1) (a fraction of the largest illumination)"),
                     "stabiliser, fraction of the largest illumination",
                     SEISRTM_FIELD(c.migration->illumination_epsilon)));
-  k.push_back(mapping("migration.mute", "direct-arrival mute of the observed data", "none"));
-  k.push_back(field("migration.depth_slice", "number", at_least(0, "m", "be >= 0 m or auto", false),
-                    "m; auto: the depth of the strongest image", SEISRTM_FIELD(c.migration->depth_slice)));
+  // to_yaml writes depth_slice after store, then wavelet, segy_headers and mute.
+  k.push_back(written_when(
+      mapping("migration.mute", "direct-arrival mute of the observed data", "none"),
+      [](const WriteScope& s) { return s.c.migration->mute.enabled; }, 4));
+  k.push_back(written_when(field("migration.depth_slice", "number", at_least(0, "m", "be >= 0 m or auto", false),
+                                 "m; auto: the depth of the strongest image", SEISRTM_FIELD(c.migration->depth_slice)),
+                           nullptr, 1));
   k.push_back(choice<DataFilter>("migration.data_filter",
                                  "(-i w)^alpha before back-propagation; auto picks by the receivers' spread",
                                  SEISRTM_FIELD(c.migration->data_filter)));
@@ -390,9 +479,13 @@ void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(choice<StoreLocation>("migration.store",
                                     "GPU, boundary mode: where the boundary store lives; auto: device when it fits",
                                     SEISRTM_FIELD(c.migration->store)));
-  k.push_back(mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"));
-  k.push_back(mapping("migration.wavelet", "SEG-Y data only (required then): the source wavelet of the data",
-                      "required for SEG-Y"));
+  // Both only with SEG-Y data, the only data with a migration.wavelet.
+  k.push_back(written_when(
+      mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"), segy_data, 3));
+  k.push_back(
+      written_when(mapping("migration.wavelet", "SEG-Y data only (required then): the source wavelet of the data",
+                           "required for SEG-Y"),
+                   segy_data, 2));
   k.push_back(field("migration.mute.velocity", "number", above(0, "m/s", "be a positive velocity in m/s"),
                     "m/s of the direct arrival", SEISRTM_FIELD(c.migration->mute.velocity), "required"));
   k.push_back(field("migration.mute.t0", "number", at_least(0, "s", "be >= 0 s or auto", false),
@@ -424,17 +517,27 @@ void add_segy_headers(std::vector<ConfigKey>& k) {
        SEISRTM_FIELD(c.migration->segy_headers.elevation_scalar));
   k.push_back(choice<WaveletType>("migration.wavelet.type", "ricker or an HDF5 file",
                                   SEISRTM_FIELD(c.migration->wavelet->type)));
-  k.push_back(field("migration.wavelet.peak_frequency", "number", above(0, "Hz", "be a positive frequency in Hz"),
-                    "Hz (ricker)", SEISRTM_FIELD(c.migration->wavelet->peak_frequency)));
-  k.push_back(field("migration.wavelet.delay", "number", {}, "s; auto: 1.2 / peak_frequency",
-                    SEISRTM_FIELD(c.migration->wavelet->delay)));
-  k.push_back(key("migration.wavelet.file", "string", "", "file: the HDF5 file", nullptr, "required for type file"));
-  k.push_back(field("migration.wavelet.dataset", "string", {}, "file: 1D dataset; optional attribute dt (s)",
-                    SEISRTM_FIELD(c.migration->wavelet->dataset)));
+  // A ricker's keys, or a file's.
+  k.push_back(
+      written_when(field("migration.wavelet.peak_frequency", "number", above(0, "Hz", "be a positive frequency in Hz"),
+                         "Hz (ricker)", SEISRTM_FIELD(c.migration->wavelet->peak_frequency)),
+                   ricker));
+  k.push_back(written_when(field("migration.wavelet.delay", "number", {}, "s; auto: 1.2 / peak_frequency",
+                                 SEISRTM_FIELD(c.migration->wavelet->delay)),
+                           ricker));
+  k.push_back(written_when(key("migration.wavelet.file", "string", "", "file: the HDF5 file",
+                               SEISRTM_WRITE(c.migration->wavelet->file), "required for type file"),
+                           not_ricker));
+  k.push_back(
+      written_when(field("migration.wavelet.dataset", "string", {}, "file: 1D dataset; optional attribute dt (s)",
+                         SEISRTM_FIELD(c.migration->wavelet->dataset)),
+                   not_ricker));
 }
 
 #undef SEISRTM_WRITE
 #undef SEISRTM_WRITE3
+#undef SEISRTM_WRITE2
+#undef SEISRTM_WRITE_POINTS
 #undef SEISRTM_FIELD
 
 std::vector<ConfigKey> make_keys() {
@@ -469,9 +572,48 @@ std::string default_text(const ConfigKey& k, const Config& defaults) {
   // 15 digits: 0.8, not the 17 of to_yaml's round trip (0.80000000000000004).
   YAML::Emitter e;
   e.SetDoublePrecision(15);
-  k.write(e, defaults);
+  k.write(e, WriteScope{defaults, "vp", &defaults.model.vp});
   const std::string s = e.c_str();
   return s.empty() ? "\"\"" : s;
+}
+
+// The model volume model.<name>.
+const VolumeConfig& volume_of(const Config& c, const std::string& name) {
+  const ModelConfig& m = c.model;
+  return name == "vp"        ? m.vp
+         : name == "epsilon" ? m.epsilon
+         : name == "delta"   ? m.delta
+         : name == "theta"   ? m.theta
+                             : m.phi;
+}
+
+// One key and its value: a value through its writer, a list of mappings entry by entry, a
+// mapping through its keys (a model volume's are those of model.<volume>).
+void write_key(YAML::Emitter& e, const WriteScope& s, const ConfigKey& k) {
+  const std::string name = name_of(k.path);
+  e << YAML::Key << (name == "<volume>" ? s.volume : name) << YAML::Value;
+  if (k.write) {
+    k.write(e, s);
+  } else if (k.entries) {
+    e << YAML::BeginSeq;
+    for (size_t i = 0, n = k.entries(s); i < n; ++i) {
+      WriteScope entry = s;
+      entry.entry = i;
+      e << YAML::Flow << YAML::BeginMap;
+      write_section(e, entry, k.path + "[]");
+      e << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  } else if (parent_of(k.path) == "model") {
+    const WriteScope volume{s.c, name, &volume_of(s.c, name)};
+    e << YAML::BeginMap;
+    write_section(e, volume, "model.<volume>");
+    e << YAML::EndMap;
+  } else {
+    e << YAML::BeginMap;
+    write_section(e, s, k.path);
+    e << YAML::EndMap;
+  }
 }
 
 std::string joined(const std::vector<std::string>& v, const char* sep) {
@@ -539,12 +681,13 @@ std::vector<std::string> keys_under(const std::string& section) {
   return out;
 }
 
-void write_section(YAML::Emitter& e, const Config& c, const std::string& section) {
+void write_section(YAML::Emitter& e, const WriteScope& s, const std::string& section) {
+  std::vector<const ConfigKey*> keys;
   for (const auto& k : config_keys())
-    if (k.write && parent_of(k.path) == section) {
-      e << YAML::Key << name_of(k.path) << YAML::Value;
-      k.write(e, c);
-    }
+    if (parent_of(k.path) == section && (!k.when || k.when(s))) keys.push_back(&k);
+  std::stable_sort(keys.begin(), keys.end(),
+                   [](const ConfigKey* a, const ConfigKey* b) { return a->order < b->order; });
+  for (const ConfigKey* k : keys) write_key(e, s, *k);
 }
 
 std::string config_reference_markdown() {

@@ -31,6 +31,15 @@ struct KeyRange {
   std::string hi_text, note;
 };
 
+// What a writer writes from: the config and, inside model.<volume>, the volume's name and its
+// config; inside an entry of a list ("[]"), the entry's index.
+struct WriteScope {
+  const Config& c;
+  std::string volume;
+  const VolumeConfig* v = nullptr;
+  size_t entry = 0;
+};
+
 struct ConfigKey {
   // Dotted path from the top level. "<volume>" stands for each of model.vp, model.epsilon, ...
   // and "[]" for every entry of a list.
@@ -39,8 +48,9 @@ struct ConfigKey {
   std::vector<std::string> allowed;  // enum keys: the name table's texts
   std::string range;                 // what is valid where `check` holds no interval; else empty
   std::string description;
-  // Keys with one place in Config: writes its value as to_yaml does; else nullptr.
-  void (*write)(YAML::Emitter&, const Config&) = nullptr;
+  // Writes the key's value as to_yaml does; nullptr for a mapping (to_yaml writes its keys) and
+  // for a list of mappings (`entries` of them, each written from the keys under "<path>[]").
+  void (*write)(YAML::Emitter&, const WriteScope&) = nullptr;
   // The reference's default where it is not what `write` gives for a default Config (required,
   // none, per volume); empty: that.
   std::string default_text;
@@ -48,6 +58,11 @@ struct ConfigKey {
   // into that place, checked against `check`; absent, the place keeps Config's default.
   void (*read)(io::YamlReader&, const ConfigKey&, Config&) = nullptr;
   KeyRange check;
+  // to_yaml writes the key only where `when` holds (nullptr: always), and the keys of a mapping
+  // by ascending `order`, table order among equals.
+  bool (*when)(const WriteScope&) = nullptr;
+  int order = 0;
+  size_t (*entries)(const WriteScope&) = nullptr;
 };
 
 // Every key, mappings before their children, in the order the parser lists valid keys.
@@ -70,9 +85,9 @@ void read_section(io::YamlReader& r, Config& c, const std::string& section);
 // The names of the keys directly under `section` ("" = the top level), in table order.
 std::vector<std::string> keys_under(const std::string& section);
 
-// Writes the keys under `section` that have a writer, in table order, as `key: value` pairs
-// into an open mapping.
-void write_section(YAML::Emitter& e, const Config& c, const std::string& section);
+// Writes the keys under `section` where their `when` holds, by `order`, as `key: value` pairs
+// into an open mapping; a mapping key with its own keys, a list of mappings with its entries'.
+void write_section(YAML::Emitter& e, const WriteScope& s, const std::string& section);
 
 // docs/CONFIG.md: every key by section with its type, default, allowed values and description.
 std::string config_reference_markdown();

@@ -630,3 +630,18 @@ TEST_CASE("every interval in the key table is enforced by the parser, naming the
   }
   CHECK(keys >= 20);
 }
+
+TEST_CASE("every key in the table is written by to_yaml through the table", "[unit]") {
+  // A value key has a writer, a list of mappings its entries' keys, a mapping its own keys.
+  for (const ConfigKey& k : config_keys()) {
+    INFO(k.path);
+    if (k.type == "mapping") {
+      CHECK(!k.write);
+      CHECK(!keys_under(k.path.rfind("model.", 0) == 0 ? "model.<volume>" : k.path).empty());
+    } else if (k.entries) {
+      CHECK(!keys_under(k.path + "[]").empty());
+    } else {
+      CHECK(k.write);
+    }
+  }
+}
