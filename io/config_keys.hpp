@@ -1,9 +1,10 @@
 #pragma once
 // The one table of configuration keys: for each key its path, type, allowed values (an enum's
-// from its name table), valid range and a one-line description, and for the keys with one place
-// in Config the reader and the writer of its value. The parser takes each mapping's valid keys
-// from it and reads and checks those keys through it, to_yaml writes them through it, and
-// docs/CONFIG.md is generated from it (seisrtm_config_reference).
+// from its name table), valid range and a one-line description, the writer of its value (and
+// when it is written), and the reader of every key whose reading depends on no other key. The
+// parser takes each mapping's valid keys from it and reads and checks keys through it, to_yaml
+// writes the whole config through it, and docs/CONFIG.md is generated from it
+// (seisrtm_config_reference).
 #include <yaml-cpp/yaml.h>
 
 #include <limits>
