@@ -21,15 +21,96 @@
 
 namespace seisrtm::app {
 
+namespace {
+
+// --memory: a comma-separated list; both kinds when not given.
+std::vector<std::string> memory_kinds(const BenchOptions& b) {
+  return b.memories.empty() ? std::vector<std::string>{"plain", "compressible"} : [&] {
+    std::vector<std::string> v;
+    std::stringstream ss(b.memories);
+    for (std::string t; std::getline(ss, t, ',');) v.push_back(t);
+    return v;
+  }();
+}
+
+// The forward run: stepping time from CUDA events (returned, s); its traces are the data,
+// written to `data_file`.
+double forward_run(const Config& c, const std::string& data_file) {
+  const Problem fp = build_problem(c);
+  CudaPropagator prop(fp, gpu_options(c));
+  prop.begin_shot(0);
+  prop.advance(0, fp.steps);
+  const double forward = prop.stepping_seconds();
+  io::ObservedData d;
+  d.dt = fp.dt;
+  d.shots = 1;
+  d.receivers = fp.receivers.size();
+  d.samples = fp.steps;
+  d.traces.resize(static_cast<size_t>(d.receivers * d.samples));
+  prop.traces(d.traces.data());
+  d.source_positions = {fp.shots[0].position[0]};
+  d.receiver_positions = fp.receivers.position;
+  d.wavelet = fp.wavelet;
+  io::write_observed(data_file, d);
+  return forward;
+}
+
+// One migration of the shot in `data_file` on one backward path, printed as a row against the
+// forward run's `forward` s.
+void bench_migration(const Config& c, bool fused, const std::string& data_file, double forward) {
+  Config mc = c;
+  mc.sources.shots.clear();
+  mc.receivers.layout = ReceiverLayout::none;
+  MigrationConfig m;
+  m.data = data_file;
+  m.fused = fused;
+  mc.migration = m;
+  const MigrationInput in = prepare_migration(mc);
+  CudaMigrator mig(in.problem, gpu_options(mc));
+  std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+  using clock = std::chrono::steady_clock;
+  clock::time_point t0 = clock::now(), t_back = t0;
+  bool back = false;
+  // As a survey runs it: the stack stays on the device and comes back once at the end.
+  mig.begin_stack();
+  mig.migrate_shot(0, in.traces.data(), nullptr, nullptr, [&](const std::string& pass, long long) {
+    if (pass == "backward" && !back) {
+      back = true;
+      t_back = clock::now();
+    }
+  });
+  const clock::time_point t1 = clock::now();
+  mig.take_stack(image.data(), illum.data());
+  const double copy_back = std::chrono::duration<double>(clock::now() - t1).count();
+  const double fwd = std::chrono::duration<double>(t_back - t0).count();
+  const double bwd = std::chrono::duration<double>(t1 - t_back).count();
+  double gpu = 0;
+  std::string phases;
+  for (const auto& [name, sec] : mig.breakdown()) {
+    gpu += sec;
+    char s[96];
+    std::snprintf(s, sizeof s, "%s%s %.3f", phases.empty() ? "" : "; ", name.c_str(), sec);
+    phases += s;
+  }
+  std::string backward = fused ? "fused" : "separate";
+  const std::string n = mig.name(), tag = "fused backward step (";
+  if (const auto at = n.find(tag); fused && at != std::string::npos)
+    backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
+  std::printf(
+      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; boundary store %s; "
+      "the stack's copy-back, once a survey: %.3f s)\n",
+      mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward, fwd,
+      bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
+      in.problem.config.migration->image_interval,
+      n.find("pinned host memory") != std::string::npos ? "in pinned host memory" : "on the device", copy_back);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
 int bench_rtm(const BenchOptions& b, const Config& base) {
   const GpuInfo g = query_gpu();
-  const std::vector<std::string> memories =
-      b.memories.empty() ? std::vector<std::string>{"plain", "compressible"} : [&] {
-        std::vector<std::string> v;
-        std::stringstream ss(b.memories);
-        for (std::string t; std::getline(ss, t, ',');) v.push_back(t);
-        return v;
-      }();
+  const std::vector<std::string> memories = memory_kinds(b);
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str());
   std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
@@ -42,74 +123,10 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
     Config c = base;
     c.solver.memory = *from_text<SolverMemory>(mem);
     c.solver.kernel = SolverKernel::tma;
-    const Problem fp = build_problem(c);
-    // The forward run: stepping time from CUDA events; its traces are the data.
-    double forward = 0;
-    {
-      CudaPropagator prop(fp, gpu_options(c));
-      prop.begin_shot(0);
-      prop.advance(0, fp.steps);
-      forward = prop.stepping_seconds();
-      io::ObservedData d;
-      d.dt = fp.dt;
-      d.shots = 1;
-      d.receivers = fp.receivers.size();
-      d.samples = fp.steps;
-      d.traces.resize(static_cast<size_t>(d.receivers * d.samples));
-      prop.traces(d.traces.data());
-      d.source_positions = {fp.shots[0].position[0]};
-      d.receiver_positions = fp.receivers.position;
-      d.wavelet = fp.wavelet;
-      io::write_observed(data_file, d);
-    }
+    const double forward = forward_run(c, data_file);
     for (bool fused : {true, false}) {
       if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-      Config mc = c;
-      mc.sources.shots.clear();
-      mc.receivers.layout = ReceiverLayout::none;
-      MigrationConfig m;
-      m.data = data_file;
-      m.fused = fused;
-      mc.migration = m;
-      const MigrationInput in = prepare_migration(mc);
-      CudaMigrator mig(in.problem, gpu_options(mc));
-      std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
-      using clock = std::chrono::steady_clock;
-      clock::time_point t0 = clock::now(), t_back = t0;
-      bool back = false;
-      // As a survey runs it: the stack stays on the device and comes back once at the end.
-      mig.begin_stack();
-      mig.migrate_shot(0, in.traces.data(), nullptr, nullptr, [&](const std::string& pass, long long) {
-        if (pass == "backward" && !back) {
-          back = true;
-          t_back = clock::now();
-        }
-      });
-      const clock::time_point t1 = clock::now();
-      mig.take_stack(image.data(), illum.data());
-      const double copy_back = std::chrono::duration<double>(clock::now() - t1).count();
-      const double fwd = std::chrono::duration<double>(t_back - t0).count();
-      const double bwd = std::chrono::duration<double>(t1 - t_back).count();
-      double gpu = 0;
-      std::string phases;
-      for (const auto& [name, sec] : mig.breakdown()) {
-        gpu += sec;
-        char s[96];
-        std::snprintf(s, sizeof s, "%s%s %.3f", phases.empty() ? "" : "; ", name.c_str(), sec);
-        phases += s;
-      }
-      std::string backward = fused ? "fused" : "separate";
-      const std::string n = mig.name(), tag = "fused backward step (";
-      if (const auto at = n.find(tag); fused && at != std::string::npos)
-        backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
-      std::printf(
-          "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; boundary store %s; "
-          "the stack's copy-back, once a survey: %.3f s)\n",
-          mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward,
-          fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
-          in.problem.config.migration->image_interval,
-          n.find("pinned host memory") != std::string::npos ? "in pinned host memory" : "on the device", copy_back);
-      std::fflush(stdout);
+      bench_migration(c, fused, data_file, forward);
     }
     std::filesystem::remove(data_file);
   }

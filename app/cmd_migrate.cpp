@@ -77,6 +77,46 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
     for (const auto& n : backend.notes) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
 }
 
+// Each GPU slab's peak device memory and halo time, one line a rank, said by rank 0
+// (collective: every rank calls it).
+void print_slab_memory(const MigratorBackend& backend) {
+  const auto mem = backend.device_memory();
+  double halo = 0;
+  for (const auto& [phase, sec] : backend.breakdown())
+    if (phase.rfind("halo", 0) == 0) halo = sec;
+  char line[256];
+  std::snprintf(line, sizeof line, "seisrtm: %s: device memory at its peak %.3f GiB, halo exchanges %.3f s",
+                backend.migrator->name().c_str(), mem.peak / 1073741824.0, halo);
+  const auto lines = cluster::gather_strings(line);
+  if (cluster::rank() == 0)
+    for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+}
+
+// Rank 0's closing lines: the files written, the device's memory and time by phase, the time.
+void print_migration_summary(const Problem& p, const MigrationSummary& s, const MigratorBackend& backend, bool quiet) {
+  const bool gpu_migrator = backend.gpu;
+  std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
+  if (!quiet) {
+    std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
+    for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
+  }
+  if (!quiet)
+    if (gpu_migrator) {  // (a decomposed run's: rank 0's slab)
+      const auto mem = backend.device_memory();
+      std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
+                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+      std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
+      for (const auto& [phase, sec] : backend.breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
+    }
+  std::fprintf(stderr,
+               "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
+               s.seconds, p.shot_count(), s.depth_slice);
+  if (!quiet)
+    std::fprintf(
+        stderr, "seisrtm: %lld shot(s) migrated and stacked in %.2f s of wall time (%.3f shots/s) on %d rank(s)\n",
+        p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0, cluster::size());
+}
+
 }  // namespace
 
 int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
@@ -128,39 +168,9 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   const MigrationSummary s = migrate_survey(in, *migrator, ro);
   // Each GPU slab's peak device memory and halo time (collective: decided by the command line,
   // which every rank shares, not by o.quiet, which only rank 0 keeps).
-  if (slabs && gpu_migrator && !given.quiet && cluster::size() > 1) {
-    const auto mem = backend.device_memory();
-    double halo = 0;
-    for (const auto& [phase, sec] : backend.breakdown())
-      if (phase.rfind("halo", 0) == 0) halo = sec;
-    char line[256];
-    std::snprintf(line, sizeof line, "seisrtm: %s: device memory at its peak %.3f GiB, halo exchanges %.3f s",
-                  migrator->name().c_str(), mem.peak / 1073741824.0, halo);
-    const auto lines = cluster::gather_strings(line);
-    if (cluster::rank() == 0)
-      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
-  }
+  if (slabs && gpu_migrator && !given.quiet && cluster::size() > 1) print_slab_memory(backend);
   if (cluster::rank() > 0) return 0;  // rank 0 wrote the image
-  std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
-  if (!o.quiet) {
-    std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
-    for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
-  }
-  if (!o.quiet)
-    if (gpu_migrator) {  // (a decomposed run's: rank 0's slab)
-      const auto mem = backend.device_memory();
-      std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
-                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
-      std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
-      for (const auto& [phase, sec] : backend.breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
-    }
-  std::fprintf(stderr,
-               "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
-               s.seconds, p.shot_count(), s.depth_slice);
-  if (!o.quiet)
-    std::fprintf(
-        stderr, "seisrtm: %lld shot(s) migrated and stacked in %.2f s of wall time (%.3f shots/s) on %d rank(s)\n",
-        p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0, cluster::size());
+  print_migration_summary(p, s, backend, o.quiet);
   return 0;
 }
 

@@ -281,6 +281,113 @@ void check_replaceable(const std::string& out, const std::string& input) {
                 "name another .png file with --output)");
 }
 
+// A picture and the part of its default file name that says what it shows.
+struct Picture {
+  io::Image2D image;
+  std::string suffix;
+};
+
+// /traces of shot --shot: receivers across, time down.
+Picture draw_gather(const ResultFile& f, const PlotOptions& o, const std::string& name) {
+  Picture pic;
+  io::Image2D& im = pic.image;
+  const auto n = f.dims("traces");
+  if (n.size() != 3) throw Error("result file '" + o.file + "': /traces must be [shot, receiver, time]");
+  if (o.shot < 0 || o.shot >= static_cast<long long>(n[0]))
+    throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has shots 0.." + std::to_string(n[0] - 1));
+  const long long nrec = static_cast<long long>(n[1]), nt = static_cast<long long>(n[2]);
+  const auto dt = f.attribute("dt", {});
+  if (dt.size() != 1 || !(dt[0] > 0)) throw Error("result file '" + o.file + "' has no attribute 'dt' (s)");
+  std::vector<io::Point3> rec;
+  if (f.has("receivers/positions")) {
+    const auto r = f.read_double("receivers/positions");
+    for (size_t i = 0; i + 2 < r.size(); i += 3) rec.push_back({r[i], r[i + 1], r[i + 2]});
+  }
+  io::Point3 src{0, 0, 0};
+  if (f.has("sources/positions")) {
+    const auto s = f.read_double("sources/positions");
+    if (s.size() >= size_t(3 * (o.shot + 1))) src = {s[3 * o.shot], s[3 * o.shot + 1], s[3 * o.shot + 2]};
+  }
+  im = io::gather_picture(f.read_float("traces", o.shot), nrec, nt, dt[0], rec, src);
+  im.title = name + ": " + shot_name(o.shot) + " " + im.title;
+  pic.suffix = "gather_" + shot_name(o.shot);
+  return pic;
+}
+
+// A plane of snapshot --snapshot (the last by default) of shot --shot, through that shot.
+Picture draw_wavefield(const ResultFile& f, const PlotOptions& o, const std::string& name) {
+  Picture pic;
+  io::Image2D& im = pic.image;
+  const std::string ds = "snapshots/" + shot_name(o.shot);
+  if (o.shot < 0 || !f.has(ds)) throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has no " + ds);
+  const auto n = f.dims(ds);
+  if (n.size() != 4 || n[0] == 0) throw Error("result file '" + o.file + "': /" + ds + " must be [snapshot, z, y, x]");
+  const long long k = o.snapshot ? *o.snapshot : static_cast<long long>(n[0]) - 1;
+  if (k < 0 || k >= static_cast<long long>(n[0]))
+    throw Error("--snapshot " + std::to_string(k) + ": '" + o.file + "' /" + ds + " has snapshots 0.." +
+                std::to_string(n[0] - 1) + " (omit --snapshot for the last)");
+  const FileGrid g = grid_of(f, n);
+  io::Point3 at = mean_source(f, g);
+  if (f.has("sources/positions")) {
+    const auto s = f.read_double("sources/positions");
+    if (s.size() >= size_t(3 * (o.shot + 1)))
+      at = {s[3 * o.shot], s[3 * o.shot + 1], g.origin[2] + double(g.n[2] - 1) * g.h[2] / 2};
+  }
+  const char normal = o.slice.empty() ? 'y' : o.slice[0];
+  const long long index = plane_index(g, normal, o.at, at[normal - 'x'], o.file);
+  const auto v = f.read_float(ds, k);
+  im = io::volume_slice(v.data(), g.n, g.h, g.origin, normal, index);
+  double t = 0;
+  if (f.has("snapshots/time")) {
+    const auto times = f.read_double("snapshots/time");
+    if (k < static_cast<long long>(times.size())) t = times[k];
+  }
+  char b[96];
+  std::snprintf(b, sizeof b, " wavefield p at t = %.3f s (snapshot %lld), ", t, k);
+  im.title = name + ": " + shot_name(o.shot) + b + im.title;
+  im.value_label = "p", im.value_unit = "arb. units";
+  im.clip_percentile = 99.5;
+  pic.suffix = "wavefield_" + shot_name(o.shot) + "_" + std::to_string(k) + "_" + normal + "_" +
+               metres(index * g.h[normal - 'x'] + g.origin[normal - 'x']) + "m";
+  return pic;
+}
+
+// A plane of a volume of kVolumes; a z plane at the image's depth slice by default.
+Picture draw_volume(const ResultFile& f, const PlotOptions& o, const std::string& name, const VolumeItem* volume) {
+  Picture pic;
+  io::Image2D& im = pic.image;
+  const auto n = f.dims(volume->dataset);
+  if (n.size() != 3) throw Error("result file '" + o.file + "': /" + volume->dataset + " must be [z, y, x]");
+  const FileGrid g = grid_of(f, n);
+  const char normal = o.slice.empty() ? 'y' : o.slice[0];
+  double fallback = mean_source(f, g)[normal - 'x'];
+  if (normal == 'z') {
+    const auto d = f.attribute("depth_slice", {});
+    if (d.size() == 1) fallback = d[0];
+  }
+  const long long index = plane_index(g, normal, o.at, fallback, o.file);
+  const auto v = f.read_float(volume->dataset);
+  im = io::volume_slice(v.data(), g.n, g.h, g.origin, normal, index);
+  im.title = name + ": " + volume->title + ", " + im.title;
+  im.value_label = volume->label, im.value_unit = volume->unit;
+  im.map = volume->map, im.symmetric = volume->symmetric;
+  im.clip_percentile = volume->clip;
+  pic.suffix =
+      std::string(volume->what) + "_" + normal + "_" + metres(index * g.h[normal - 'x'] + g.origin[normal - 'x']) + "m";
+  return pic;
+}
+
+// Written through a temporary file, so a failed write leaves no partial picture under `out`.
+void write_picture(const std::string& out, const std::string& input, const io::Image2D& im) {
+  check_replaceable(out, input);
+  // As run does for output.directory: a missing directory of --output is made.
+  const fs::path dir = fs::path(out).parent_path();
+  if (!dir.empty()) io::ensure_directory(dir.string());
+  io::PartialFile png(out);
+  io::write_image(png.temp_path(), im);
+  png.commit();
+}
+
 }  // namespace
 
 int cmd_plot(const PlotOptions& o) {
@@ -299,99 +406,25 @@ int cmd_plot(const PlotOptions& o) {
     throw Error("--at " + metres(*o.at) + ": the slice's position must be a finite number of metres");
   const std::string stem = (fs::path(o.file).parent_path() / fs::path(o.file).stem()).string();
   const std::string name = fs::path(o.file).stem().string();
-  io::Image2D im;
-  std::string suffix;  // of the default output name
+  Picture pic;
 
   const VolumeItem* volume = nullptr;
   for (const auto& v : kVolumes)
     if (o.what == v.what && f.has(v.dataset)) volume = &v;
-  if (o.what == "gather" && f.has("traces")) {
-    const auto n = f.dims("traces");
-    if (n.size() != 3) throw Error("result file '" + o.file + "': /traces must be [shot, receiver, time]");
-    if (o.shot < 0 || o.shot >= static_cast<long long>(n[0]))
-      throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has shots 0.." + std::to_string(n[0] - 1));
-    const long long nrec = static_cast<long long>(n[1]), nt = static_cast<long long>(n[2]);
-    const auto dt = f.attribute("dt", {});
-    if (dt.size() != 1 || !(dt[0] > 0)) throw Error("result file '" + o.file + "' has no attribute 'dt' (s)");
-    std::vector<io::Point3> rec;
-    if (f.has("receivers/positions")) {
-      const auto r = f.read_double("receivers/positions");
-      for (size_t i = 0; i + 2 < r.size(); i += 3) rec.push_back({r[i], r[i + 1], r[i + 2]});
-    }
-    io::Point3 src{0, 0, 0};
-    if (f.has("sources/positions")) {
-      const auto s = f.read_double("sources/positions");
-      if (s.size() >= size_t(3 * (o.shot + 1))) src = {s[3 * o.shot], s[3 * o.shot + 1], s[3 * o.shot + 2]};
-    }
-    im = io::gather_picture(f.read_float("traces", o.shot), nrec, nt, dt[0], rec, src);
-    im.title = name + ": " + shot_name(o.shot) + " " + im.title;
-    suffix = "gather_" + shot_name(o.shot);
-  } else if (o.what == "wavefield" && f.has("snapshots/" + shot_name(0))) {
-    const std::string ds = "snapshots/" + shot_name(o.shot);
-    if (o.shot < 0 || !f.has(ds)) throw Error("--shot " + std::to_string(o.shot) + ": '" + o.file + "' has no " + ds);
-    const auto n = f.dims(ds);
-    if (n.size() != 4 || n[0] == 0)
-      throw Error("result file '" + o.file + "': /" + ds + " must be [snapshot, z, y, x]");
-    const long long k = o.snapshot ? *o.snapshot : static_cast<long long>(n[0]) - 1;
-    if (k < 0 || k >= static_cast<long long>(n[0]))
-      throw Error("--snapshot " + std::to_string(k) + ": '" + o.file + "' /" + ds + " has snapshots 0.." +
-                  std::to_string(n[0] - 1) + " (omit --snapshot for the last)");
-    const FileGrid g = grid_of(f, n);
-    io::Point3 at = mean_source(f, g);
-    if (f.has("sources/positions")) {
-      const auto s = f.read_double("sources/positions");
-      if (s.size() >= size_t(3 * (o.shot + 1)))
-        at = {s[3 * o.shot], s[3 * o.shot + 1], g.origin[2] + double(g.n[2] - 1) * g.h[2] / 2};
-    }
-    const char normal = o.slice.empty() ? 'y' : o.slice[0];
-    const long long index = plane_index(g, normal, o.at, at[normal - 'x'], o.file);
-    const auto v = f.read_float(ds, k);
-    im = io::volume_slice(v.data(), g.n, g.h, g.origin, normal, index);
-    double t = 0;
-    if (f.has("snapshots/time")) {
-      const auto times = f.read_double("snapshots/time");
-      if (k < static_cast<long long>(times.size())) t = times[k];
-    }
-    char b[96];
-    std::snprintf(b, sizeof b, " wavefield p at t = %.3f s (snapshot %lld), ", t, k);
-    im.title = name + ": " + shot_name(o.shot) + b + im.title;
-    im.value_label = "p", im.value_unit = "arb. units";
-    im.clip_percentile = 99.5;
-    suffix = "wavefield_" + shot_name(o.shot) + "_" + std::to_string(k) + "_" + normal + "_" +
-             metres(index * g.h[normal - 'x'] + g.origin[normal - 'x']) + "m";
-  } else if (volume) {
-    const auto n = f.dims(volume->dataset);
-    if (n.size() != 3) throw Error("result file '" + o.file + "': /" + volume->dataset + " must be [z, y, x]");
-    const FileGrid g = grid_of(f, n);
-    const char normal = o.slice.empty() ? 'y' : o.slice[0];
-    double fallback = mean_source(f, g)[normal - 'x'];
-    if (normal == 'z') {
-      const auto d = f.attribute("depth_slice", {});
-      if (d.size() == 1) fallback = d[0];
-    }
-    const long long index = plane_index(g, normal, o.at, fallback, o.file);
-    const auto v = f.read_float(volume->dataset);
-    im = io::volume_slice(v.data(), g.n, g.h, g.origin, normal, index);
-    im.title = name + ": " + volume->title + ", " + im.title;
-    im.value_label = volume->label, im.value_unit = volume->unit;
-    im.map = volume->map, im.symmetric = volume->symmetric;
-    im.clip_percentile = volume->clip;
-    suffix = std::string(volume->what) + "_" + normal + "_" +
-             metres(index * g.h[normal - 'x'] + g.origin[normal - 'x']) + "m";
-  } else {
+  if (o.what == "gather" && f.has("traces"))
+    pic = draw_gather(f, o, name);
+  else if (o.what == "wavefield" && f.has("snapshots/" + shot_name(0)))
+    pic = draw_wavefield(f, o, name);
+  else if (volume)
+    pic = draw_volume(f, o, name, volume);
+  else
     throw Error("'" + o.what + "' is not in '" + o.file + "'; it holds:" + listing(f));
-  }
+  io::Image2D& im = pic.image;
   if (o.clip) im.clip_percentile = *o.clip;
   if (!o.cmap.empty()) im.map = io::colormap_from_name(o.cmap);
 
-  const std::string out = o.output.empty() ? stem + "_plot_" + suffix + ".png" : o.output;
-  check_replaceable(out, o.file);
-  // As run does for output.directory: a missing directory of --output is made.
-  const fs::path dir = fs::path(out).parent_path();
-  if (!dir.empty()) io::ensure_directory(dir.string());
-  io::PartialFile png(out);
-  io::write_image(png.temp_path(), im);
-  png.commit();
+  const std::string out = o.output.empty() ? stem + "_plot_" + pic.suffix + ".png" : o.output;
+  write_picture(out, o.file, im);
   std::printf("wrote %s\n", out.c_str());
   return 0;
 }

@@ -70,6 +70,52 @@ void release_whole_model(Problem& p) {
   for (auto* v : {&p.vp, &p.epsilon, &p.delta, &p.theta, &p.phi}) std::vector<float>().swap(*v);
 }
 
+namespace {
+
+// Each slab's last shot: stepping and the exchange beside it, one line a rank, said by rank 0
+// (collective: every rank calls it).
+void print_slab_seconds(const PropagatorBackend& backend, const Propagator& prop, const Problem& p) {
+  const bool talk = cluster::rank() == 0;
+  char line[256];
+  const auto [t, h] = backend.slab_seconds();
+  std::snprintf(line, sizeof line,
+                "seisrtm: %s: last shot: stepping %.3f s (%.1f us a step), halo exchange %.3f s (%.1f us a step, "
+                "beside the interior)",
+                prop.name().c_str(), t, 1e6 * t / p.steps, h, 1e6 * h / p.steps);
+  const auto lines = cluster::gather_strings(line);
+  if (talk)
+    for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
+}
+
+// Rank 0's closing lines: how the shots were shared, the time, the files written.
+void print_run_summary(const Problem& p, const RunSummary& s, const Propagator& prop, bool quiet) {
+  if (cluster::size() > 1 && p.config.solver.decomposition == Decomposition::z)
+    std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
+  else if (cluster::size() > 1)
+    std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),
+                 s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1);
+  if (!quiet)
+    std::fprintf(stderr, "seisrtm: %lld shot(s) in %.2f s of wall time (%.3f shots/s), writing included\n",
+                 p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0);
+  if (quiet) {
+    // --quiet drops the progress and the list of files but keeps this one line: where the
+    // result is and how fast the stepping ran.
+    std::fprintf(stderr, "seisrtm: wrote %s: time stepping %.2f s, %.3f GCells/s\n", s.h5_path.c_str(), s.seconds,
+                 s.gcells_per_second);
+  } else {
+    std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
+    if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
+    for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
+    std::fprintf(stderr, "\nseisrtm: time stepping %.2f s, %.3f GCells/s\n", s.seconds, s.gcells_per_second);
+    const auto mem = prop.device_memory();
+    if (mem.volume > 0)
+      std::fprintf(stderr, "seisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n",
+                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+  }
+}
+
+}  // namespace
+
 int cmd_run(const std::string& config_path, const CommonOptions& given) {
   // Under mpirun only rank 0 talks (and writes); the others compute the shots it hands out.
   CommonOptions o = given;
@@ -117,41 +163,9 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   const RunSummary s = run_survey(p, *prop, ro);
   // Each slab's last shot: stepping and the exchange beside it (collective: decided by the
   // command line, which every rank shares, not by o.quiet, which only rank 0 keeps).
-  if (backend.slab_seconds && !given.quiet) {
-    char line[256];
-    const auto [t, h] = backend.slab_seconds();
-    std::snprintf(line, sizeof line,
-                  "seisrtm: %s: last shot: stepping %.3f s (%.1f us a step), halo exchange %.3f s (%.1f us a step, "
-                  "beside the interior)",
-                  prop->name().c_str(), t, 1e6 * t / p.steps, h, 1e6 * h / p.steps);
-    const auto lines = cluster::gather_strings(line);
-    if (talk)
-      for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
-  }
+  if (backend.slab_seconds && !given.quiet) print_slab_seconds(backend, *prop, p);
   if (!talk) return 0;
-  if (cluster::size() > 1 && p.config.solver.decomposition == Decomposition::z)
-    std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
-  else if (cluster::size() > 1)
-    std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),
-                 s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1);
-  if (!o.quiet)
-    std::fprintf(stderr, "seisrtm: %lld shot(s) in %.2f s of wall time (%.3f shots/s), writing included\n",
-                 p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0);
-  if (o.quiet) {
-    // --quiet drops the progress and the list of files but keeps this one line: where the
-    // result is and how fast the stepping ran.
-    std::fprintf(stderr, "seisrtm: wrote %s: time stepping %.2f s, %.3f GCells/s\n", s.h5_path.c_str(), s.seconds,
-                 s.gcells_per_second);
-  } else {
-    std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
-    if (!s.xdmf_path.empty()) std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
-    for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
-    std::fprintf(stderr, "\nseisrtm: time stepping %.2f s, %.3f GCells/s\n", s.seconds, s.gcells_per_second);
-    const auto mem = prop->device_memory();
-    if (mem.volume > 0)
-      std::fprintf(stderr, "seisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n",
-                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
-  }
+  print_run_summary(p, s, *prop, o.quiet);
   return 0;
 }
 

@@ -40,6 +40,70 @@ void check_cpu_time(const Problem& p, double passes, double cpu_limit_s, const s
                 " s: shrink it, e.g. --set grid.shape=[128,128,128] --set time.steps=200");
 }
 
+// One row of the migration's table per output: the CUDA result against the CPU reference's;
+// `ok` turns false on the first row above the tolerance (outside the band, for fp16 storage).
+struct MigrationRows {
+  double tol;
+  bool half;
+  bool ok = true;
+  // em: the emulation's (fp16 storage), else null.
+  void report(const std::string& what, const float* x, const float* ref, std::size_t n, const float* em = nullptr) {
+    const double l2 = validation::relative_l2(x, ref, n);
+    if (half && em) {
+      const double e16 = validation::relative_l2(em, ref, n);
+      const validation::HalfStorageBand band = validation::half_storage_band(e16, tol);
+      const bool pass = band.holds(l2);
+      ok = ok && pass;
+      std::printf("  %-34s %11.3e %11.3e %11.3e %11.3e %s\n", what.c_str(), e16, l2, band.lo, band.hi,
+                  pass ? "ok" : "FAIL");
+      return;
+    }
+    const bool pass = l2 <= tol;  // NaN fails
+    ok = ok && pass;
+    std::printf("  %-34s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, validation::max_abs_difference(x, ref, n),
+                validation::max_abs(ref, n), pass ? "ok" : "FAIL");
+  }
+};
+
+void print_migration_header(const std::string& config_path, const Problem& p, const std::string& cpu,
+                            const std::string& gpu, double tol, bool half) {
+  // tol = 2 T eps sqrt(2 steps), derived in validation/tolerance.hpp.
+  const double terms = validation::step_rounding_terms(p);
+  std::printf("validate %s (migration): %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(),
+              p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
+  std::printf("  cpu:  %s\n  cuda: %s\n", cpu.c_str(), gpu.c_str());
+  std::printf("  tolerance on relative L2: 2 T eps_f32 sqrt(2 steps), T = %.0f terms per cell update (%s) = %.3e\n",
+              terms, to_text(p.equation).c_str(), tol);
+  if (half)
+    std::printf(
+        "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage; the GPU's own, gpu-fp32,\n"
+        "  must lie in [e16 / 2 - tol, 2 e16 + tol] (validation/tolerance.hpp)\n  %-34s %11s %11s %11s %11s\n",
+        "output", "e16", "gpu-fp32", "band from", "to");
+  else
+    std::printf("  %-34s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
+}
+
+// A migrator's stack over the shots: correlation image and illumination, one float a cell.
+struct Stack {
+  std::vector<float> image, illumination;
+};
+
+// The stacks, and the normalised and Laplacian images finished from them as migrate does.
+void compare_stacks(const Problem& p, double eps, const Stack& gpu, const Stack& cpu, const Stack& emu,
+                    MigrationRows& rows) {
+  const bool half = rows.half;
+  const size_t cells = static_cast<size_t>(p.grid.cells());
+  rows.report("image (correlation)", gpu.image.data(), cpu.image.data(), cells, half ? emu.image.data() : nullptr);
+  rows.report("illumination", gpu.illumination.data(), cpu.illumination.data(), cells,
+              half ? emu.illumination.data() : nullptr);
+  const Images a = finish_images(p, gpu.image, gpu.illumination, eps),
+               b = finish_images(p, cpu.image, cpu.illumination, eps);
+  const Images e = half ? finish_images(p, emu.image, emu.illumination, eps) : Images{};
+  rows.report("image (normalized)", a.normalized.data(), b.normalized.data(), cells,
+              half ? e.normalized.data() : nullptr);
+  rows.report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells, half ? e.laplacian.data() : nullptr);
+}
+
 // Migration: the CUDA migrator against the CPU migrator on every shot: the stacked correlation
 // image and illumination, and the rebuilt source field at three levels of the first shot.
 int validate_migration(const std::string& config_path, const Config& c, double cpu_limit_s) {
@@ -61,40 +125,9 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   }
   CudaMigrator gpu(p, gpu_options(c));
   for (const auto& n : gpu.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", n.c_str());
-  // tol = 2 T eps sqrt(2 steps), derived in validation/tolerance.hpp.
-  const double terms = validation::step_rounding_terms(p);
   const double tol = validation::migration_tolerance(p);
-  std::printf("validate %s (migration): %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(),
-              p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
-  std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
-  std::printf("  tolerance on relative L2: 2 T eps_f32 sqrt(2 steps), T = %.0f terms per cell update (%s) = %.3e\n",
-              terms, to_text(p.equation).c_str(), tol);
-  if (half)
-    std::printf(
-        "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage; the GPU's own, gpu-fp32,\n"
-        "  must lie in [e16 / 2 - tol, 2 e16 + tol] (validation/tolerance.hpp)\n  %-34s %11s %11s %11s %11s\n",
-        "output", "e16", "gpu-fp32", "band from", "to");
-  else
-    std::printf("  %-34s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
-  bool ok = true;
-  // em: the emulation's (fp16 storage), else null.
-  auto report = [&](const std::string& what, const float* x, const float* ref, std::size_t n,
-                    const float* em = nullptr) {
-    const double l2 = validation::relative_l2(x, ref, n);
-    if (half && em) {
-      const double e16 = validation::relative_l2(em, ref, n);
-      const validation::HalfStorageBand band = validation::half_storage_band(e16, tol);
-      const bool pass = band.holds(l2);
-      ok = ok && pass;
-      std::printf("  %-34s %11.3e %11.3e %11.3e %11.3e %s\n", what.c_str(), e16, l2, band.lo, band.hi,
-                  pass ? "ok" : "FAIL");
-      return;
-    }
-    const bool pass = l2 <= tol;  // NaN fails
-    ok = ok && pass;
-    std::printf("  %-34s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, validation::max_abs_difference(x, ref, n),
-                validation::max_abs(ref, n), pass ? "ok" : "FAIL");
-  };
+  print_migration_header(config_path, p, cpu.name(), gpu.name(), tol, half);
+  MigrationRows rows{tol, half};
   const size_t cells = static_cast<size_t>(p.grid.cells());
   // The interior is what the rebuilt source field is valid in.
   const CellBox box = interior_box(p);
@@ -108,36 +141,92 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   cpu.on_source_level = keep(cpu_levels);
   gpu.on_source_level = keep(gpu_levels);
   if (half) emu->on_source_level = keep(emu_levels);
-  std::vector<float> ci(cells, 0.0f), cl(cells, 0.0f), gi(cells, 0.0f), gl(cells, 0.0f);
-  std::vector<float> ei(half ? cells : 0, 0.0f), el(ei.size(), 0.0f);
+  Stack cs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f)};
+  Stack gs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f)};
+  Stack es{std::vector<float>(half ? cells : 0, 0.0f), std::vector<float>(half ? cells : 0, 0.0f)};
   const long long nrec = p.receivers.size();
   for (long long s = 0; s < p.shot_count(); ++s) {
     const float* data = in.traces.data() + s * nrec * p.steps;
-    cpu.migrate_shot(s, data, ci.data(), cl.data(), [](const std::string&, long long) {});
-    gpu.migrate_shot(s, data, gi.data(), gl.data(), [](const std::string&, long long) {});
-    if (half) emu->migrate_shot(s, data, ei.data(), el.data(), [](const std::string&, long long) {});
+    cpu.migrate_shot(s, data, cs.image.data(), cs.illumination.data(), [](const std::string&, long long) {});
+    gpu.migrate_shot(s, data, gs.image.data(), gs.illumination.data(), [](const std::string&, long long) {});
+    if (half) emu->migrate_shot(s, data, es.image.data(), es.illumination.data(), [](const std::string&, long long) {});
     if (s == 0) {
       cpu.on_source_level = nullptr;
       gpu.on_source_level = nullptr;
       if (half) emu->on_source_level = nullptr;
       for (long long n : levels)
         if (cpu_levels.count(n) && gpu_levels.count(n))
-          report("shot 0 source field level " + std::to_string(n), gpu_levels[n].data(), cpu_levels[n].data(),
-                 cpu_levels[n].size(), half && emu_levels.count(n) ? emu_levels[n].data() : nullptr);
+          rows.report("shot 0 source field level " + std::to_string(n), gpu_levels[n].data(), cpu_levels[n].data(),
+                      cpu_levels[n].size(), half && emu_levels.count(n) ? emu_levels[n].data() : nullptr);
     }
   }
-  report("image (correlation)", gi.data(), ci.data(), cells, half ? ei.data() : nullptr);
-  report("illumination", gl.data(), cl.data(), cells, half ? el.data() : nullptr);
-  const double eps = c.migration->illumination_epsilon;
-  const Images a = finish_images(p, gi, gl, eps), b = finish_images(p, ci, cl, eps);
-  const Images e = half ? finish_images(p, ei, el, eps) : Images{};
-  report("image (normalized)", a.normalized.data(), b.normalized.data(), cells, half ? e.normalized.data() : nullptr);
-  report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells, half ? e.laplacian.data() : nullptr);
+  compare_stacks(p, c.migration->illumination_epsilon, gs, cs, es, rows);
   const auto mem = gpu.device_memory();
   std::printf("  device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB\n", mem.peak / 1073741824.0,
               double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
-  std::printf("validate: %s\n", ok ? "PASS" : "FAIL (relative L2 above the tolerance)");
-  return ok ? 0 : 1;
+  std::printf("validate: %s\n", rows.ok ? "PASS" : "FAIL (relative L2 above the tolerance)");
+  return rows.ok ? 0 : 1;
+}
+
+void print_forward_header(const std::string& config_path, const Problem& p, const std::string& cpu,
+                          const std::string& gpu, const std::string& emu, double tol, bool half) {
+  std::printf("validate %s: %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(), p.grid.n[0],
+              p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
+  std::printf("  cpu:  %s\n  cuda: %s\n", cpu.c_str(), gpu.c_str());
+  if (half) std::printf("  cpu fp16: %s\n", emu.c_str());
+  std::printf("  tolerance on relative L2: T eps_f32 sqrt(steps), T = %.0f terms per cell update (%s) = %.3e\n",
+              validation::step_rounding_terms(p), to_text(p.equation).c_str(), tol);
+  if (half)
+    std::printf(
+        "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage, per output; the GPU's own,\n"
+        "  gpu-fp32, must lie in [e16 / 2 - tol, 2 e16 + tol]: the same rounding, another draw of it\n"
+        "  (traces: at most 2 e16 + tol; validation/tolerance.hpp); gpu-emu for information; fp16's\n"
+        "  accuracy goal is e16 <= 1%%\n");
+  if (half)
+    std::printf("  %-28s %11s %11s %11s %11s %11s\n", "output", "e16", "gpu-fp32", "band from", "to", "gpu-emu");
+  else
+    std::printf("  %-28s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
+}
+
+// One row of the forward run's table per output; `ok` turns false on the first row that fails,
+// `above_goal` names the outputs whose fp16 emulation misses the 1% goal.
+struct ForwardRows {
+  const Problem& p;
+  double tol;
+  bool ok = true;
+  std::vector<std::string> above_goal;
+  // fp16: x the GPU's, ref the fp32 reference's, em the emulation's.
+  // traces: the band's upper end only (validation::half_storage_ceiling).
+  void report_half(const std::string& what, const float* x, const float* ref, const float* em, std::size_t n,
+                   bool traces) {
+    const double e16 = validation::relative_l2(em, ref, n);
+    const double to_emu = validation::relative_l2(x, em, n), to_ref = validation::relative_l2(x, ref, n);
+    const validation::HalfStorageBand band =
+        traces ? validation::half_storage_ceiling(p, p.steps, e16) : validation::half_storage_band(p, p.steps, e16);
+    const bool pass = band.holds(to_ref);
+    ok = ok && pass;
+    if (!(e16 <= 0.01)) above_goal.push_back(what);
+    std::printf("  %-28s %11.3e %11.3e %11.3e %11.3e %11.3e %s\n", what.c_str(), e16, to_ref, band.lo, band.hi, to_emu,
+                pass ? "ok" : "FAIL");
+  }
+  void report(const std::string& what, const float* x, const float* ref, std::size_t n) {
+    const double l2 = validation::relative_l2(x, ref, n);
+    const double mx = validation::max_abs_difference(x, ref, n);
+    const bool pass = l2 <= tol;  // NaN fails
+    ok = ok && pass;
+    std::printf("  %-28s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, mx, validation::max_abs(ref, n),
+                pass ? "ok" : "FAIL");
+  }
+};
+
+void print_goal_warning(const std::vector<std::string>& above_goal) {
+  if (above_goal.empty()) return;
+  std::string list;
+  for (const auto& w : above_goal) list += (list.empty() ? "" : ", ") + w;
+  std::printf(
+      "validate: warning: fp16 storage misses its 1%% accuracy goal (e16 above 0.01) on: %s; use solver.storage: "
+      "fp32 where that matters\n",
+      list.c_str());
 }
 }  // namespace
 
@@ -164,51 +253,13 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   // validation/tolerance.hpp); independent roundings grow like the square root of the step
   // count: tol = T FLT_EPSILON sqrt(steps).
   const double tol = validation::forward_tolerance(p, p.steps);
-  std::printf("validate %s: %lld x %lld x %lld cells, %lld steps, %lld shot(s)\n", config_path.c_str(), p.grid.n[0],
-              p.grid.n[1], p.grid.n[2], p.steps, p.shot_count());
-  std::printf("  cpu:  %s\n  cuda: %s\n", cpu.name().c_str(), gpu.name().c_str());
-  if (half) std::printf("  cpu fp16: %s\n", emu->name().c_str());
-  std::printf("  tolerance on relative L2: T eps_f32 sqrt(steps), T = %.0f terms per cell update (%s) = %.3e\n",
-              validation::step_rounding_terms(p), to_text(p.equation).c_str(), tol);
-  if (half)
-    std::printf(
-        "  fp16 storage: e16 = the CPU emulation's relative L2 against fp32 storage, per output; the GPU's own,\n"
-        "  gpu-fp32, must lie in [e16 / 2 - tol, 2 e16 + tol]: the same rounding, another draw of it\n"
-        "  (traces: at most 2 e16 + tol; validation/tolerance.hpp); gpu-emu for information; fp16's\n"
-        "  accuracy goal is e16 <= 1%%\n");
-  if (half)
-    std::printf("  %-28s %11s %11s %11s %11s %11s\n", "output", "e16", "gpu-fp32", "band from", "to", "gpu-emu");
-  else
-    std::printf("  %-28s %14s %14s %14s\n", "output", "relative L2", "max abs", "max |ref|");
+  print_forward_header(config_path, p, cpu.name(), gpu.name(), half ? emu->name() : std::string(), tol, half);
 
   const long long interval = c.output.snapshot_interval > 0 ? c.output.snapshot_interval : p.steps;
   std::vector<float> a(static_cast<size_t>(p.grid.cells())), b(a.size());
   std::vector<float> ta(static_cast<size_t>(p.receivers.size() * p.steps)), tb(ta.size());
-  bool ok = true;
+  ForwardRows rows{p, tol, true, {}};
   std::vector<float> e(half ? a.size() : 0);
-  std::vector<std::string> above_goal;
-  // fp16: x the GPU's, ref the fp32 reference's, em the emulation's.
-  // traces: the band's upper end only (validation::half_storage_ceiling).
-  auto report_half = [&](const std::string& what, const float* x, const float* ref, const float* em, std::size_t n,
-                         bool traces) {
-    const double e16 = validation::relative_l2(em, ref, n);
-    const double to_emu = validation::relative_l2(x, em, n), to_ref = validation::relative_l2(x, ref, n);
-    const validation::HalfStorageBand band =
-        traces ? validation::half_storage_ceiling(p, p.steps, e16) : validation::half_storage_band(p, p.steps, e16);
-    const bool pass = band.holds(to_ref);
-    ok = ok && pass;
-    if (!(e16 <= 0.01)) above_goal.push_back(what);
-    std::printf("  %-28s %11.3e %11.3e %11.3e %11.3e %11.3e %s\n", what.c_str(), e16, to_ref, band.lo, band.hi, to_emu,
-                pass ? "ok" : "FAIL");
-  };
-  auto report = [&](const std::string& what, const float* x, const float* ref, std::size_t n) {
-    const double l2 = validation::relative_l2(x, ref, n);
-    const double mx = validation::max_abs_difference(x, ref, n);
-    const bool pass = l2 <= tol;  // NaN fails
-    ok = ok && pass;
-    std::printf("  %-28s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, mx, validation::max_abs(ref, n),
-                pass ? "ok" : "FAIL");
-  };
   for (long long s = 0; s < p.shot_count(); ++s) {
     cpu.begin_shot(s);
     gpu.begin_shot(s);
@@ -224,9 +275,9 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
       const std::string what = "shot " + std::to_string(s) + " wavefield step " + std::to_string(n);
       if (half) {
         emu->wavefield(e.data());
-        report_half(what, a.data(), b.data(), e.data(), a.size(), false);
+        rows.report_half(what, a.data(), b.data(), e.data(), a.size(), false);
       } else {
-        report(what, a.data(), b.data(), a.size());
+        rows.report(what, a.data(), b.data(), a.size());
       }
     }
     if (!ta.empty()) {
@@ -236,22 +287,15 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
       if (half) {
         std::vector<float> te(ta.size());
         emu->traces(te.data());
-        report_half(what, ta.data(), tb.data(), te.data(), ta.size(), true);
+        rows.report_half(what, ta.data(), tb.data(), te.data(), ta.size(), true);
       } else {
-        report(what, ta.data(), tb.data(), ta.size());
+        rows.report(what, ta.data(), tb.data(), ta.size());
       }
     }
   }
-  if (!above_goal.empty()) {
-    std::string list;
-    for (const auto& w : above_goal) list += (list.empty() ? "" : ", ") + w;
-    std::printf(
-        "validate: warning: fp16 storage misses its 1%% accuracy goal (e16 above 0.01) on: %s; use solver.storage: "
-        "fp32 where that matters\n",
-        list.c_str());
-  }
-  std::printf("validate: %s\n", ok ? "PASS" : "FAIL (relative L2 above the tolerance)");
-  return ok ? 0 : 1;
+  print_goal_warning(rows.above_goal);
+  std::printf("validate: %s\n", rows.ok ? "PASS" : "FAIL (relative L2 above the tolerance)");
+  return rows.ok ? 0 : 1;
 }
 
 }  // namespace seisrtm::app
