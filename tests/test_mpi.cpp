@@ -48,6 +48,23 @@ std::vector<std::string> names_in(const fs::path& dir) {
   return n;
 }
 
+// A finished run in a fresh directory `name`: what a failed or stopped job must leave as it was
+// (its file names and the HDF5 file's bytes) and the run's own output.
+struct EarlierRun {
+  fs::path dir;
+  Result result;
+  std::vector<std::string> names;
+  std::string h5;
+};
+EarlierRun earlier_run(const std::string& name, const std::string& args) {
+  EarlierRun e{fresh_dir("seisrtm_mpi_", name), {}, {}, {}};
+  e.result = seisrtm::test::run_cli("run " + args + " --output " + e.dir.string());
+  REQUIRE(e.result.code == 0);
+  e.names = names_in(e.dir);
+  e.h5 = bytes_of(e.dir / "quickstart.h5");
+  return e;
+}
+
 // How often `what` occurs in `text`.
 size_t count_of(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -220,11 +237,7 @@ TEST_CASE("a shot-parallel migration whose backend keeps its own stack images wi
 }
 
 TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier output stays as it was", "[integration]") {
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "fail");
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const auto [dir, first, before, h5] = earlier_run("fail", kArgs + " --quiet");
   // Shot 3 of 5 (index 2) fails on whichever rank takes it.
   const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=2 " + SEISRTM_HOOKED_BINARY + " run " + kArgs +
                              " --output " + dir.string());
@@ -245,11 +258,7 @@ TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier outp
 
 TEST_CASE("SIGINT to mpirun in the middle of a shot-parallel run leaves no temporaries and the earlier output",
           "[integration]") {
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "sigint");
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const auto [dir, first, before, h5] = earlier_run("sigint", kArgs + " --quiet");
   // 20000 steps a shot: several seconds a shot on these oversubscribed ranks; SIGINT after 3 s,
   // to mpirun itself, once, as Ctrl-C in a terminal does. (`pid` is timeout's, which would pass
   // a signal on to mpirun twice, and a second SIGINT makes mpirun kill its ranks at once.)
@@ -268,11 +277,7 @@ TEST_CASE(
     "SIGINT and SIGTERM to mpirun stop every rank at its next check: one message, no MPI_Abort, nothing committed",
     "[integration]") {
   const std::string sig = GENERATE(std::string("INT"), std::string("TERM"));
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_" + sig);
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const auto [dir, first, before, h5] = earlier_run("stop_" + sig, kArgs);
   // One rank's 5 shots of 200 steps, 1000 steps in all (the summary's "time stepping T s"): a
   // shot of the job below (20000 steps, 3 ranks on these cores) takes 20 T or more.
   std::smatch t;
@@ -325,12 +330,8 @@ TEST_CASE("SIGTERM to one worker rank of a shot-parallel run stops every rank wi
   // Rank 1 alone gets SIGTERM once rank 0 has printed its first progress line: it reports the
   // signal to rank 0 (ShotFarm::check_interrupt), which stops every rank, says it once and exits
   // 143 as every other rank does, so mpirun returns 143; no rank ends the job with MPI_Abort.
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "worker_sigterm");
+  const auto [dir, first, before, h5] = earlier_run("worker_sigterm", kArgs + " --quiet");
   const fs::path log = fresh_dir("seisrtm_mpi_", "worker_sigterm_log") / "run.log";
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
   const Result r = signal_rank_once(
       kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --set time.steps=20000 --output " + dir.string(), log,
       "step", 1);
@@ -360,12 +361,8 @@ TEST_CASE("SIGTERM to rank 0 while a worker that was told no shot is left still 
   // sat in MPI_Finalize, rank 1's send of them (over the eager limit) was never matched and the
   // job hung.
   const std::string args = kArgs + " --set time.steps=2000 --set sources.shots=[[200,195,20],[300,195,20]]";
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_last_traces");
+  const auto [dir, first, before, h5] = earlier_run("stop_last_traces", args);
   const fs::path log = fresh_dir("seisrtm_mpi_", "stop_last_traces_log") / "run.log";
-  const Result first = seisrtm::test::run_cli("run " + args + " --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
   std::smatch t;
   REQUIRE(std::regex_search(first.output, t, std::regex(R"(time stepping ([0-9.]+) s)")));
   const double stepping = std::stod(t[1]);  // s, both shots on one rank
@@ -405,12 +402,8 @@ TEST_CASE("a worker that fails while rank 0 is stopping ends the job with its fa
   // answering. Rank 0 dropped that report and waited for an answer that never came: a hang.
   // Now it says the stop and the failure in one message and ends the job (MPI_Abort: the failed
   // rank waits for it).
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "fail_while_stopping");
+  const auto [dir, first, before, h5] = earlier_run("fail_while_stopping", kArgs);
   const fs::path log = fresh_dir("seisrtm_mpi_", "fail_while_stopping_log") / "run.log";
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
   std::smatch t;
   REQUIRE(std::regex_search(first.output, t, std::regex(R"(time stepping ([0-9.]+) s)")));
   const double steps_1000 = std::stod(t[1]);  // s: 5 shots of 200 steps on one rank
@@ -442,12 +435,8 @@ TEST_CASE("SIGINT to mpirun within 1 s of the end, before mpirun passes SIGTERM 
   // second used to commit its set and end as if no signal had come. This job (kArgs: 5 shots of
   // 200 steps on 3 ranks) ends within about a second of its first progress line, when SIGINT
   // comes; rank 0 waits for the SIGTERM before it commits (cluster::settle_before_commit).
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "stop_near_end");
+  const auto [dir, first, before, h5] = earlier_run("stop_near_end", kArgs + " --quiet");
   const fs::path log = fresh_dir("seisrtm_mpi_", "stop_near_end_log") / "run.log";
-  const Result first = seisrtm::test::run_cli("run " + kArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
   const Result r = run_shell("(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kArgs + " --output " +
                              dir.string() + " >" + log.string() +
                              " 2>&1 & pid=$!; "
@@ -639,11 +628,7 @@ TEST_CASE("a failed rank of a decomposed run stops every rank, named once; the e
   // too, which names rank 1 and shot 1 once, removes its temporaries and leaves the earlier
   // output set alone. Then every rank fails at shot 3, after rank 0 has written two shots into
   // its temporaries: the lowest rank is named, and again nothing is left behind.
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_fail");
-  const Result first = seisrtm::test::run_cli("run " + kSlabArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
+  const auto [dir, first, before, h5] = earlier_run("slab_fail", kSlabArgs + " --quiet");
   const std::string sgy = bytes_of(dir / "quickstart_shot_0000.sgy");
   const Result r = run_slabs(2, kSlabArgs, dir, "", "-x SEISRTM_TEST_FAIL_RANK=1 ");
   INFO(r.output);
@@ -704,12 +689,8 @@ TEST_CASE("SIGINT to one rank other than 0 stops a decomposed run with 130; no t
   // temporaries, says "interrupted by SIGINT" once and exits with 130, which is what mpirun
   // returns only if every other rank exits with it (they return rank 0's code: QuietExit).
   // (SIGINT to mpirun itself, which passes SIGTERM on to every rank, is the shot-parallel test's.)
-  const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_sigint");
+  const auto [dir, first, before, h5] = earlier_run("slab_sigint", kSlabArgs + " --quiet");
   const fs::path log = fresh_dir("seisrtm_mpi_", "slab_sigint_log") / "run.log";
-  const Result first = seisrtm::test::run_cli("run " + kSlabArgs + " --quiet --output " + dir.string());
-  REQUIRE(first.code == 0);
-  const std::vector<std::string> before = names_in(dir);
-  const std::string h5 = bytes_of(dir / "quickstart.h5");
   // `pid` is timeout's; rank 1 is found among its descendants (mpirun's children) by its rank.
   const Result r = run_shell(
       "(" + kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + kSlabArgs + kSlabs + " --set time.steps=20000 --output " +
