@@ -108,17 +108,23 @@ const auto named_directory = [](const std::string& v) {
   return v.empty() ? std::string("must name a directory, not ''") : "";
 };
 
+// The options run and migrate share, after their --set: --backend (solver.backend's values),
+// --output, --device and --quiet.
+void add_backend_options(CLI::App& sub, app::CommonOptions& opt) {
+  sub.add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
+      ->check(CLI::IsMember(enum_texts<SolverBackend>()));
+  sub.add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
+      ->check(named_directory);
+  sub.add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
+      ->check(CLI::Range(0, 1023));
+  sub.add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+}
+
 CLI::App* add_run(CLI::App& cli, app::CommonOptions& opt, std::string& config) {
   auto* run = cli.add_subcommand("run", "Forward modelling of the survey a YAML config describes");
   run->add_option("config", config, "YAML config file")->required();
   run->add_option("--set", opt.overrides, "Override a config key, e.g. --set time.steps=200 (repeatable)");
-  run->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  run->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
-      ->check(named_directory);
-  run->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
-      ->check(CLI::Range(0, 1023));
-  run->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  add_backend_options(*run, opt);
   return run;
 }
 
@@ -128,13 +134,7 @@ CLI::App* add_migrate(CLI::App& cli, app::CommonOptions& opt, std::string& confi
   migrate->add_option("config", config, "YAML migration config file")->required();
   migrate->add_option("--set", opt.overrides,
                       "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
-  migrate->add_option("--backend", opt.backend, "auto | cpu | cuda (default: the config's solver.backend)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  migrate->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
-      ->check(named_directory);
-  migrate->add_option("--device", opt.device, "CUDA device index (default: the config's solver.device, 0)")
-      ->check(CLI::Range(0, 1023));
-  migrate->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  add_backend_options(*migrate, opt);
   return migrate;
 }
 
