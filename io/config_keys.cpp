@@ -75,10 +75,6 @@ void read_value(io::YamlReader& r, const ConfigKey& k, std::string& place) {
   place = r.text(name_of(k.path), place);
 }
 
-void read_value(io::YamlReader& r, const ConfigKey& k, std::array<double, 3>& place) {
-  place = r.triple(name_of(k.path), place, false);
-}
-
 // An enumerated key: its text checked against the enum's name table (the message lists the
 // table's texts).
 template <class E>
@@ -93,10 +89,6 @@ void write_value(YAML::Emitter& e, const T& v) {
     e << to_text(v);
   else
     e << v;
-}
-
-void write_value(YAML::Emitter& e, const std::array<double, 3>& v) {
-  e << YAML::Flow << YAML::BeginSeq << v[0] << v[1] << v[2] << YAML::EndSeq;
 }
 
 // An optional number that is auto when empty.

@@ -271,7 +271,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
-  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab}, nullptr);
+  if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab != nullptr}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   // fp16 takes the separate backward kernels (the fused step reads floats).
