@@ -27,9 +27,7 @@ std::optional<E> env_choice(const char* var, const E (&all)[N], const char* (*na
 TmaTuning tma_tuning_from_environment() {
   TmaTuning t;
   t.shape = env_choice("SEISRTM_TMA_SHAPE", kernels::kTmaShapes, kernels::tma_shape_name);
-  constexpr kernels::FusedShape fused[] = {kernels::FusedShape::wide, kernels::FusedShape::compact,
-                                           kernels::FusedShape::compact1};
-  t.fused_shape = env_choice("SEISRTM_FUSED_SHAPE", fused, fused_shape_name);
+  t.fused_shape = env_choice("SEISRTM_FUSED_SHAPE", kernels::kFusedShapes, fused_shape_name);
   if (const char* e = std::getenv("SEISRTM_TMA_CHUNK_ROWS"); e != nullptr && *e != 0) {
     char* end = nullptr;
     const long v = std::strtol(e, &end, 10);

@@ -76,7 +76,17 @@ kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible) {
 }
 
 const char* fused_shape_name(kernels::FusedShape s) {
-  return s == kernels::FusedShape::wide ? "wide" : s == kernels::FusedShape::compact ? "compact" : "compact1";
+  switch (s) {
+    case kernels::FusedShape::wide:
+      return "wide";
+    case kernels::FusedShape::compact:
+      return "compact";
+    case kernels::FusedShape::compact1:
+      return "compact1";
+    case kernels::FusedShape::pipelined:
+      return "pipelined";
+  }
+  return "?";
 }
 
 std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic) {

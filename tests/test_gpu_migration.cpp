@@ -99,9 +99,8 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
         // The fused step's launch shapes (TmaTuning::fused_shape): each that can be chosen.
         const std::vector<std::optional<kernels::FusedShape>> shapes =
             fused && variant == kernels::Variant::tma
-                ? std::vector<std::optional<kernels::FusedShape>>{kernels::FusedShape::wide,
-                                                                  kernels::FusedShape::compact,
-                                                                  kernels::FusedShape::compact1}
+                ? std::vector<std::optional<kernels::FusedShape>>(std::begin(kernels::kFusedShapes),
+                                                                  std::end(kernels::kFusedShapes))
                 : std::vector<std::optional<kernels::FusedShape>>{std::nullopt};
         for (const auto& shape : shapes)
           for (int zb : {0, 16, 7}) {
