@@ -84,13 +84,11 @@ struct FusedMaps {
 bool fused_backward_supported(int radius);
 // Launch shapes of the fused step (rtm_fused.cu says what each holds). The halo maps (s, r)
 // are encoded with fused_box(radius, shape).
-enum class FusedShape { wide, compact, compact1, pipelined };
-inline constexpr FusedShape kFusedShapes[] = {FusedShape::wide, FusedShape::compact, FusedShape::compact1,
-                                              FusedShape::pipelined};
+enum class FusedShape { wide, compact, compact1 };
+inline constexpr FusedShape kFusedShapes[] = {FusedShape::wide, FusedShape::compact, FusedShape::compact1};
 constexpr int fused_tile_width(int radius, FusedShape shape) {
-  return shape == FusedShape::wide || shape == FusedShape::pipelined
-             ? tma_tile_width(radius)
-             : (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 3) / 4 * 4;
+  return shape == FusedShape::wide ? tma_tile_width(radius)
+                                   : (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 3) / 4 * 4;
 }
 std::array<int, 3> fused_box(int radius, FusedShape shape);
 void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,

@@ -43,23 +43,19 @@ struct FusedShapeOf {
   static constexpr int TW = fused_tile_width(Radius, Kind);
   static constexpr int TH = tma_tile_height(Radius);
   static constexpr int HX = tma_halo_x(Radius);
-  // pipelined: the wide tile with one more warp that only issues the loads; the others release
-  // each stage on its own barrier instead of the block's __syncthreads a plane.
-  static constexpr bool kProducer = Kind == FusedShape::pipelined;
-  static constexpr bool kWide = Kind == FusedShape::wide || kProducer;
-  static constexpr int kLookahead = kWide ? TmaPolicy::kLookahead : Kind == FusedShape::compact ? 2 : 1;
+  static constexpr int kLookahead = Kind == FusedShape::wide      ? TmaPolicy::kLookahead
+                                    : Kind == FusedShape::compact ? 2
+                                                                  : 1;
   static constexpr int kStages = Radius + 1 + kLookahead;
   static constexpr int kStageFloats = detail::stage_elements<float>(TW * TH);
   static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
-  static constexpr int kFieldStages = kWide ? kLookahead + 1 : 2;
+  static constexpr int kFieldStages = Kind == FusedShape::wide ? kLookahead + 1 : 2;
   static constexpr int kFieldFloats = BX * BY * RY;
   static constexpr unsigned kFieldBytes = 3 * kFieldFloats * sizeof(float);  // S prev, chi prev, m
   static constexpr size_t kSharedBytes =
       2 * size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
-  static constexpr int kThreads = BX * BY;                               // the stencil's threads
-  static constexpr int kBlockThreads = kThreads + (kProducer ? 32 : 0);  // and the producer warp
-  static constexpr int kMinBlocks = kWide ? 1 : 2;
-  static_assert(BX == 32, "a row of threads is one warp (the producer is the row ty = BY)");
+  static constexpr int kThreads = BX * BY;
+  static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
   static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
                 "two fused blocks do not fit an SM's shared memory");
@@ -69,7 +65,7 @@ struct FusedShapeOf {
 // Hinted: the loads carry L2 hints (FusedArgs::s.l2_hint > 0), a template flag so that the
 // kernel without them is the same code as before them (as the forward kernel's).
 template <int Radius, FusedShape Kind, bool Imaging, bool Hinted>
-__global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kBlockThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
+__global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
     fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
                  const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
                  const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block, int chunk, int z_blocks) {
@@ -84,10 +80,8 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kBlockThreads, Fus
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
   const AcousticArgs& a = f.s;  // geometry, weights and damping are the same for both fields
   extern __shared__ __align__(128) float shared_raw[];
-  constexpr bool kProducer = Shape::kProducer;
-  // Full barriers [0, S) and [0, FS); with a producer warp, the empty ones after them.
-  __shared__ alignas(8) uint64_t bar[kProducer ? 2 * S : S];
-  __shared__ alignas(8) uint64_t field_bar[kProducer ? 2 * FS : FS];
+  __shared__ alignas(8) uint64_t bar[S];
+  __shared__ alignas(8) uint64_t field_bar[FS];
   float* ring_s = shared_raw + detail::ring_offset<float>(shared_raw);
   float* ring_r = ring_s + S * SF;
   float* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
@@ -105,10 +99,6 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kBlockThreads, Fus
   if (tid == 0) {
     detail::init_ring(bar, S, 1);
     detail::init_ring(field_bar, FS, 1);
-    if constexpr (kProducer) {  // one arrival per stencil warp
-      detail::init_ring(bar + S, S, BY);
-      detail::init_ring(field_bar + FS, FS, BY);
-    }
     detail::fence_ring_init();
   }
   __syncthreads();
@@ -140,25 +130,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kBlockThreads, Fus
     detail::load_box(base + FF, &map_r_prev, coords, &field_bar[g]);
     detail::load_box(base + 2 * FF, &map_m, coords, &field_bar[g]);
   };
-  if constexpr (kProducer) {
-    if (ty == BY) {  // the producer warp: plane q's stages, once every stencil warp released them
-      if (tx == 0) {
-        for (int j = 0; j < min(S, total); ++j) issue(j, j);
-        for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
-        for (int q = 0; q < planes; ++q) {
-          if (q + S < total) {
-            detail::wait_stage(&bar[S + q % S], (q / S) & 1);
-            issue(q + S, q % S);
-          }
-          if (q + FS < planes) {
-            detail::wait_stage(&field_bar[FS + q % FS], (q / FS) & 1);
-            issue_fields(q + FS, q % FS);
-          }
-        }
-      }
-      return;
-    }
-  } else if (tid == 0) {
+  if (tid == 0) {
     for (int j = 0; j < min(S, total); ++j) issue(j, j);
     for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
   }
@@ -273,18 +245,10 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kBlockThreads, Fus
       }
     }
     offset += a.sz;
-    if constexpr (kProducer) {
-      __syncwarp();
-      if (tx == 0) {
-        detail::release_stage(detail::smem_address(&bar[S + s_cur]));
-        detail::release_stage(detail::smem_address(&field_bar[FS + f_cur]));
-      }
-    } else {
-      __syncthreads();
-      if (tid == 0) {
-        if (j + S < total) issue(j + S, s_cur);
-        if (j + FS < planes) issue_fields(j + FS, f_cur);
-      }
+    __syncthreads();
+    if (tid == 0) {
+      if (j + S < total) issue(j + S, s_cur);
+      if (j + FS < planes) issue_fields(j + FS, f_cur);
     }
     if (++s_cur == S) s_cur = 0;
     if (++s_wait == S) {
@@ -327,9 +291,9 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
                           {"fused backward", R, 4});
     // The launch order (AcousticArgs::chunk_rows) as the forward kernel's (launch_tma_shape).
     const int rows = f.s.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : f.s.chunk_rows;
-    const LaunchOrder order = launch_order(reinterpret_cast<const void*>(kernel), Shape::kBlockThreads,
+    const LaunchOrder order = launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads,
                                            static_cast<int>(Shape::kSharedBytes), tiles_x, tile_rows, z_blocks, rows);
-    const dim3 block(Shape::BX, Shape::kBlockThreads / Shape::BX, 1);
+    const dim3 block(Shape::BX, Shape::BY, 1);
     kernel<<<order.grid, block, Shape::kSharedBytes, stream>>>(
         *static_cast<const CUtensorMap*>(maps.s), *static_cast<const CUtensorMap*>(maps.r),
         *static_cast<const CUtensorMap*>(maps.s_prev), *static_cast<const CUtensorMap*>(maps.r_prev),
@@ -344,8 +308,6 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
         return launch.template operator()<R, FusedShape::compact>();
       case FusedShape::compact1:
         return launch.template operator()<R, FusedShape::compact1>();
-      case FusedShape::pipelined:
-        return launch.template operator()<R, FusedShape::pipelined>();
     }
   };
   switch (radius) {

@@ -83,8 +83,6 @@ const char* fused_shape_name(kernels::FusedShape s) {
       return "compact";
     case kernels::FusedShape::compact1:
       return "compact1";
-    case kernels::FusedShape::pipelined:
-      return "pipelined";
   }
   return "?";
 }
