@@ -25,7 +25,7 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
   if (!c.migration)
     throw Error("config file '" + config_path +
                 "' has no 'migration' section: seisrtm migrate needs "
-                "migration.data (the HDF5 file of seisrtm run) and a model; see README, Migration");
+                "migration.data (the HDF5 file of seisrtm run) and a model; see docs/guide/migrate.md");
   // Before the data are read or a shot migrated: the image must not take an input's place.
   io::check_output_set(c.output.directory, c.output.name, io::input_files(c));
   // A kernel the device cannot run is refused before the data are read (CudaMigrator refuses

@@ -10,7 +10,7 @@ Writes into --out (default: plots/), each file named after the result's stem:
   <stem>_snapshots.png  wavefield snapshots of shot 0, x-z slices (when the run wrote snapshots)
   <stem>_image_xz.png   the migrated image, x-z slice (a `seisrtm migrate` result)
 It writes into its own directory so that it never touches seisrtm's own pictures beside the .h5.
-The layout it reads is README.md's Output table: volumes are [z, y, x], traces [shot, receiver,
+The layout it reads is docs/guide/run.md's Output table: volumes are [z, y, x], traces [shot, receiver,
 time], positions [n, 3] as [x, y, z] in m; the root attributes `spacing` and `origin` are [x, y, z].
 """
 import argparse
