@@ -11,6 +11,7 @@
 
 #include "app/bench/bench.hpp"
 #include "app/commands.hpp"
+#include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "solver/capabilities.hpp"
 #include "solver/cuda_propagator.hpp"
@@ -144,6 +145,25 @@ Config bench_config(const BenchOptions& b, const Axes& a) {
   return parse_config(y.str(), sets, "bench");
 }
 
+// The tuning flags tune kernels the run has: a flag the run would ignore is refused, so an A/B
+// never compares two runs of the same kernel under two names.
+void check_tuning(const BenchOptions& b, const TmaTuning& t) {
+  if (t.fused_shape && !b.rtm) throw Error("bench --fused-shape: the fused backward step runs in bench --rtm only");
+  if (t.fused_shape && bench_equation(b) != Equation::acoustic)
+    throw Error("bench --fused-shape: the fused backward step is acoustic; " + b.equation +
+                " migrates with the separate kernels");
+  if (t.shape && bench_equation(b) != Equation::acoustic)
+    throw Error("bench --tma-shape: the thread shapes are the acoustic tma kernel's; " + b.equation +
+                "'s tma kernel has one");
+  const std::vector<std::string> v = split(b.variants);
+  if (!b.rtm && !v.empty() && std::find(v.begin(), v.end(), "tma") == v.end())
+    for (const char* flag :
+         {t.shape ? "--tma-shape" : "", t.chunk_rows ? "--chunk-rows" : "", t.l2_hint ? "--l2-hint" : ""})
+      if (*flag)
+        throw Error(std::string("bench ") + flag + " tunes the tma kernels; --variants " + b.variants +
+                    " has none (add tma)");
+}
+
 void check_writable(const std::string& path, const char* option) {
   if (path.empty()) return;
   const auto dir = std::filesystem::path(path).parent_path();
@@ -153,9 +173,10 @@ void check_writable(const std::string& path, const char* option) {
 
 }  // namespace
 
-int cmd_bench(const BenchOptions& b) {
+int cmd_bench(const BenchOptions& b, const TmaTuning& t) {
   if (!b.compare.empty()) return bench::compare(b.compare);
-  (void)bench_equation(b);                 // a bad --equation said first
+  (void)bench_equation(b);  // a bad --equation said first
+  check_tuning(b, t);
   for (const auto& v : split(b.variants))  // said before the GPU is asked for
     if (v == "smem" || v == "naive" || v == "tma")
       if (const std::string why = cannot_implement({variant_named(v), bench_equation(b)}, nullptr); !why.empty())
@@ -178,7 +199,7 @@ int cmd_bench(const BenchOptions& b) {
           "bench --rtm measures fp32 storage only; drop --storage and set "
           "solver.storage: fp32");
     if (a.steps.size() != 1) throw Error("bench --rtm takes one step count (--steps 1000)");
-    return bench_rtm(bb, cfg);
+    return bench_rtm(bb, cfg, t);
   }
   const Problem p = build_problem(cfg);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
@@ -201,7 +222,7 @@ int cmd_bench(const BenchOptions& b) {
                                   : "shrink grid.shape (with --set) to about " + std::to_string(fits) + "^3 cells"));
   }
 
-  const bench::Setup s{b, g, a, cfg, p};
+  const bench::Setup s{b, t, g, a, cfg, p};
   bench::Results r;
   r.date = bench::today();
   bench::print_header(s, r.date);

@@ -35,9 +35,9 @@ std::vector<std::string> memory_kinds(const BenchOptions& b) {
 
 // The forward run: stepping time from CUDA events (returned, s); its traces are the data,
 // written to `data_file`.
-double forward_run(const Config& c, const std::string& data_file) {
+double forward_run(const Config& c, const TmaTuning& t, const std::string& data_file) {
   const Problem fp = build_problem(c);
-  CudaPropagator prop(fp, gpu_options(c));
+  CudaPropagator prop(fp, gpu_options(c, t));
   prop.begin_shot(0);
   prop.advance(0, fp.steps);
   const double forward = prop.stepping_seconds();
@@ -57,7 +57,7 @@ double forward_run(const Config& c, const std::string& data_file) {
 
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
-void bench_migration(const Config& c, bool fused, const std::string& data_file, double forward) {
+void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
@@ -66,7 +66,7 @@ void bench_migration(const Config& c, bool fused, const std::string& data_file, 
   m.fused = fused;
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
-  CudaMigrator mig(in.problem, gpu_options(mc));
+  CudaMigrator mig(in.problem, gpu_options(mc, t));
   std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
   using clock = std::chrono::steady_clock;
   clock::time_point t0 = clock::now(), t_back = t0;
@@ -108,11 +108,11 @@ void bench_migration(const Config& c, bool fused, const std::string& data_file, 
 
 }  // namespace
 
-int bench_rtm(const BenchOptions& b, const Config& base) {
+int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
   const GpuInfo g = query_gpu();
   const std::vector<std::string> memories = memory_kinds(b);
-  std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
-              g.name.c_str());
+  std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
+              g.name.c_str(), tuning_text(t).c_str());
   std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
               "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =
@@ -123,10 +123,10 @@ int bench_rtm(const BenchOptions& b, const Config& base) {
     Config c = base;
     c.solver.memory = *from_text<SolverMemory>(mem);
     c.solver.kernel = SolverKernel::tma;
-    const double forward = forward_run(c, data_file);
+    const double forward = forward_run(c, t, data_file);
     for (bool fused : {true, false}) {
       if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-      bench_migration(c, fused, data_file, forward);
+      bench_migration(c, t, fused, data_file, forward);
     }
     std::filesystem::remove(data_file);
   }

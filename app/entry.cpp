@@ -99,6 +99,7 @@ struct Commands {
   std::string config;
   double cpu_limit = 300;
   app::BenchOptions bo;
+  TmaTuning tuning;  // bench's tuning flags
   app::PlotOptions po;
   CLI::App *run = nullptr, *migrate = nullptr, *validate = nullptr, *bench = nullptr, *plot = nullptr;
 };
@@ -156,7 +157,7 @@ CLI::App* add_validate(CLI::App& cli, app::CommonOptions& opt, std::string& conf
   return validate;
 }
 
-CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo) {
+CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
   auto* bench = cli.add_subcommand(
       "bench", "The compression versus z-blocking study: kernel variants x z_block x memory kind x step counts");
   bench->add_option("--config", bo.config, "Model and survey from this YAML file (default: a built-in cube)");
@@ -186,11 +187,13 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo) {
   bench->add_option("--json", bo.json, "Write every figure, the device and the configuration to this JSON file");
   bench->add_option("--plot", bo.plot, "Draw GCells/s against z_block to this PNG file");
   bench->add_option("--compare", bo.compare, "Compare two --json files instead of measuring")->expected(2);
+  app::add_tuning_options(*bench, tuning);
   bench->footer(
       "Examples:\n  seisrtm bench --quick --json quick.json\n"
       "  seisrtm bench --json study.json --csv study.csv --plot study.png\n"
       "  seisrtm bench --variants naive,smem,tma --z-block none,32 --memory plain --steps 1000\n"
       "  seisrtm bench --compare quick1.json quick2.json\n"
+      "  seisrtm bench --variants tma --z-block 32 --memory plain --steps 1000 --tma-shape rows4 --json rows4.json\n"
       "  seisrtm bench --rtm --size 800 --steps 1000 --memory plain,compressible");
   return bench;
 }
@@ -266,14 +269,11 @@ int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
                   " ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info' (valid: mpirun -np N "
                   "seisrtm run|migrate CONFIG)");
     if (run->parsed() || migrate->parsed()) stop_on_signals();
-    // A malformed tuning variable is refused before any work, whatever the backend.
-    if (run->parsed() || migrate->parsed() || bench->parsed() || validate->parsed())
-      (void)app::tma_tuning_from_environment();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
     if (bench->parsed()) {
       for (int i = 0; i < argc; ++i) bo.command_line += (i ? " " : "") + std::string(i ? argv[i] : "seisrtm");
-      return app::cmd_bench(bo);
+      return app::cmd_bench(bo, k.tuning);
     }
     if (validate->parsed()) return app::cmd_validate(config, opt, k.cpu_limit);
     if (plot->parsed()) return app::cmd_plot(k.po);
@@ -323,7 +323,7 @@ int main_of_rank(int argc, char** argv) {
   k.run = add_run(cli, k.opt, k.config);
   k.migrate = add_migrate(cli, k.opt, k.config);
   k.validate = add_validate(cli, k.opt, k.config, k.cpu_limit);
-  k.bench = add_bench(cli, k.bo);
+  k.bench = add_bench(cli, k.bo, k.tuning);
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");
   k.plot = add_plot(cli, k.po);
 

@@ -1,17 +1,32 @@
 #pragma once
-// The tma kernels' tuning from the environment, for A/Bs of whole binaries (`seisrtm bench`,
-// the GPU scripts): SEISRTM_TMA_SHAPE (rows2, rows4, pairs, quads), SEISRTM_TMA_CHUNK_ROWS (tile
-// rows a chunk of the launch order, 0 whole layers), SEISRTM_TMA_L2_HINT (0, 1, 2) and
-// SEISRTM_FUSED_SHAPE (wide, compact, compact1). Unset or empty: the policy's. Read here, in the
-// command layer, once; the solver takes them as CudaOptions::tuning.
+// The tma kernels' tuning as flags of `seisrtm bench`, for A/Bs within one binary: --tma-shape,
+// --fused-shape, --chunk-rows and --l2-hint, each checked against the kernels' own name tables
+// (kernels::kTmaShapes, kernels::kFusedShapes) as the command line is parsed. A flag not given
+// is the policy's. run, migrate and validate take no tuning: they run the policy. The solver
+// takes the choice as CudaOptions::tuning.
+#include <string>
+
+#include "app/commands.hpp"
 #include "io/config.hpp"
 #include "solver/cuda_propagator.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace seisrtm::app {
 
-// Throws Error naming the variable and the valid values for anything else.
-TmaTuning tma_tuning_from_environment();
-// cuda_options(c) with the environment's tuning.
-CudaOptions gpu_options(const Config& c);
+// Adds the four flags to `bench`, parsed into `t`. A value outside the valid ones is a usage
+// error naming the flag and the valid values.
+void add_tuning_options(CLI::App& bench, TmaTuning& t);
+// One line for a bench header: each flag and its value, "policy" where it was not given.
+std::string tuning_text(const TmaTuning& t);
+// cuda_options(c) with the tuning `t`: bench's flags; the policy where none is given.
+CudaOptions gpu_options(const Config& c, const TmaTuning& t = {});
+
+// seisrtm bench (app/cmd_bench.cpp) with the tuning of its flags.
+int cmd_bench(const BenchOptions& b, const TmaTuning& t);
+// bench --rtm on the bench's model and survey (app/cmd_bench_rtm.cpp), with the tuning of its flags.
+int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t);
 
 }  // namespace seisrtm::app

@@ -21,8 +21,9 @@
 
 namespace seisrtm {
 
-// Tuning of the tma kernels: an A/B axis of `seisrtm bench` (through the SEISRTM_TMA_*
-// environment variables, app/tuning.hpp) and of the GPU tests. Each unset choice is the policy's.
+// Tuning of the tma kernels: an A/B axis of `seisrtm bench` (its flags --tma-shape,
+// --fused-shape, --chunk-rows and --l2-hint, app/tuning.hpp) and of the GPU tests; run, migrate
+// and validate leave it empty. Each unset choice is the policy's.
 struct TmaTuning {
   std::optional<kernels::TmaShape> shape;          // the acoustic forward kernel's thread shape
   std::optional<int> chunk_rows;                   // tile rows a chunk of the launch order; 0 whole layers

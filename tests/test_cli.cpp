@@ -13,7 +13,6 @@
 #include "io/hdf5_file.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
-#include "tests/scoped_env.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -619,36 +618,58 @@ TEST_CASE("host memory respects the cgroup limit of a container or batch job", "
 }
 
 TEST_CASE(
-    "SEISRTM_TMA_SHAPE, SEISRTM_FUSED_SHAPE, SEISRTM_TMA_CHUNK_ROWS and SEISRTM_TMA_L2_HINT outside their values are "
-    "refused before any work, naming the variable and the valid values",
+    "bench's tuning flags: a value outside the kernels' name tables or ranges is one message naming the flag and "
+    "the valid values; a flag the run would ignore is refused; run, migrate and validate take none",
     "[integration]") {
-  // The tuning of bench's A/Bs is read once, by the command, whatever the backend (the CPU
-  // backend here): a typo is not silently the policy.
-  const fs::path d = fresh_dir("tuning_env");
-  const std::string cfg = write_config(d, kSmall);
-  auto refused = [&](const char* var, const std::string& value, const std::vector<std::string>& expected) {
-    const ScopedEnv env(var, value);
-    for (const std::string command :
-         {"run " + cfg + " --quiet --backend cpu --output " + (d / "out").string(),
-          "migrate " + cfg + " --quiet --backend cpu --output " + (d / "out").string(), "validate " + cfg}) {
-      const Result r = run_cli(command);
-      INFO(command << " with " << var << "=" << value << ": " << r.output);
-      CHECK(r.code == 1);
-      CHECK_THAT(r.output, Contains(std::string("environment variable ") + var + " is '" + value + "'"));
-      for (const auto& e : expected) CHECK_THAT(r.output, Contains(e));
-      CHECK_FALSE(fs::exists(d / "out"));
-    }
+  // Each refused at parsing (exit 2) or before the GPU is asked for (exit 1), so on any machine.
+  auto refused = [](const std::string& args, int code, const std::string& expected) {
+    const Result r = run_cli("bench " + args);
+    INFO("bench " << args << ": " << r.output);
+    CHECK(r.code == code);
+    CHECK_THAT(r.output, Contains("seisrtm: error: ") && Contains(expected));
+    CHECK(r.output.find("error:") == r.output.rfind("error:"));  // one message
   };
-  refused("SEISRTM_TMA_SHAPE", "rows3", {"valid: rows2, rows4, pairs, quads"});
-  refused("SEISRTM_FUSED_SHAPE", "narrow", {"valid: wide, compact, compact1"});
-  for (const char* rows : {"-1", "two", "3x"}) refused("SEISRTM_TMA_CHUNK_ROWS", rows, {"0 (whole layers)"});
-  for (const char* hint : {"3", "-1", "1x", "evict", " 1"}) refused("SEISRTM_TMA_L2_HINT", hint, {"0 (no L2 hints)"});
-  // Empty reads as unset: the policy's, and the run goes ahead.
-  const ScopedEnv empty("SEISRTM_TMA_L2_HINT", "");
-  const Result ok =
-      run_cli("run " + cfg + " --quiet --backend cpu --output " + (d / "ok").string() + " --set time.steps=4");
-  INFO(ok.output);
-  CHECK(ok.code == 0);
+  refused("--tma-shape rows3", 2, "--tma-shape: 'rows3' is not a tma shape; valid: rows2, rows4, pairs, quads");
+  refused("--fused-shape narrow", 2,
+          "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1, pipelined");
+  for (const char* rows : {"-1", "two", "3x", "08", "1048577", "99999999999", "' 1'"})
+    refused(std::string("--chunk-rows=") + rows, 2,
+            "is not valid; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576");
+  for (const char* hint : {"3", "-1", "1x", "evict", "' 1'"})
+    refused(std::string("--l2-hint=") + hint, 2, "is not valid; valid: 0 (no L2 hints), 1 (the loads read once");
+  refused("--l2-hint 3", 2, "--l2-hint: '3' is not valid");
+  // An empty value is a missing one (CLI11's message, naming the flag).
+  refused("--chunk-rows=''", 2, "--chunk-rows: 1 required N missing");
+  refused("--l2-hint=''", 2, "--l2-hint: 1 required 0|1|2 missing");
+  // Flags that tune no kernel of the run: an A/B of them would compare a kernel with itself.
+  refused("--fused-shape wide", 1, "bench --fused-shape: the fused backward step runs in bench --rtm only");
+  refused("--rtm --equation vti --fused-shape compact", 1, "bench --fused-shape: the fused backward step is acoustic");
+  refused("--equation tti --tma-shape rows4", 1, "bench --tma-shape: the thread shapes are the acoustic tma kernel's");
+  refused("--variants naive,smem --chunk-rows 8", 1,
+          "bench --chunk-rows tunes the tma kernels; --variants naive,smem has none");
+  refused("--variants smem --l2-hint 0", 1, "bench --l2-hint tunes the tma kernels");
+  // Valid values of every flag are taken: the run goes on to the next check, a missing --json directory.
+  for (const std::string ok : {"--tma-shape rows2 --chunk-rows 0 --l2-hint 2", "--tma-shape quads --chunk-rows 1048576",
+                               "--rtm --fused-shape pipelined --l2-hint 0", "--variants smem,tma --chunk-rows 24"})
+    refused(ok + " --json /nonexistent-dir/x.json", 1, "bench --json: directory '/nonexistent-dir' does not exist");
+  // The help names each flag's valid values, from the kernels' name tables.
+  const Result help = run_cli("bench --help");
+  CHECK(help.code == 0);
+  CHECK_THAT(help.output, Contains("--tma-shape") && Contains("rows2 | rows4 | pairs | quads") &&
+                              Contains("--fused-shape") && Contains("wide | compact | compact1 | pipelined") &&
+                              Contains("--chunk-rows") && Contains("--l2-hint"));
+  // run, migrate and validate run the policy: the flags are bench's alone.
+  const fs::path d = fresh_dir("tuning_flags");
+  const std::string cfg = write_config(d, kSmall);
+  for (const std::string& command :
+       {"run " + cfg + " --quiet --backend cpu --output " + (d / "out").string(),
+        "migrate " + cfg + " --quiet --backend cpu --output " + (d / "out").string(), "validate " + cfg}) {
+    const Result r = run_cli(command + " --tma-shape rows2");
+    INFO(command << ": " << r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains("--tma-shape"));
+    CHECK_FALSE(fs::exists(d / "out"));
+  }
 }
 
 TEST_CASE("host memory respects ulimit -v and ulimit -d: refused naming the limit, not std::bad_alloc",

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "solver/cuda_propagator.hpp"
 #include "solver/problem.hpp"
 
 namespace seisrtm::app::bench {
@@ -38,9 +39,11 @@ struct Axes {
   long long size = 800;
 };
 
-// What a study runs on: the options as given, the device, the axes, the config and its problem.
+// What a study runs on: the options as given, the tma kernels' tuning (its flags; unset: the
+// policy's), the device, the axes, the config and its problem.
 struct Setup {
   const BenchOptions& options;
+  const TmaTuning& tuning;
   const GpuInfo& gpu;
   const Axes& axes;
   const Config& config;

@@ -114,10 +114,18 @@ void write_json(const Setup& s, const Results& r) {
       {"driver", driver_release()},
       {"driver_cuda", std::to_string(g.driver_version / 1000) + "." + std::to_string(g.driver_version % 1000 / 10)},
       {"runtime_cuda", std::to_string(g.runtime_version / 1000) + "." + std::to_string(g.runtime_version % 1000 / 10)}};
+  // The tuning flags as given; null where a flag was not given (the policy's, which the cells'
+  // kernel names spell out).
+  const TmaTuning& t = s.tuning;
+  const Json tuning = {{"tma_shape", t.shape ? Json(kernels::tma_shape_name(*t.shape)) : Json()},
+                       {"fused_shape", t.fused_shape ? Json(fused_shape_name(*t.fused_shape)) : Json()},
+                       {"chunk_rows", t.chunk_rows ? Json(*t.chunk_rows) : Json()},
+                       {"l2_hint", t.l2_hint ? Json(*t.l2_hint) : Json()}};
   j["configuration"] = {{"variants", a.variants},
                         {"z_blocks", a.z_blocks},
                         {"memories", a.memories},
                         {"storages", a.storages},
+                        {"tuning", tuning},
                         {"steps", a.steps},
                         {"repeat", a.repeat},
                         {"warm_up_steps", r.warm},

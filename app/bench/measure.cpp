@@ -12,7 +12,6 @@
 #include <sstream>
 
 #include "app/bench/bench.hpp"
-#include "app/tuning.hpp"
 #include "solver/bandwidth.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/progress.hpp"
@@ -107,7 +106,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
     o.memory = c.memory == "compressible" ? MemoryKind::compressible : MemoryKind::plain;
     o.storage = c.storage == "fp16" ? kernels::Storage::fp16 : kernels::Storage::fp32;
     o.graphs = true;
-    o.tuning = tma_tuning_from_environment();
+    o.tuning = s.tuning;
     CudaPropagator prop(p, o);
     if (k == 0 || c.memory == "compressible")
       for (const auto& note : prop.notes()) std::fprintf(stderr, "seisrtm: warning: %s\n", note.c_str());

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "app/bench/bench.hpp"
+#include "app/tuning.hpp"
 
 namespace seisrtm::app::bench {
 
@@ -24,6 +25,8 @@ void print_header(const Setup& s, const std::string& date) {
   const Problem& p = s.problem;
   std::printf("seisrtm bench %s\n", SEISRTM_VERSION);
   std::printf("command: %s\n", b.command_line.c_str());
+  // The tuning flags on a line of their own, so the two logs of an A/B say what each ran.
+  std::printf("tuning: %s\n", tuning_text(s.tuning).c_str());
   std::printf(
       "device: %s (cc %d.%d, %d SMs, %.0f MiB L2, %.1f GiB), driver %s (CUDA %d.%d), runtime "
       "%d.%d, %s\n",
@@ -81,7 +84,7 @@ void print_tables(const Setup& s, const Results& r) {
           std::printf("\n");
         }
     }
-  // The kernels measured, launch shapes included (the policy's or SEISRTM_TMA_SHAPE's).
+  // The kernels measured, launch shapes included (the policy's or --tma-shape's).
   std::vector<std::string> kernels;
   for (const auto& c : cells)
     if (std::find(kernels.begin(), kernels.end(), c.kernel) == kernels.end()) kernels.push_back(c.kernel);
