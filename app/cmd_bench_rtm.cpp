@@ -94,8 +94,10 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   }
   std::string backward = fused ? "fused" : "separate";
   const std::string n = mig.name(), tag = "fused backward step (";
-  if (const auto at = n.find(tag); fused && at != std::string::npos)
-    backward += "-" + n.substr(at + tag.size(), n.find(')', at) - at - tag.size());
+  if (const auto at = n.find(tag); fused && at != std::string::npos) {
+    const auto from = at + tag.size();
+    backward.append(1, '-').append(n, from, n.find(')', from) - from);  // the shape's name
+  }
   std::printf(
       "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; boundary store %s; "
       "the stack's copy-back, once a survey: %.3f s)\n",

@@ -51,9 +51,7 @@ struct BenchOptions {
   std::string command_line;                         // as typed, printed beside the results
   bool rtm = false;                                 // one RTM shot against one forward run instead of the study
 };
-int cmd_bench(const BenchOptions& b);
-// bench --rtm on the bench's model and survey.
-int bench_rtm(const BenchOptions& b, const Config& base);
+// cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 
 // seisrtm plot FILE.h5 [what]: one picture of a result file (what: gather, wavefield, model,
 // image, normalized, correlation, illumination; empty: list what the file holds).

@@ -62,7 +62,7 @@ kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible);
 const char* fused_shape_name(kernels::FusedShape s);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it
 // takes (none with fp16 storage; anisotropic: vti/tti's loads) and a launch order forced by
-// SEISRTM_TMA_CHUNK_ROWS (chunk_rows >= 0; -1, the policy, adds nothing).
+// bench --chunk-rows (chunk_rows >= 0; -1, the policy, adds nothing).
 std::string tma_settings_text(int l2_hint, int chunk_rows, bool half, bool anisotropic);
 // Makes o.device current and refuses a variant the device cannot run (tma below 9.0).
 void select_device(const CudaOptions& o);
