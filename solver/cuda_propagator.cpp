@@ -69,8 +69,8 @@ int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Stor
   return t.l2_hint.value_or(kernels::tma_l2_hint_policy(radius, compressible, storage));
 }
 
-// The faster shape of each memory kind (docs/BENCHMARKS.md, "Migration on the GPU": `wide` in
-// plain memory, `compact`, two blocks an SM, in compressible memory).
+// The faster shape of each memory kind (docs/BENCHMARKS.md, "RTM": `wide` in plain memory,
+// `compact`, two blocks an SM, in compressible memory).
 kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible) {
   return t.fused_shape.value_or(compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
 }
