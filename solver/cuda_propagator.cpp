@@ -367,7 +367,7 @@ struct CudaPropagator::Impl {
   // sources and the exchange beside the interior planes (which read no halo plane) and their
   // sources; then, once the halos are in, the receivers and the step counter. The edges run
   // beside the interior, not before it: launched ahead of it on one stream, the small edge
-  // kernels and their tails would be paid every step (docs/BENCHMARKS.md, z slabs).
+  // kernels and their tails would be paid every step (docs/BENCHMARKS.md, "Several GPUs").
   void slab_step(int c) {
     const cudaStream_t m = stream.get();
     const SlabOverlap& o = *overlap;
