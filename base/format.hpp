@@ -1,5 +1,5 @@
 #pragma once
-// Small text helpers every layer uses in its messages.
+// Small text functions every layer uses in its messages.
 #include <cstdio>
 #include <string>
 

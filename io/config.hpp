@@ -189,9 +189,8 @@ struct MigrationConfig {
   DataFilter data_filter = DataFilter::automatic;
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
   // GPU, tma, space order <= 8: one fused kernel per backward step (both fields and imaging);
-  // false: separate kernels. Measured on an H100 at 800^3 (2026-11-22): with image_interval
-  // auto (k = 16) the fused step is the faster (6.43 against 6.50 s of GPU time for 1000
-  // steps); with imaging every step the slower (14.2 against 11.6 s).
+  // false: separate kernels. With image_interval auto (imaging every k-th step) the fused step
+  // is the faster; with imaging every step the slower (docs/BENCHMARKS.md, "RTM").
   bool fused = true;
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).

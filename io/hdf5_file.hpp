@@ -69,7 +69,7 @@ struct DeclaredDataset {
 };
 DeclaredDataset declared_dataset(const std::string& file, const std::string& dataset);
 
-// Writes helpers used by the output file and by tests that make inputs.
+// Dataset writers used by the output file and by tests that make inputs.
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const float* data);
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const double* data);
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);

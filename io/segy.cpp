@@ -52,7 +52,7 @@ std::vector<int> trace_fields() {
   return v;
 }
 
-// Big-endian helpers for the rev 2 fields of the binary header that segyio 1.8 does not name.
+// Big-endian writers for the rev 2 fields of the binary header that segyio 1.8 does not name.
 void put_be(char* p, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
 }
@@ -432,7 +432,7 @@ FileLayout read_layout(const std::string& path) {
   if (L.samples < 1) throw bad(samples_field + " = 0; it must give the samples of every trace");
   // segyio holds a trace's size in bytes in an int: the 240-byte header and 4 bytes a sample
   // (formats 1 and 5) stay below 2^31 up to (2^31 - 1 - 240) / 4 samples. A 32-bit count past
-  // that wrapped the size (2^30 + 11 samples read as traces of 11) and planned a read of GiB.
+  // that wraps the size (2^30 + 11 samples read as traces of 11) and plans a read of GiB.
   constexpr long long kMaxSamples = (static_cast<long long>(INT32_MAX) - kTrace) / 4;
   if (L.samples > kMaxSamples)
     throw bad(samples_field + " = " + std::to_string(L.samples) + ": a trace of 240 + 4 x " +

@@ -91,14 +91,13 @@ struct TmaPolicy {
   static constexpr int kRows = 2;
   static constexpr int kLookahead = 3;
   static constexpr int kTileY = kBlockY * kRows;
-  // The launch order in chunks pays up to z blocks of 32 planes and loses beyond (H100, 800^3,
-  // order 8, against whole layers: fp32 plain +6.5% at z_block 16, +2.8% at 32, +1.8% at 64,
-  // +0.9% at 128; compressible +3.8%, +1.4%, +0.7%, -6.2%; fp16 plain +6.3%, +2.0%, -0.7%,
-  // -4.2%; docs/BENCHMARKS.md).
+  // The launch order in chunks pays up to z blocks of 32 planes, the more the shorter the z
+  // blocks; beyond them it gains little in fp32 and loses in compressible memory and in fp16
+  // (docs/BENCHMARKS.md, "Forward acoustic").
   static constexpr int kChunkMaxPlanes = 32;
   // The order-8 fp16 quads kernel runs three blocks an SM (kernels/acoustic_tma.cu, Dense) for z
-  // blocks of at most this many planes: H100, 800^3, fp16 plain, three against two blocks in the
-  // same call: z_block 16 292.8 / 263.1, 32 284.2 / 277.1, 48 253.2 / 275.9, 128 207.8 / 261.7.
+  // blocks of at most this many planes: beyond them three blocks run slower than two (longer z
+  // blocks of more resident blocks thrash L2; docs/BENCHMARKS.md, "Forward acoustic").
   static constexpr int kDenseMaxPlanes = 32;
 };
 
@@ -115,26 +114,22 @@ inline constexpr TmaShape kTmaShapes[] = {TmaShape::rows2, TmaShape::rows4, TmaS
 constexpr const char* tma_shape_name(TmaShape s) {
   return s == TmaShape::rows2 ? "rows2" : s == TmaShape::rows4 ? "rows4" : s == TmaShape::pairs ? "pairs" : "quads";
 }
-// The policy: the shape for a radius, memory kind and storage, measured on an H100 at 800^3
-// (docs/BENCHMARKS.md, "Launch shape of the forward tma kernel" and "fp16 storage"). fp32:
-// rows2 won every cell. fp16 (z_block 128/64/32, plain; compressible measured at order 8 gave
-// the same figures): order 2 rows2 (313.7 GCells/s at z_block 32), order 4 rows4 (300.1
-// against 276.9), order 8 quads (227.9-238.9, 1-2% above rows4), order 16 rows4 (157.3 against
-// 110.1: at 122 registers and half the shared memory, two of its blocks fit an SM).
+// The policy: the shape for a radius, memory kind and storage, the fastest of each
+// (docs/BENCHMARKS.md, "Forward acoustic"). fp32: rows2 at every order, z_block and memory kind.
+// fp16 (the same shape in plain and compressible memory): order 2 rows2, order 4 rows4, order 8
+// quads (just ahead of rows4), order 16 rows4 (at 122 registers and half the shared memory, two
+// of its blocks fit an SM).
 constexpr TmaShape tma_shape_policy(int radius, bool compressible, Storage storage = Storage::fp32) {
   (void)compressible;
   if (storage == Storage::fp32) return TmaShape::rows2;
   return radius <= 1 ? TmaShape::rows2 : radius == 4 ? TmaShape::quads : TmaShape::rows4;
 }
 
-// The loads' L2 hints (AcousticArgsT::l2_hint) by measurement (H100, 800^3, order 8, 1000
-// steps, one call, 2026-11-23): fp32 storage in plain memory ran 165.0 / 169.4 GCells/s at z_block
-// 32 / 16 with hint 2 against 160.5 / 166.5 without (hint 1: 164.2 / 168.3); in compressible
-// memory +0.3% / -0.6%; fp16 storage lost with either (plain: 194.8 / 216.5 against 239.4 /
-// 223.2). Orders 2, 4 and 16, fp32 plain, z_block 32: 167.3 -> 169.6, 165.5 -> 168.3, 134.4 ->
-// 134.8 with hint 2. The vti/tti kernel takes the same policy (TtiArgsT::l2_hint): order-8 tti,
-// fp32 plain, z_block 128 / 64 / 32, chunked order: 59.9 / 59.3 / 57.5 -> 59.9 / 59.5 / 57.6 with
-// hint 2 (layer order: 59.2 / 58.8 / 57.4 -> 59.4 / 59.2 / 57.3).
+// The loads' L2 hints (AcousticArgsT::l2_hint): hint 2 where they pay, fp32 storage in plain
+// memory, at every order (hint 1 gains less); in compressible memory they change nothing beyond
+// the noise, and fp16 storage runs slower with either (docs/BENCHMARKS.md, "Forward acoustic").
+// The vti/tti kernel takes the same policy (TtiArgsT::l2_hint), where hint 2 is neutral to a
+// little faster (docs/BENCHMARKS.md, "TTI and VTI").
 constexpr int tma_l2_hint_policy(int radius, bool compressible, Storage storage) {
   (void)radius;
   return storage == Storage::fp32 && !compressible ? 2 : 0;
@@ -149,8 +144,8 @@ struct TmaMaps {
 };
 
 // The TMA box for a radius and element size (4: fp32, 2: fp16). Its x start must sit on a
-// 16-byte boundary (a box starting at x0 - 1 or x0 - 2 stopped the copy engine with an
-// illegal-instruction error on an H100), so the left halo is widened to HX = R rounded up to 16
+// 16-byte boundary (a box starting at x0 - 1 or x0 - 2 stops the copy engine with an
+// illegal-instruction error), so the left halo is widened to HX = R rounded up to 16
 // bytes (4 floats, 8 halves); the width BX + HX + R is rounded up to 8 elements (a row of the
 // box a multiple of 16 bytes in either size). Height: the block's rows plus 2R.
 constexpr int tma_halo_x(int radius, int element_bytes = 4) {

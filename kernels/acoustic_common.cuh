@@ -31,9 +31,9 @@ __device__ __forceinline__ float leapfrog_undamped(float p, float p_prev, float 
 }
 // A zero numerator (a wavefield the wave has not reached yet: the damping zone through most of a
 // run) returns itself, the bits of 0 / (1 + s); the division's operand check sends zeros to its
-// slow path, a subroutine of about 35 instructions. H100, 800^3, fp16, z_block 16, the 21st step
-// (Nsight Compute source counters): every division of the tma kernel took it, 6.2% of the kernel's
-// instructions and 8.3% of its stall samples (tti: 5.8% and 5.0%).
+// slow path, a subroutine of about 35 instructions, which every division of such a cell takes
+// (a visible share of the tma kernels' instructions and stalls; docs/BENCHMARKS.md, "Forward
+// acoustic").
 __device__ __forceinline__ float leapfrog(float p, float p_prev, float m, float lap, float s) {
   if (s == 0.0f) return leapfrog_undamped(p, p_prev, m, lap);
   const float num = 2.0f * p - (1.0f - s) * p_prev + m * lap;

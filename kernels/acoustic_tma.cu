@@ -10,11 +10,11 @@
 // (RY stacked in y, CX adjacent in x: the shapes of TmaShape, kernels/acoustic.hpp, all over the
 // same kBlockX x kTileY tile). p_prev and m come through the copy engine as well, as boxes of the block's own
 // columns in a second ring (lookahead + 1 planes deep, its own mbarriers): read by the threads
-// one plane ahead, they left too few bytes in flight (an A/B on an H100 at 800^3, z_block 32,
-// 2026-11-22: 143 against 157 GCells/s). p_next is written in place over p_prev; a plane's
-// p_prev box is always loaded before that plane is written. The element type T is the storage
-// (float, or __half with the arithmetic in float: kernels/acoustic.hpp, Storage): the same
-// march over half the bytes, each value widened as it leaves shared memory.
+// one plane ahead, they left too few bytes in flight (docs/BENCHMARKS.md, "Tried and lost").
+// p_next is written in place over p_prev; a plane's p_prev box is always loaded before that
+// plane is written. The element type T is the storage (float, or __half with the arithmetic in
+// float: kernels/acoustic.hpp, Storage): the same march over half the bytes, each value widened
+// as it leaves shared memory.
 #include <cuda.h>
 
 #include "kernels/acoustic_common.cuh"
@@ -30,11 +30,9 @@ namespace seisrtm::kernels {
 namespace {
 
 // Planes of p in flight beyond the R + 1 in use (the ring's depth): TmaPolicy::kLookahead, but
-// two for the order-8 fp32 kernel with L2 hints (plain memory by the policy). H100, 800^3, order
-// 8, 1000 steps, lookahead 3 -> 2 for every kernel, same card: fp32 plain z_block 128 / 32 / 16
-// 153.7 -> 156.7 / 164.9 -> 168.2 / 169.4 -> 170.3 GCells/s; fp32 compressible 202.0 -> 207.8 /
-// 226.1 -> 230.6 / 228.7 -> 226.0 and fp16 at z_block 16 293.0 -> 284.3 plain, 302.0 -> 294.1
-// compressible lost, so they keep three; 4 lost everywhere (docs/BENCHMARKS.md).
+// two for the order-8 fp32 kernel with L2 hints (plain memory by the policy), the one kernel
+// that a shallower ring speeds up at every z_block; the others keep three, and four slows every
+// kernel (docs/BENCHMARKS.md, "Forward acoustic").
 constexpr int tma_lookahead(int radius, bool hinted) {
   return hinted && radius == 4 ? 2 : TmaPolicy::kLookahead;
 }
@@ -98,20 +96,18 @@ __device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
 }
 
 // Whole: the block marches the whole column (z_block none, or a z_block of at least the planes;
-// fp16 storage, where it pays: fp32 measured 0.6-2.2% slower with it). At order 8 it then takes the
-// Laplacian as before the single FMA chain, summed per k, and two planes an iteration instead of
-// four (H100, 800^3, fp16 storage, z_block none: 171.1 / 117.3 GCells/s plain / compressible with
-// four planes an iteration against 175.3 / 139.5 with two, and 176.8 / 178.8 for the kernel
-// before the change, while with z blocks four and the chain measured faster).
+// fp16 storage, where it pays: fp32 runs slower with it). At order 8 it then sums the Laplacian
+// per k instead of in the single FMA chain, and marches two planes an iteration instead of four:
+// over the whole column the chain and four planes run slower, most in compressible memory, while
+// in z blocks they run faster (docs/BENCHMARKS.md, "Forward acoustic").
 // Hinted: the loads carry L2 hints (AcousticArgsT::l2_hint > 0; fp32 storage). A template flag,
-// so that the kernels without hints are the same code as before them: the hint branches in one
-// kernel lengthened its loop 17% and measured 0.7-1.7% slower in compressible memory.
+// so that the kernels without hints carry no hint code: hint branches inside one kernel lengthen
+// its loop and slow the runs without hints in compressible memory.
 // Dense: three blocks an SM instead of two (the order-8 fp16 quads kernel, 80 registers a thread
 // instead of 96, 24 warps an SM), for z blocks of at most TmaPolicy::kDenseMaxPlanes planes in
-// the chunked launch order (not with whole layers forced by SEISRTM_TMA_CHUNK_ROWS=0). H100,
-// 800^3, fp16, z_block 16 / 32 / 128 / none, plain memory: 292.8 / 284.2 / 207.8 / 131.1 GCells/s
-// against 263.1 / 277.1 / 261.7 / 176.0 with two (the longer z blocks of more resident blocks
-// thrash L2: 5.6 GB read a step at z_block 128 against 3.8).
+// the chunked launch order (not with whole layers forced by SEISRTM_TMA_CHUNK_ROWS=0): short z
+// blocks gain from the third block, while the longer z blocks of more resident blocks thrash L2
+// and run slower than with two (docs/BENCHMARKS.md, "Forward acoustic").
 template <int Radius, int RY, int CX, class T, bool Whole, bool Hinted, bool Dense = false>
 __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
                                   Dense ? TmaGeometry<Radius, RY, CX, T>::kDenseBlocks
@@ -182,14 +178,14 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
     for (int j = 0; j < min(FS, planes); ++j) issue_fields(j, j);
   }
 
-  // The forms of the march, by what measured faster (H100, 800^3, 1000 steps; docs/BENCHMARKS.md).
+  // The forms of the march, each where it runs faster (docs/BENCHMARKS.md, "Forward acoustic").
   // Plane test (fp16 at orders 8 and 16, not the Whole form): the damping is tested once a thread
   // and a plane instead of in every cell, whose branches the compiler wraps around each cell's
-  // whole update (order 8: +5-13%; fp32 measured 1-6% slower with it, orders 2 and 4 in fp16
-  // 0-5% slower with it and the queue). Queue (fp16 at order 8 besides): the 2R + 1 planes of
-  // this thread's columns in registers, each value widened once, as it enters, instead of the R
-  // front planes read from the ring and widened again at every plane (+1-2% more). Otherwise: the
-  // R planes behind in registers, the R in front from the ring, a test in each cell.
+  // whole update (fp32, and orders 2 and 4 in fp16, run slower with it and the queue). Queue
+  // (fp16 at order 8 besides): the 2R + 1 planes of this thread's columns in registers, each value
+  // widened once, as it enters, instead of the R front planes read from the ring and widened again
+  // at every plane. Otherwise: the R planes behind in registers, the R in front from the ring, a
+  // test in each cell.
   constexpr bool kPlaneTest = sizeof(T) == 2 && !Whole && R >= 4;
   constexpr bool kQueue = kPlaneTest && R == 4;
 
@@ -211,9 +207,8 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
   };
   // Every z block but the top ones has its R planes behind inside the volume: there they are
   // plain loads a plane stride apart, without column_value's tests of each plane against the top
-  // and the free surface and its index arithmetic, a cost each z block pays once. H100, 800^3,
-  // fp16 plain, z_block 16 (Nsight Compute, the 21st step): 1.378e9 -> 1.307e9 warp instructions,
-  // 2.13 -> 1.93 ms at the profiler's clock.
+  // and the free surface and its index arithmetic, a cost each z block pays once (in short z
+  // blocks a visible share of the kernel's instructions).
   const bool inside = z0 >= R;  // the same for the whole block
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -357,7 +352,7 @@ __global__ void __launch_bounds__(TmaGeometry<Radius, RY, CX, T>::kThreads,
         // One chain of fused multiply-adds, a pair sum and an FMA a neighbour pair (3R FADD + 3R
         // FFMA): summing each k's three axes apart and adding them to lap costs an FMUL and an
         // FADD more a k, which the Whole form (fp16, the whole column) takes all the same: there
-        // it measured faster (above the kernel).
+        // it runs faster (above the kernel).
         float l = c0 * cur[r][c];
 #pragma unroll
         for (int k = 1; k <= R; ++k) {
@@ -450,7 +445,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
   int smem = static_cast<int>(Shape::kSharedBytes);  // each kernel's own, set where it is picked
   if (whole) {
     kernel = &tma_kernel<Radius, RY, CX, T, kWholeForm, false>;
-  } else if (Shape::kDenseForm && zb <= TmaPolicy::kDenseMaxPlanes && a.chunk_rows != 0) {  // measured with chunks
+  } else if (Shape::kDenseForm && zb <= TmaPolicy::kDenseMaxPlanes && a.chunk_rows != 0) {  // pays in chunks only
     kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
   } else if (a.l2_hint > 0) {
     // The kernel with L2 hints (fp32; plain memory by the policy, any memory when forced by
@@ -464,9 +459,8 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
   // The launch order (AcousticArgsT::chunk_rows). In layer order z block k + 1 of a tile starts
   // a whole layer of tiles after z block k, and the 2R planes of p they share have left L2 by
-  // then (800^3, 32-plane blocks: 13.3 B a cell read against 12, the profile in
-  // docs/BENCHMARKS.md). With chunks of about the resident blocks it starts about as z block k
-  // ends.
+  // then: DRAM delivers them twice (docs/BENCHMARKS.md, "Forward acoustic"). With chunks of about
+  // the resident blocks it starts about as z block k ends.
   const int rows = a.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : a.chunk_rows;
   const LaunchOrder order =
       launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads, smem, tiles_x, tile_rows, z_blocks, rows);

@@ -8,8 +8,8 @@ namespace seisrtm::kernels::detail {
 
 // L2 eviction policies (createpolicy, sm_80+) for the loads of fp32 storage in plain memory
 // (AcousticArgsT::l2_hint). A hinted load is not the same as none even with the normal priority:
-// evict-normal hints on every load measured 5% slower in fp32 (157.5 against 166.5 GCells/s,
-// z_block 16, H100) and up to 17% in fp16, so the loads without a hint stay unhinted.
+// evict-normal hints on every load run slower in fp32 and in fp16 (docs/BENCHMARKS.md, "Tried and
+// lost"), so the loads without a hint stay unhinted.
 __device__ __forceinline__ uint64_t l2_policy(bool first) {
   uint64_t policy;
   if (first)

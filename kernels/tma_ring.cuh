@@ -18,9 +18,9 @@ namespace seisrtm::kernels::detail {
 // The offset in T elements of the first 128-byte boundary in the dynamic shared array: the
 // caller adds it to the array itself (`reinterpret_cast<T*>(shared_raw) + ring_offset<T>(..)`),
 // not to an integer cast of its address, so the compiler keeps shared-space loads (LDS) instead of
-// generic ones with 64-bit address arithmetic (and a pointer built inside this function lost that
-// as well). A stage of a multiple of 128 bytes then starts on a boundary too (bulk tensor copies
-// need 128).
+// generic ones with 64-bit address arithmetic (a pointer built inside this function loses them
+// as well). A stage of a multiple of 128 bytes then starts on a boundary too (bulk tensor
+// copies need 128).
 template <class T>
 __device__ __forceinline__ uint32_t ring_offset(const void* shared_raw) {
   const uint32_t misalign = static_cast<uint32_t>(__cvta_generic_to_shared(shared_raw)) & 127u;

@@ -62,11 +62,10 @@ using TtiArgsHalf = TtiArgsT<__half>;
 // The tma launch order's chunk by the policy (TtiArgsT::chunk_rows -1), in tile rows of tiles_x
 // tiles: the most whole rows that `resident` blocks cover, at least one. A chunk no larger than
 // the resident blocks starts z block k + 1 of a tile shortly before z block k ends, so the 2R
-// planes of p and q they share are still in L2; a larger one starts it after. H100, 800^3,
-// plain memory (132 resident blocks, 25 tiles a row: 5 rows against the fewest rows holding
-// them, 6), same card: order-8 tti z_block 128 / 64 / 32 59.96 / 59.47 / 57.64 -> 60.16 / 59.63
-// / 58.19 GCells/s (z_block 128 again: 59.89 -> 60.17), vti z_block 128 / 32 72.11 / 74.33 ->
-// 72.37 / 75.10, tti fp16 63.35 / 56.44 -> 63.78 / 56.47 (docs/BENCHMARKS.md).
+// planes of p and q they share are still in L2; a larger one starts it after. Hence the rows the
+// resident blocks cover rather than the fewest rows that hold them all (132 resident blocks, 25
+// tiles a row: 5 rows, not 6), a little faster for tti and vti in fp32 and fp16
+// (docs/BENCHMARKS.md, "TTI and VTI").
 constexpr int tti_chunk_rows_policy(int resident, int tiles_x) {
   return resident / tiles_x > 1 ? resident / tiles_x : 1;
 }
@@ -79,8 +78,8 @@ struct TtiTmaPolicy {
   static constexpr int kBlockX = 32;
   static constexpr int kLookahead = 2;  // planes of p and q in flight beyond the R + 1 in use
   // Stages of two planes of the per-cell volumes (one barrier and one load a volume for two
-  // planes). Three: H100, 800^3, tti z_block 128 / 32 58.8 / 55.1 GCells/s against 54.1 / 52.4
-  // with two and 58.3 / 54.0 with four stages of one plane (docs/BENCHMARKS.md).
+  // planes). Three: faster than two, and than four stages of one plane (docs/BENCHMARKS.md, "TTI
+  // and VTI").
   static constexpr int kFieldPairs = 3;
   static constexpr int kFieldDepth = 2;  // planes a load of a per-cell volume (the centre box's depth)
 };

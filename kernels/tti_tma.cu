@@ -46,10 +46,8 @@ constexpr int pow2_at_least(int v) {
 }
 
 // Planes of p and q in flight beyond the R + 1 in use: TtiTmaPolicy::kLookahead, but four (16
-// stages) for the order-8 vti kernel in fp32. H100, 800^3, 1000 steps, plain memory, same card:
-// vti z_block 128 / 32 65.4 / 68.6 -> 70.4 / 73.0 GCells/s with 16 stages; vti fp16 (135.2 /
-// 130.0 -> 134.6 / 129.2) and tti (56.7 / 51.9 -> 56.5 / 51.0) lost with them, so they keep 8
-// (docs/BENCHMARKS.md).
+// stages) for the order-8 vti kernel in fp32, the one kernel that the deeper ring speeds up; vti
+// in fp16 and tti run slower with it, so they keep 8 (docs/BENCHMARKS.md, "TTI and VTI").
 constexpr int tti_lookahead(int radius, bool tilted, int element_bytes) {
   return !tilted && radius == 4 && element_bytes == 4 ? 4 : TtiTmaPolicy::kLookahead;
 }
@@ -224,14 +222,13 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // Windows of this column's p, q, D_x p, D_y p, D_x q and D_y q over planes c - R .. c + R, one
   // slot longer than a window: the march does two planes per iteration (plane c in slots
   // 0 .. 2R, plane c + 1 in slots 1 .. 2R + 1) and then shifts by two, half the register moves of
-  // a shift per plane. (Unrolling by 2R + 1 to rotate them instead executed 17% fewer
-  // instructions but ran slower, 35.7 against 38.8 GCells/s: the 9 copies of the body missed the
-  // instruction cache; H100, 800^3, 2026-11-23.)
-  // Four planes an iteration where R is even, as measured (R = 1 keeps two; the march itself
-  // does not need R even: each pair of planes takes its own state from advance): a shift by
-  // four, half the moves a plane again (order-8 tti hot loop 344 -> 333
-  // instructions a plane; H100, 800^3, same card, z_block 128 / 32: tti fp16 62.3 / 55.6 -> 63.6 /
-  // 56.3 GCells/s, fp32 59.4 / 57.5 -> 59.3 / 57.7, vti unchanged).
+  // a shift per plane. (Unrolling by 2R + 1 to rotate them instead executes fewer instructions
+  // but runs slower: the 9 copies of the body miss the instruction cache; docs/BENCHMARKS.md,
+  // "Tried and lost".)
+  // Four planes an iteration where R is even (R = 1 keeps two; the march itself does not need R
+  // even: each pair of planes takes its own state from advance): a shift by four, half the moves
+  // a plane again, fewer instructions a plane; tti in fp16 gains, fp32 and vti run as fast
+  // (docs/BENCHMARKS.md, "TTI and VTI").
   constexpr int U = R % 2 == 0 ? 4 : 2;  // planes an iteration of the march
   constexpr int W = Q + U - 1;           // window slots
   float qp[W], qq[W], gxp[W], gyp[W], gxq[W], gyq[W];
@@ -322,8 +319,8 @@ __global__ void __launch_bounds__(TtiShape<Radius, Tilted, T>::kThreads, TtiShap
   // of the ring: j + 2R is even, S a power of two), pass = its parity; half = (j / 2) % 2, the
   // parity of consumed[0]'s phase that plane j completes; field = (j / 2) % FP, the field stage
   // of planes j and j + 1, field_pass its parity. With the barrier addresses and the D_x rows'
-  // offsets kept in registers too: 753 -> 688 instructions in the order-8 loop's hot path (two
-  // planes), tti z_block 128 / 32 58.8 / 55.1 -> 59.4 / 57.5 GCells/s (H100, 800^3, same card).
+  // offsets kept in registers too, the order-8 loop's hot path is shorter and faster
+  // (docs/BENCHMARKS.md, "TTI and VTI").
   struct March {
     int stage;
     uint32_t pass;
@@ -549,11 +546,10 @@ void launch_tti_tma(const TtiArgsT<T>& a, int z_block, const TtiMaps& maps, cuda
             z_blocks = (a.z_end() - a.z_lo + zb - 1) / zb;
   // The launch order (TtiArgsT::chunk_rows). In layer order z block k + 1 of a tile starts a
   // whole layer of tiles after z block k, and the 2R planes of p and q they share have left L2
-  // by then; in chunks of about the resident blocks it starts about as z block k ends. H100,
-  // 800^3, order-8 tti, plain memory, z_block 128 / 64 / 32: 59.2 / 58.8 / 57.4 GCells/s in layer
-  // order, 59.9 / 59.3 / 57.5 in chunks of 6 rows (3, 4, 8 and 12 rows: 58.4, 59.2, 59.3, 59.5 at
-  // z_block 128), and 5 rows, the policy (tti_chunk_rows_policy), beat 6 on every kernel measured
-  // (docs/BENCHMARKS.md).
+  // by then; in chunks of about the resident blocks it starts about as z block k ends, a little
+  // faster at every z_block. The policy's chunk (tti_chunk_rows_policy), the most whole rows the
+  // resident blocks cover, beats the fewest rows that hold them all on every kernel
+  // (docs/BENCHMARKS.md, "TTI and VTI").
   const void* kernel = reinterpret_cast<const void*>(tti_tma_kernel<Radius, Tilted, T>);
   const int rows = a.chunk_rows >= 0
                        ? a.chunk_rows

@@ -69,8 +69,8 @@ int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Stor
   return t.l2_hint.value_or(kernels::tma_l2_hint_policy(radius, compressible, storage));
 }
 
-// The faster shape of each memory kind (docs/BENCHMARKS.md, "Migration on the GPU": `wide` in
-// plain memory, `compact`, two blocks an SM, in compressible memory).
+// The faster shape of each memory kind (docs/BENCHMARKS.md, "RTM": `wide` in plain memory,
+// `compact`, two blocks an SM, in compressible memory).
 kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible) {
   return t.fused_shape.value_or(compressible ? kernels::FusedShape::compact : kernels::FusedShape::wide);
 }
@@ -365,7 +365,7 @@ struct CudaPropagator::Impl {
   // sources and the exchange beside the interior planes (which read no halo plane) and their
   // sources; then, once the halos are in, the receivers and the step counter. The edges run
   // beside the interior, not before it: launched ahead of it on one stream, the small edge
-  // kernels and their tails would be paid every step (docs/BENCHMARKS.md, z slabs).
+  // kernels and their tails would be paid every step (docs/BENCHMARKS.md, "Several GPUs").
   void slab_step(int c) {
     const cudaStream_t m = stream.get();
     const SlabOverlap& o = *overlap;

@@ -56,8 +56,8 @@ int tma_chunk_rows(const TmaTuning& t);
 // The tma kernels' L2 hints (kernels::AcousticArgsT::l2_hint, TtiArgsT::l2_hint): the tuning's,
 // else kernels::tma_l2_hint_policy.
 int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Storage storage);
-// The fused backward step's launch shape: the tuning's, else the measured choice for the memory
-// kind (wide in plain memory, compact in compressible).
+// The fused backward step's launch shape: the tuning's, else the faster one of the memory kind
+// (wide in plain memory, compact in compressible).
 kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible);
 const char* fused_shape_name(kernels::FusedShape s);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it

@@ -67,8 +67,8 @@ void DeviceHalo::connect() {
   Impl& d = *impl_;
   if (d.comm || d.slab.ranks == 1) return;
   // At most 4 CTAs a NCCL kernel unless the user says otherwise: its CTAs take SMs from the
-  // interior stencil while they wait for the peer. 2 H200s, 800^3 a GPU, weak scaling: 91.8%
-  // with NCCL's default (32 channels here), 96.6% with 8, 97.6% with 4 (docs/BENCHMARKS.md).
+  // interior stencil while they wait for the peer, and fewer of them bring the weak scaling
+  // closer to ideal than NCCL's default (docs/BENCHMARKS.md, "Several GPUs").
   setenv("NCCL_MAX_CTAS", "4", 0);
   ncclUniqueId id{};
   if (cluster::rank() == 0) d.check(d.get_unique_id(&id), "ncclGetUniqueId");

@@ -472,7 +472,7 @@ void set_time_step(const Config& c, Problem& p) {
                   " and spacing " + fmt3(g.h) + " m is " + fmt(p.dt_max) + " s (or use time.dt: auto)");
     // The update adds (v dt / h)^2 x (a Laplacian stencil of order 1 in p) to p, a term that is
     // about (dt / dt_max)^2 of p; below float's relative precision 2^-23 it is rounded away and the
-    // wave stands still (1e-20 s also underflowed the injection to zero). So dt >= dt_max x
+    // wave stands still (1e-20 s also underflows the injection to zero). So dt >= dt_max x
     // sqrt(2^-23) = dt_max / 2896.
     const double dt_min = p.dt_max * std::sqrt(static_cast<double>(std::numeric_limits<float>::epsilon()));
     if (p.dt < dt_min) {

@@ -32,8 +32,8 @@ class RtmImager {
   void set_stacking(bool on) { stack_ = on; }
   // The volumes as floats in the unpadded layout.
   void download(float* image, float* illumination, cudaStream_t stream) const;
-  // The shot's volumes added to the host's (through a pinned volume: copies at the link's speed;
-  // pageable memory took about 1 s for the two 2 GB volumes at 800^3).
+  // The shot's volumes added to the host's (through a pinned volume: copies at the link's speed,
+  // where pageable memory is many times slower; docs/BENCHMARKS.md, "RTM").
   void add_to(float* image, float* illumination, cudaStream_t stream);
 
  private:

@@ -6,8 +6,7 @@
 // edges' work, then the NCCL exchange; on the main stream at the same time the interior's; then
 // the main stream waits for the halos. NCCL's kernels on a high-priority stream take SMs as the
 // interior's blocks retire instead of queueing behind all of them; on the normal stream the
-// exchange ends with the interior and is exposed (docs/BENCHMARKS.md, "z-slab domain
-// decomposition on two GPUs").
+// exchange ends with the interior and is exposed (docs/BENCHMARKS.md, "Several GPUs").
 #include <cuda_runtime.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 #pragma once
-// Helpers of the [integration] tests that run the seisrtm binary (test_cli, test_cli_migrate):
+// Shared code of the [integration] tests that run the seisrtm binary (test_cli, test_cli_migrate):
 // run it and capture what it prints and its exit code, make scratch directories, write files.
 #include <hdf5.h>
 #include <signal.h>

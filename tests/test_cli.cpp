@@ -95,7 +95,7 @@ TEST_CASE("every config in configs/ runs and writes HDF5, XDMF and pictures", "[
 
 TEST_CASE("the migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
   // Shrunk to one shot and 300 steps so the tier stays short; the README shows the full runs. The
-  // record must outlast the mute (t0 = 0.2 s at the example's 12 Hz): 150 steps imaged nothing.
+  // record must outlast the mute (t0 = 0.2 s at the example's 12 Hz): 150 steps image nothing.
   const fs::path d = fresh_dir("configs_rtm");
   const fs::path rtm = fs::path(SEISRTM_SOURCE_DIR) / "configs" / "rtm";
   const Result a = run_cli("run " + (rtm / "true_model.yaml").string() + " --quiet --output " + d.string() +
@@ -227,7 +227,7 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
     CHECK(r.code != 0);
     CHECK_THAT(r.output, Contains("is a directory; give a YAML file"));
   }
-  for (const char* limit : {"-1", "nan", "0"}) {  // -1 once meant 300 s silently, nan switched the guard off
+  for (const char* limit : {"-1", "nan", "0"}) {  // -1 must not mean 300 s silently, nor nan switch the guard off
     const Result r = run_cli(std::string("validate /nonexistent/survey.yaml --cpu-limit ") + limit);
     CHECK(r.code != 0);
     CHECK_THAT(r.output, Contains("--cpu-limit") && Contains("must be a number of seconds > 0"));
@@ -257,7 +257,7 @@ TEST_CASE("bad input: one clear message, non-zero exit, no output left", "[integ
     expect_refused("model_" + name, small, "--set model.vp.type=file --set model.vp.file=" + f,
                    "velocities must be finite and > 0");
   }
-  // Wavelet files with a NaN sample or a NaN dt attribute (they gave all-NaN output and exit 0).
+  // Wavelet files with a NaN sample or a NaN dt attribute (unchecked, they give all-NaN output and exit 0).
   {
     std::vector<float> w(50, 0.1f);
     w[7] = NAN;
@@ -345,8 +345,8 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
 }
 
 TEST_CASE("integers: leading zeros, values beyond int and huge thread counts are refused", "[integration]") {
-  // Before: steps 010 ran as octal 8, space_order 4294967304 as 8, damping_width 4294967297 as 1,
-  // threads 1000000000 aborted in the OpenMP runtime, a shape of 2^32 cells a side wrapped to 0 cells and crashed.
+  // Unchecked, steps 010 run as octal 8, space_order 4294967304 as 8, damping_width 4294967297 as 1,
+  // threads 1000000000 abort in the OpenMP runtime, a shape of 2^32 cells a side wraps to 0 cells and crashes.
   const std::string small = kSmall;
   std::string octal = small;
   octal.replace(octal.find("steps: 40"), 9, "steps: 010");
@@ -390,8 +390,8 @@ TEST_CASE("input files that declare huge datasets are refused quickly, naming th
                  "declares shape [10000, 10000, 10000]; the grid needs [nz, ny, nx] = [28, 30, 32]");
   expect_refused("declared_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + wavelet,
                  "dataset 'wavelet' declares shape [50000000]; the run uses [41] samples");
-  // A mis-declared dt of 1e-15 s made the length limit (4 x the record at the file's dt) admit
-  // the 5e7 samples, read in full: the dt is refused before anything is read.
+  // A mis-declared dt of 1e-15 s would make the length limit (4 x the record at the file's dt)
+  // admit the 5e7 samples, read in full: the dt is refused before anything is read.
   const std::string fine = write_declared(d / "fine.h5", "wavelet", {50000000}, 1e-15);
   expect_refused("fine_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + fine,
                  "has the attribute dt = 1e-15 s, finer than 1/1024 of the run's dt");
@@ -403,7 +403,7 @@ TEST_CASE(
     "[integration]") {
   const fs::path d = fresh_dir("silent");
   const std::string cfg = write_config(d, kSmall);
-  // p = 0 on z = 0: a source there gave all-zero traces without a word.
+  // p = 0 on z = 0: a source there gives all-zero traces, which must not pass without a word.
   Result r = run_cli("run " + cfg + " --quiet --output " + (d / "fs").string() +
                      " --set boundary.free_surface=true --set sources.shots=[[150,150,0]]");
   CHECK(r.code == 0);
@@ -416,7 +416,7 @@ TEST_CASE(
   CHECK_THAT(r.output,
              Contains("seisrtm: warning: 2 of 8 receivers lie in the damping zone (boundary.damping_width 6 cells)") &&
                  Contains("x in [60, 250], y in [60, 230], z in [60, 210] m"));
-  // A wavelet of zeros gave an all-zero result and exit 0.
+  // A wavelet of zeros gives an all-zero result, which must not end with exit 0.
   const std::string zero = (d / "zero.h5").string();
   seisrtm::io::write_float_file(zero, "wavelet", {50}, std::vector<float>(50, 0.0f));
   expect_refused("zero_wavelet", kSmall, "--set sources.wavelet.type=file --set sources.wavelet.file=" + zero,
@@ -494,7 +494,7 @@ TEST_CASE("bench --compare reads the committed bench --json files of docs/runs",
 
 TEST_CASE("physical ranges: vp in km/s or ft/s and a frequency the grid cannot hold stop the run before it starts",
           "[integration]") {
-  // Before: vp 2 (km/s meant) and a 15000 Hz peak ran to exit 0 with a warning at most.
+  // vp 2 (km/s meant) and a 15000 Hz peak must not run to exit 0 with a warning at most.
   expect_refused("vp_kms", kSmall, "--set model.vp=2.0",
                  "config key 'model.vp' gives vp = 2 m/s at [z, y, x] = [0, 0, 0], slower than any rock or fluid");
   expect_refused("vp_kms_hint", kSmall, "--set model.vp=2.0", "km/s? use 2000; valid: 100 to 10000 m/s");
@@ -514,7 +514,7 @@ TEST_CASE("physical ranges: vp in km/s or ft/s and a frequency the grid cannot h
                  "config key 'sources.wavelet.peak_frequency' = 15000 Hz");
   expect_refused("f_peak_hint", kSmall, "--set sources.wavelet.peak_frequency=15000",
                  "0.00533333 points per wavelength; fewer than 2 cannot represent the wave at all; was 15 Hz meant");
-  // 0.015 (kHz, 15 Hz meant) ran silently: its delay 1.2 / f = 80 s is beyond the 0.05 s record.
+  // 0.015 (kHz, 15 Hz meant) would run silently: its delay 1.2 / f = 80 s is beyond the 0.05 s record.
   expect_refused("f_peak_khz", kSmall, "--set sources.wavelet.peak_frequency=0.015",
                  "config key 'sources.wavelet.peak_frequency' = 0.015 Hz is below 0.1 Hz");
   expect_refused("f_peak_khz_hint", kSmall, "--set sources.wavelet.peak_frequency=0.015",

@@ -75,7 +75,7 @@ const std::string& good_data() {
   return file;
 }
 
-// ---- Small HDF5 C API helpers to read the good data file and write broken copies of it. ----
+// ---- Small HDF5 C API functions to read the good data file and write broken copies of it. ----
 
 struct Array {
   std::vector<hsize_t> dims;
@@ -251,7 +251,7 @@ TEST_CASE("migrate: fp16 storage (emulated on the CPU backend) images as fp32 do
     check_correlation((out / "rtm.h5").string(), {32, 30, 36});
     images[k] = read_array((out / "rtm.h5").string(), "/image/correlation").values;
   }
-  // The issue's accuracy goal for fp16 storage (the study measured 0.096% on a flat reflector).
+  // The accuracy goal for fp16 storage: 1% relative L2 on the image (docs/BENCHMARKS.md, "RTM").
   double num = 0, den = 0;
   for (size_t i = 0; i < images[0].size(); ++i) {
     num += (images[1][i] - images[0][i]) * (images[1][i] - images[0][i]);
@@ -383,7 +383,7 @@ TEST_CASE("migrate: broken data files are refused with the dataset named", "[int
     refused("text", f, {"text.h5", "is not a readable HDF5 file"});
   }
   SECTION("a copy of the good file migrates") {
-    // The helpers' own copy must be accepted, or the broken copies below prove nothing.
+    // The writer's own copy must be accepted, or the broken copies below prove nothing.
     const std::string f = write_data(d / "copy.h5", load_good());
     const fs::path out = d / "copy_out";
     const Result r = run_cli("migrate " + write_text(d / "copy.yaml", migration_config(f)) +

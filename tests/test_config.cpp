@@ -444,8 +444,8 @@ TEST_CASE("receivers whose weights lie on the free surface plane only are moved 
 }
 
 TEST_CASE("model.vp.smoothing wider than the grid's largest extent is refused by build_problem", "[unit]") {
-  // kBase: 40 x 30 x 20 cells of 10 m, the largest extent (40 - 1) x 10 = 390 m. 1e10 m once
-  // overflowed the tap count and crashed; 1e5 m took seconds.
+  // kBase: 40 x 30 x 20 cells of 10 m, the largest extent (40 - 1) x 10 = 390 m. 1e10 m would
+  // overflow the tap count and crash; 1e5 m would take seconds.
   const std::pair<std::string, std::string> lengths[] = {{"1e10", "1e+10"}, {"1e5", "100000"}, {"391", "391"}};
   for (const auto& [length, printed] : lengths) {
     INFO("smoothing " << length);
@@ -493,7 +493,7 @@ TEST_CASE("receivers.grid.count beyond the grid's cells is refused naming the ke
 }
 
 TEST_CASE("numbers in messages are printed with %g: tiny and huge values keep their magnitude", "[unit]") {
-  // Before: %f gave "got -0.000000" for -1e-9 and 301 digits for 1e300.
+  // %f would give "got -0.000000" for -1e-9 and 301 digits for 1e300.
   CHECK_THROWS_WITH(parse_config(kBase, {"grid.spacing=-1e-9"}), Contains("got -1e-09"));
   CHECK_THROWS_WITH(parse_config(kBase, {"time.safety=1e300"}), Contains("got 1e+300"));
   CHECK_THROWS_WITH(parse_config(kBase, {"boundary.reflection=-1e-300"}), Contains("got -1e-300"));

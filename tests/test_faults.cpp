@@ -135,8 +135,8 @@ TEST_CASE("two runs into one directory at once, HDF5 file locking off: both succ
 }
 
 TEST_CASE("a member that cannot replace its file fails the run before the HDF5 file is replaced", "[integration]") {
-  // Before the set transaction the HDF5 file was renamed first and the XDMF file and the
-  // pictures after it, so such a failure left the new HDF5 file beside the old members.
+  // Were the HDF5 file renamed first and the XDMF file and the pictures after it, such a failure
+  // would leave the new HDF5 file beside the old members.
   const std::string member = GENERATE(std::string("small.xmf"), std::string("small_model_vp.png"));
   const fs::path d = fresh_dir("blocked_" + member);
   const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", kSmall);

@@ -240,7 +240,7 @@ TEST_CASE("a migration whose boundary store does not fit the GPU is refused with
 TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with the migrator's kernels", "[gpu]") {
   // The receiver field of GPU migration is F^T: the forward kernels driven by the data through
   // R^T (docs/ADJOINT.md). Float rounding: ~6e-8 per operation, a random walk over the steps
-  // and the stencil's terms (~4e-6 at worst); the bar is 1e-5 (issue 9). Variable model,
+  // and the stencil's terms (~4e-6 at worst); the bar is 1e-5. Variable model,
   // damping zone, free surface, off-grid points, every variant.
   const Problem p = migration_problem({"time.steps=160"});
   PointSet src = p.shots[0];

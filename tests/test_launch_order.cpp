@@ -51,8 +51,8 @@ TEST_CASE("the chunked launch order places each block on one tile and z block, c
 
 TEST_CASE("the tti tma launch order's policy: the most whole tile rows the resident blocks cover", "[unit]") {
   using seisrtm::kernels::tti_chunk_rows_policy;
-  // H100 at 800^3: 132 resident blocks, 25 tiles a row: 5 rows (125 tiles, no more than are
-  // resident), not the 6 rows that hold them all.
+  // 132 resident blocks (one an SM of a 132-SM GPU), 800 cells in x: 25 tiles a row: 5 rows (125
+  // tiles, no more than are resident), not the 6 rows that hold them all.
   CHECK(tti_chunk_rows_policy(132, 25) == 5);
   CHECK(tti_chunk_rows_policy(125, 25) == 5);
   CHECK(tti_chunk_rows_policy(149, 25) == 5);

@@ -198,7 +198,7 @@ TEST_CASE("adjoint (dot-product) test of modelling: <F f, r> = <f, F^T r>", "[cp
   // Double: the recursion is exact up to rounding of ~1e-16 per operation, accumulated over
   // 160 steps of a 25-term stencil: far below 1e-12. Float: rounding of 6e-8 per operation,
   // growing like sqrt(steps x terms) ~ 60 in a random walk, gives ~4e-6 at worst; the bar is
-  // 1e-5 (the issue's). Random f and r make the dot products sums of terms of both signs, so
+  // 1e-5. Random f and r make the dot products sums of terms of both signs, so
   // the relative mismatch is measured against a cancelling sum: the hard case.
   for (int order : {8, 4}) {
     const Problem pb = build_problem(parse_config(kAdjoint, {"physics.space_order=" + std::to_string(order)}));
@@ -247,8 +247,8 @@ TEST_CASE("vti and tti: dot-product test of modelling against migration's receiv
         equation.c_str(), equation == "tti" ? ", theta 30/45, phi 40" : "", random, modelled);
     CHECK(std::isfinite(random));
     // Not the exact adjoint, so no rounding bound: a regression guard instead. With modelled data
-    // (r = F f, no cancelling sum) the mismatch measured 3.1e-3 (vti) and 3.7e-3 (tti); the
-    // operator's own asymmetry stays at that scale, while a wrong injection scale or field is off
+    // (r = F f, no cancelling sum) the mismatch is a few 1e-3 (printed above); the operator's own
+    // asymmetry stays at that scale, while a wrong injection scale or field is off
     // by its own size (10% too much data in the receiver field gives ~1e-1). Bar: 2e-2.
     CHECK(modelled <= 2e-2);
   }
@@ -681,8 +681,8 @@ TEST_CASE("vti: a flat reflector images at its depth within one cell", "[cpu]") 
   // wide-angle reflections the line stacks. Sources and receivers sit in the isotropic layer, where
   // p = q holds exactly: injected into p and q where epsilon or delta is not zero, a point also
   // excites the pseudo-acoustic system's spurious mode (a slow shear wave where epsilon > delta, a
-  // static one where epsilon = delta), whose correlation noise buries the reflector (measured: with
-  // epsilon 0.25, delta 0.1 everywhere the peaks land 50 and 145 m off). The receiver field is the
+  // static one where epsilon = delta), whose correlation noise buries the reflector (with epsilon
+  // 0.25 and delta 0.1 everywhere the image's peaks land several cells off). The receiver field is the
   // TTI operator's own, not its transpose (docs/ADJOINT.md): it carries the right traveltimes,
   // which is what places the reflector.
   const std::string grid =

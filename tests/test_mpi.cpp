@@ -80,7 +80,7 @@ TEST_CASE("a shot-parallel run on 2, 3 and 4 ranks writes what one rank writes, 
   INFO(a.output);
   REQUIRE(a.code == 0);
   const std::vector<float> traces = read_dataset(one / "quickstart.h5", "traces");
-  for (int ranks : {2, 3, 4}) {  // 4: the count of issue 15's four-GPU run
+  for (int ranks : {2, 3, 4}) {  // 4: as many as the GPUs of a four-GPU node
     const fs::path many = fresh_dir("seisrtm_mpi_", std::to_string(ranks));
     const Result b = run_shell(kMpirun + " -np " + std::to_string(ranks) + " " + SEISRTM_BINARY + " run " + kArgs +
                                " --output " + many.string());
@@ -432,7 +432,7 @@ TEST_CASE("a worker that fails while rank 0 is stopping ends the job with its fa
 
 TEST_CASE("SIGINT to mpirun within 1 s of the end, before mpirun passes SIGTERM on, commits nothing", "[integration]") {
   // mpirun answers SIGINT with SIGCONT at once and SIGTERM 1 s later: a job that ends within that
-  // second used to commit its set and end as if no signal had come. This job (kArgs: 5 shots of
+  // second could commit its set and end as if no signal had come. This job (kArgs: 5 shots of
   // 200 steps on 3 ranks) ends within about a second of its first progress line, when SIGINT
   // comes; rank 0 waits for the SIGTERM before it commits (cluster::settle_before_commit).
   const auto [dir, first, before, h5] = earlier_run("stop_near_end", kArgs + " --quiet");
@@ -580,7 +580,7 @@ TEST_CASE("an acoustic run decomposed in z over 2, 3 and 4 ranks writes what one
   INFO(a.output);
   REQUIRE(a.code == 0);
   REQUIRE(fs::exists(one / "quickstart_shot_0003.sgy"));
-  // 4 ranks: the count of issue 15's four-GPU run, checked here on the CPU backend.
+  // 4 ranks: as many as the GPUs of a four-GPU node, checked here on the CPU backend.
   for (int ranks : {2, 3, 4}) {
     const fs::path many = fresh_dir("seisrtm_mpi_", "slab_" + std::to_string(ranks));
     const Result b = run_slabs(ranks, kSlabArgs, many, " --quiet");

@@ -232,8 +232,8 @@ TEST_CASE("a rev 2 sample count that overflows the trace size is refused from th
     f.write(be, 4);
     REQUIRE(f.good());
   }
-  // Headers only: before the fix this returned 2^30 + 10 samples a trace (and a read of them
-  // planned GiB per trace).
+  // Headers only: read unchecked, this header gives 2^30 + 10 samples a trace (and a read of
+  // them plans GiB per trace).
   CHECK_THROWS_WITH(io::read_segy(file, SegyHeaderConfig{}, false),
                     Contains("SEG-Y file '" + file + "'") && Contains("bytes 3269-3272") &&
                         Contains("= " + std::to_string(declared)) && Contains("valid: 1 to 536870851 samples"));
@@ -392,8 +392,8 @@ TEST_CASE("a migration.wavelet file of SEG-Y data is held to run's rules: declar
   refused("declared", huge,
           {"wavelet file '" + huge + "' dataset 'wavelet' declares shape [50000000]", "at most [1048576]",
            "migration.wavelet.file", "nothing was read"});
-  // A mis-declared dt of 1e-15 s made that limit (4 x the record at the file's dt) admit the
-  // 5e7 samples: the dt is refused before anything is read.
+  // A mis-declared dt of 1e-15 s would make that limit (4 x the record at the file's dt) admit
+  // the 5e7 samples: the dt is refused before anything is read.
   const std::string fine = write_declared(d / "fine.h5", "wavelet", {50000000}, 1e-15);
   refused("fine_dt", fine,
           {"wavelet file '" + fine + "' dataset 'wavelet' has the attribute dt = 1e-15 s, finer than 1/1024",

@@ -1,4 +1,4 @@
-// [cpu] Half-precision storage (issue 14), emulated on the CPU reference (validation/half.hpp,
+// [cpu] Half-precision storage, emulated on the CPU reference (validation/half.hpp,
 // CpuWave::store_as_half): its error against float storage on the analytic point-source test, on
 // the quickstart's traces and on a migrated image, the figures the GPU's fp16 kernels will be
 // held to.
@@ -24,8 +24,8 @@ using namespace seisrtm::validation;
 
 namespace {
 
-// The field scale puts one step's largest injection in [2^kPeak, 2^(kPeak + 1)). Measured (this
-// file, 2026-11-23): the field's largest |value| over a run is 2^1.1 (the analytic test) to 2^4.4
+// The field scale puts one step's largest injection in [2^kPeak, 2^(kPeak + 1)). In this file's
+// runs (printed by them) the field's largest |value| over a run is 2^1.1 (the analytic test) to 2^4.4
 // (the quickstart, its source 20 m under a free surface) times that injection. kPeak = 8 keeps
 // the quickstart's largest value (sampled every 10 steps) at 2^12.4, 8 times below the largest
 // half (65504, about 2^16), and a value 2^-14 / 2^8 = 2.4e-7 of the injection still stores with
@@ -93,7 +93,7 @@ TEST_CASE("half storage: the analytic point-source traces as with float storage,
         "half storage, analytic r = %.0f m: rel L2 against the analytic trace %.3e (float storage %.3e), "
         "against float storage %.3e\n",
         dist[r], e_half, e_single, e_between);
-    // The issue's bound on what half storage may add; the float run's own error (the leapfrog's
+    // The accuracy goal's bound on what half storage may add; the float run's own error (the leapfrog's
     // dispersion, test_physics) is not half storage's.
     CHECK(e_between <= 1e-2);
     CHECK(e_between > 1e-5);  // the emulation is on: float storage alone would give 0
@@ -141,15 +141,15 @@ TEST_CASE("half storage: the quickstart's traces as with float storage, within 1
     report("model only", simulate(p, 2, 50));
     report("levels only", simulate(p, 3, 50));
   }
-  // bfloat16 instead of binary16 (the issue's "and bf16 if it measures better"): the same bytes,
-  // 8 significant bits instead of 11.
+  // bfloat16 instead of binary16, the other 16-bit format, for comparison: the same bytes, 8
+  // significant bits instead of 11.
   const double e_bf16 = report("model and levels in bfloat16", simulate(p, 5, 50)).first;
   CHECK(e_bf16 > e_levels);
   const Run inc = simulate(p, 4, 10);
   const double e_increments = report("model and increments in halves", inc).first;
   std::printf("half storage, quickstart: largest stored |p| / scale %.1f (2^%.2f), increments %.1f\n",
               half.largest_stored, std::log2(half.largest_stored), inc.largest_stored);
-  // The issue's bound, on the traces together (each trace against its own energy is printed: the
+  // The accuracy goal's bound, on the traces together (each trace against its own energy is printed: the
   // weakest exceed it). Above 1e-5: the emulation is on.
   CHECK(e_levels <= 1e-2);
   CHECK(e_levels > 1e-5);

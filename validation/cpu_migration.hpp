@@ -59,7 +59,7 @@ class CpuMigrator final : public Migrator {
   bool begin_stack() override;
   void take_stack(float* image, float* illumination) override;
   void drop_stack() override { own_stack_ = false; }
-  // Half-precision storage emulated (acoustic only; the study of issue 14): the source and the
+  // Half-precision storage emulated (acoustic only; tests/test_storage.cpp): the source and the
   // receiver fields keep their levels in binary16 (CpuWave::store_as_half, HalfFields::levels),
   // each scaled so that one step's largest injection (the source at the wavelet's peak; the
   // data's largest sample) lies in [2^e, 2^(e+1)), e = peak_exponent; the model as well.

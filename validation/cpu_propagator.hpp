@@ -23,7 +23,7 @@ class CpuPropagator final : public Propagator {
   void advance(long long first, long long count) override;
   void wavefield(float* out) override;
   void traces(float* out) override;
-  // Half-precision storage emulated from the next begin_shot on (the study of issue 14; vti/tti:
+  // Half-precision storage emulated from the next begin_shot on (tests/test_storage.cpp; vti/tti:
   // levels in binary16 only): the model rounded to binary16, and every stored level to
   // field_scale times a binary16 value, field_scale the power of two that puts one step's largest
   // injection of the shot (its source term at the wavelet's peak, injection_peak of

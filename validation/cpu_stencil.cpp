@@ -73,8 +73,8 @@ inline void laplacian_xy(Real* __restrict lap_xy, const Real* __restrict p, cons
 
 // pn <- [2 p - (1 - s) pn + m L p] / (1 + s) with L p = lap_xy + the z terms, s = s_x[ix] + s_yz,
 // over the cells [x0, x1) of one row. The division stays where s = 0 (it is exact there): it
-// overlaps the loads, and cutting rows into damped and undamped runs to skip it measured slower
-// (more and shorter loops per row, each with its own remainder).
+// overlaps the loads, and cutting rows into damped and undamped runs to skip it is slower (more
+// and shorter loops per row, each with its own remainder; docs/BENCHMARKS.md, "CPU reference").
 template <int Radius, class Real>
 inline void update_row(Real* __restrict pn, const Real* __restrict p, const Real* __restrict m,
                        const Real* __restrict lap_xy, const RowNeighbours<Radius, Real>& nb,
@@ -100,8 +100,8 @@ __attribute__((target_clones("arch=x86-64-v3", "default"))) void update_tile(con
                                                                              const Real* zeros, Real* __restrict lap_xy,
                                                                              const Box& tile) {
   // A local copy of the weights, which no store to lap_xy can reach. With the caller's copy the
-  // compiler must allow for such stores changing it, and the step measured 6% slower (201^3 in
-  // float, R = 4, 2 threads).
+  // compiler must allow for such stores changing it, reloading the weights in the inner loop,
+  // and the step runs slower (docs/BENCHMARKS.md, "CPU reference").
   const Weights<Radius, Real> w = weights;
   const long long nx = st.n[0], ny = st.n[1], nz = st.n[2];
   const long long sy = nx, sz = nx * ny;

@@ -1,6 +1,6 @@
 #pragma once
 // Half-precision (IEEE binary16) storage emulated in float: the CPU reference for storing the
-// wavefields and the model in 16 bits with the arithmetic in float (issue 14). A stored value is
+// wavefields and the model in 16 bits with the arithmetic in float. A stored value is
 // the float the GPU's __float2half_rn and __half2float give back: rounded to 11 significant bits
 // (ties to even), to multiples of 2^-24 below the smallest normal half 2^-14, to +-Inf at and
 // beyond 65520 (the largest half is 65504).

@@ -12,8 +12,8 @@
 //        and the leapfrog's ~5: T = 2R + 6. tti: the two nested chains of a mixed derivative
 //        (2R each), the axis products and the combination of the three of each operator and the
 //        leapfrog, ~10: T = 4R + 10.
-// (Until 2026-11-23 vti and tti counted every term of the nested sums, 2 (6R + 3) + 8 and
-// 2 (12 R^2 + 6R + 3) + 26: the measured errors sat 30-2000x below those.)
+// (Counting every term of the nested sums instead, 2 (6R + 3) + 8 and 2 (12 R^2 + 6R + 3) + 26,
+// would give a bound far looser than the rounding a nested sum can reach.)
 // The GPU also evaluates sin and cos of the angles in float (the tma variant with __sincosf:
 // absolute error <= 2^-21.41 ~ 3 eps on [-pi, pi]), which perturbs each coefficient by a few
 // eps once, not per step: covered by the combination's share above.
@@ -40,15 +40,15 @@ inline double forward_tolerance(const Problem& p, long long steps) {
 // store the same values in the same way, but from float results that differ in their last
 // bits (the fp32 tolerance above); where such a difference moves a value across a rounding
 // boundary of the halves, the two runs store different halves, and their neighbours then differ
-// by far more than the float rounding, so the divergence spreads: measured on the quickstart
-// (H100, 2026-11-23), GPU and emulation agree to 8e-11 at step 100 and differ by 0.7, 1.0, 1.4
-// times the storage error at steps 200, 300, 1000, tending to sqrt(2): two independent draws
-// of the same rounding process, each as far from fp32 storage as the other. So the GPU is held
+// by far more than the float rounding, so the divergence spreads: GPU and emulation agree to
+// rounding over the first steps and then drift apart until their difference tends to sqrt(2)
+// times the storage error: two independent draws of the same rounding process, each as far from
+// fp32 storage as the other (docs/BENCHMARKS.md, "Forward acoustic"). So the GPU is held
 // to the fp32 reference, its own storage error against the emulation's, e16 (the emulation's
 // relative L2 against fp32 storage for the same output), within a factor of 2 either way: the
 // relative spread of the norm of an error made of n independent parts is about 1 / sqrt(2 n),
 // so a factor 2 is reached only by an error of about one part, while a GPU that rounds another
-// way or not at all leaves the band (a round-toward-zero build: 57 e16 on the GPU tier's grid).
+// way or not at all leaves the band (a round-toward-zero build by more than a factor 10).
 // The fp32 tolerance is added for the arithmetic itself.
 struct HalfStorageBand {
   double lo = 0, hi = 0;
@@ -63,9 +63,9 @@ inline HalfStorageBand half_storage_band(const Problem& p, long long steps, doub
 // Traces are held to the band's upper end only. Its lower end rests on an error made of many
 // independent parts, as a wavefield's or an image's is; a trace's error is a few wavelets at a few
 // receivers, correlated along time, close to one part, and two draws of it may differ by more
-// than a factor 2: on the GPU tier's vti order-2 case (H100, 2026-11-23) the tma kernel's trace
-// error was 0.47 e16, below the band, while its wavefield (1.07 e16) and the naive kernel's
-// traces lay in it. That the GPU stores halves rounded to nearest is shown by the wavefields'
+// than a factor 2: in the GPU tier's vti order-2 case the tma kernel's trace error falls below
+// the band while its wavefield and the naive kernel's traces lie in it. That the GPU stores
+// halves rounded to nearest is shown by the wavefields'
 // bands; the traces' upper end keeps their accuracy within the emulation's.
 inline HalfStorageBand half_storage_ceiling(const Problem& p, long long steps, double storage_error) {
   return {0, 2 * storage_error + forward_tolerance(p, steps)};
