@@ -180,10 +180,22 @@ KeyRange with_note(KeyRange r, std::string note, std::string hi_text = "") {
   return r;
 }
 
+ConfigKey key(std::string path, std::string type, std::string range, std::string description, Writer write,
+              std::string default_text = "") {
+  ConfigKey k;  // member by member: the entry's later members keep their defaults
+  k.path = std::move(path);
+  k.type = std::move(type);
+  k.range = std::move(range);
+  k.description = std::move(description);
+  k.write = write;
+  k.default_text = std::move(default_text);
+  return k;
+}
+
 // A key with one place in Config, read and written through `f`, checked against `check`.
 ConfigKey field(std::string path, std::string type, KeyRange check, std::string description, Field f,
                 std::string default_text = "") {
-  ConfigKey k{std::move(path), std::move(type), {}, "", std::move(description), f.write, std::move(default_text)};
+  ConfigKey k = key(std::move(path), std::move(type), "", std::move(description), f.write, std::move(default_text));
   k.read = f.read;
   k.check = std::move(check);
   return k;
@@ -192,7 +204,8 @@ ConfigKey field(std::string path, std::string type, KeyRange check, std::string 
 // An enumerated key with one place in Config.
 template <class E>
 ConfigKey choice(std::string path, std::string description, Field f) {
-  ConfigKey k{std::move(path), "enum", enum_texts<E>(), "", std::move(description), f.write, ""};
+  ConfigKey k = key(std::move(path), "enum", "", std::move(description), f.write);
+  k.allowed = enum_texts<E>();
   k.read = f.read;
   return k;
 }
@@ -200,19 +213,13 @@ ConfigKey choice(std::string path, std::string description, Field f) {
 // A key read by hand (its reading depends on other keys) and checked against `check`.
 ConfigKey checked(std::string path, std::string type, KeyRange check, std::string description, Writer write,
                   std::string default_text = "") {
-  ConfigKey k{std::move(path), std::move(type), {}, "", std::move(description), write, std::move(default_text)};
+  ConfigKey k = key(std::move(path), std::move(type), "", std::move(description), write, std::move(default_text));
   k.check = std::move(check);
   return k;
 }
 
-ConfigKey key(std::string path, std::string type, std::string range, std::string description, Writer write,
-              std::string default_text = "") {
-  return {std::move(path), std::move(type),        {}, std::move(range), std::move(description),
-          write,           std::move(default_text)};
-}
-
 ConfigKey mapping(std::string path, std::string description, std::string default_text = "") {
-  return {std::move(path), "mapping", {}, "", std::move(description), nullptr, std::move(default_text)};
+  return key(std::move(path), "mapping", "", std::move(description), nullptr, std::move(default_text));
 }
 
 // The key written by to_yaml only where `when` holds, after the keys of a lower `order`.

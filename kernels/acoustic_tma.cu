@@ -105,7 +105,7 @@ __device__ __forceinline__ void load_cx(const __half* p, float (&v)[CX]) {
 // its loop and slow the runs without hints in compressible memory.
 // Dense: three blocks an SM instead of two (the order-8 fp16 quads kernel, 80 registers a thread
 // instead of 96, 24 warps an SM), for z blocks of at most TmaPolicy::kDenseMaxPlanes planes in
-// the chunked launch order (not with whole layers forced by SEISRTM_TMA_CHUNK_ROWS=0): short z
+// the chunked launch order (not with whole layers forced by bench --chunk-rows 0): short z
 // blocks gain from the third block, while the longer z blocks of more resident blocks thrash L2
 // and run slower than with two (docs/BENCHMARKS.md, "Forward acoustic").
 template <int Radius, int RY, int CX, class T, bool Whole, bool Hinted, bool Dense = false>
@@ -449,7 +449,7 @@ void launch_tma_shape(const AcousticArgsT<T>& a, int z_block, const TmaMaps& map
     kernel = &tma_kernel<Radius, RY, CX, T, false, false, Shape::kDenseForm>;
   } else if (a.l2_hint > 0) {
     // The kernel with L2 hints (fp32; plain memory by the policy, any memory when forced by
-    // SEISRTM_TMA_L2_HINT): its ring may be shallower (tma_lookahead).
+    // bench --l2-hint): its ring may be shallower (tma_lookahead).
     kernel = &tma_kernel<Radius, RY, CX, T, false, !kHalf>;
     smem = static_cast<int>(TmaGeometry<Radius, RY, CX, T, tma_lookahead(Radius, !kHalf)>::kSharedBytes);
   }
