@@ -1,8 +1,8 @@
-// seisrtm bench --rtm: one RTM shot against one forward run of the same shot on the GPU
-// (issue 9's measurement). For each memory kind: a forward run timed with CUDA events (its
-// traces become the observed data), then one migration of that shot per backward path (fused
-// step and separate kernels), with image_interval auto. Reported: the wall time of each pass,
-// the GPU time by phase (CUDA events around each kernel group), and the ratios to the forward run.
+// seisrtm bench --rtm: one RTM shot against one forward run of the same shot on the GPU (what
+// an RTM costs in forward runs, docs/BENCHMARKS.md, "RTM"). For each memory kind: a forward run timed with CUDA events
+// (its traces become the observed data), then one migration of that shot per backward path (fused step and separate
+// kernels), with image_interval auto. Reported: the wall time of each pass, the GPU time by phase (CUDA events around
+// each kernel group), and the ratios to the forward run.
 #include <unistd.h>
 
 #include <chrono>
