@@ -195,6 +195,15 @@ struct MigrationConfig {
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).
   StoreLocation store = StoreLocation::automatic;
+  // Boundary mode: the shells of all N - 2 saved levels (store, N shells: 6000-8000 steps at
+  // 800^3 do not fit), or checkpoints of the full state every checkpoint_interval levels and one
+  // segment's shells at a time, re-run from its checkpoint (checkpoint: ceil(N / K) states + K
+  // shells + one more wave, about one more forward pass; the same image bit for bit). auto:
+  // store. The CPU backend only so far.
+  Reconstruction reconstruction = Reconstruction::automatic;
+  // checkpoint: levels between checkpoints (K); 0 = auto: the K with the fewest bytes held,
+  // about sqrt(N state / shell) (solver/rtm_schedule.hpp, auto_checkpoint_interval).
+  long long checkpoint_interval = 0;
   // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;

@@ -97,6 +97,15 @@ constexpr std::array<const char*, 3> enum_names(StoreLocation) {
   return {"auto", "device", "host"};
 }
 
+// migration.reconstruction: how a boundary-mode backward pass gets the shells it rebuilds the
+// source field from. store: every level's, kept from the forward pass; checkpoint: one segment's
+// at a time, re-run from a checkpoint of the full state (solver/rtm_schedule.hpp,
+// CheckpointPlan). auto resolves to store (validation/cpu_migration.cpp).
+enum class Reconstruction { automatic, store, checkpoint };
+constexpr std::array<const char*, 3> enum_names(Reconstruction) {
+  return {"auto", "store", "checkpoint"};
+}
+
 // The text of a value, as the config file spells it.
 template <class E>
 std::string to_text(E e) {

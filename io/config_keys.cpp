@@ -478,6 +478,29 @@ void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(choice<StoreLocation>("migration.store",
                                     "GPU, boundary mode: where the boundary store lives; auto: device when it fits",
                                     SEISRTM_FIELD(c.migration->store)));
+  k.push_back(choice<Reconstruction>(
+      "migration.reconstruction",
+      "boundary mode: every level's shell kept (store) or checkpoints and one segment's shells re-run (checkpoint, CPU "
+      "only); auto: store",
+      SEISRTM_FIELD(c.migration->reconstruction)));
+  k.push_back(field("migration.checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
+                    "reconstruction checkpoint: levels between checkpoints; auto: the fewest bytes held, about "
+                    "sqrt(N state / shell)",
+                    Field{[](io::YamlReader& r, const ConfigKey& k, Config& c) {
+                            // 0: auto.
+                            if (r.has("checkpoint_interval") && r.node()["checkpoint_interval"].IsScalar() &&
+                                r.node()["checkpoint_interval"].Scalar() == "auto")
+                              c.migration->checkpoint_interval = 0;
+                            else
+                              read_value(r, k, c.migration->checkpoint_interval);
+                          },
+                          [](YAML::Emitter& e, const WriteScope& s) {
+                            if (s.c.migration->checkpoint_interval > 0)
+                              e << s.c.migration->checkpoint_interval;
+                            else
+                              e << "auto";
+                          }},
+                    "auto"));
   // Both only with SEG-Y data, the only data with a migration.wavelet.
   k.push_back(written_when(
       mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"), segy_data, 3));

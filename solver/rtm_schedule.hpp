@@ -61,4 +61,56 @@ class RtmSchedule {
   long long steps_, every_;
 };
 
+// Segmented checkpointing (migration.reconstruction: checkpoint): the boundary store of a long
+// record holds only one segment of K levels. The saved levels 1 .. N - 2 are cut into segments
+// [lo, hi] of K levels from level 1 up (the last one shorter where K does not divide N - 2).
+// Forward, the full state of the source field at level lo of every segment but the last (the two
+// levels lo and lo - 1 of each field it steps) is a checkpoint, and the last segment's shells go
+// to the store. Backward, before the rebuild of level hi of any other segment, its replay restores
+// the checkpoint into a third wave, saves the shell of level lo, and runs the forward steps
+// lo .. hi - 1 saving the shells of levels lo + 1 .. hi into the same store: the levels, and so the
+// shells, are the first pass's bit for bit (the same deterministic steps from the same state).
+// Memory: checkpoints() x state + K x shell + the replay wave; cost: replay_steps() more forward
+// steps (about one forward pass).
+class CheckpointPlan {
+ public:
+  struct Segment {
+    long long lo = 0, hi = 0;  // saved levels lo .. hi
+  };
+  // interval: K, levels between checkpoints (>= 1); K >= N - 2 is one segment, today's store.
+  CheckpointPlan(long long steps, long long interval);
+  long long steps() const { return steps_; }
+  long long interval() const { return k_; }  // K, at most the N - 2 saved levels (and >= 1)
+  // Segments in backward order: segment 0 is the last in time (the first pass's), segment
+  // segments() - 1 starts at level 1.
+  long long segments() const { return segments_; }
+  Segment segment(long long j) const;
+  long long segment_of(long long level) const;  // of a saved level
+  // The forward pass: whether it saves the shell of `level` (segment 0's levels) and whether
+  // `level` is a checkpoint (lo of every other segment), and which of checkpoints() it is.
+  bool first_pass_saves(long long level) const;
+  bool checkpointed(long long level) const;
+  long long checkpoint_slot(long long level) const { return (level - 1) / k_; }
+  long long checkpoints() const { return segments_ > 0 ? segments_ - 1 : 0; }
+  // The segment whose replay runs before backward level n is rebuilt (n = its hi, segments
+  // 1 ..), or -1.
+  long long replayed_before(long long n) const;
+  // The replay of segment j >= 1: forward steps lo .. hi - 1 (step n makes level n + 1), after
+  // the shell of level lo is saved from the checkpoint; it saves levels lo .. hi.
+  RtmSchedule::Range replay_steps(long long j) const;
+  long long replay_steps() const;  // over every replay
+  // Where level's shell is in the store of interval() slots.
+  long long slot(long long level) const { return (level - 1) % k_; }
+  // Bytes held: checkpoints() states, interval() shells, and the replay wave (a state) where
+  // there is a replay.
+  double bytes(double state_bytes, double shell_bytes) const;
+
+ private:
+  long long steps_, k_, saved_, segments_;
+};
+
+// migration.checkpoint_interval auto: the K that holds the fewest bytes (CheckpointPlan::bytes;
+// about sqrt(N state / shell) where that is below N - 2), the larger K on a tie.
+long long auto_checkpoint_interval(long long steps, double state_bytes, double shell_bytes);
+
 }  // namespace seisrtm

@@ -104,6 +104,38 @@ void restore_shell(CpuTti<Real>& w, const std::vector<long long>& at, const Real
   for (size_t k = 0; k < ns; ++k) q[at[k]] = slot[ns + k];
 }
 
+// A checkpoint (migration.reconstruction: checkpoint): the full state a pair steps from, the two
+// levels of each field in the pair's layout, halos included (a slab's as its last exchange left
+// them), so that steps from a restored state repeat the first pass's bit for bit. Acoustic: 2
+// volumes of the grid; the pair: 4 padded volumes.
+template <class Real>
+size_t level_cells(const CpuWave<Real>&, const Problem& pb) {
+  return static_cast<size_t>(pb.grid.cells());
+}
+template <class Real>
+size_t level_cells(const CpuTti<Real>& w, const Problem& pb) {
+  return static_cast<size_t>(w.padded_stride(2) * (pb.grid.n[2] + 2 * pb.radius));
+}
+template <class Real>
+std::vector<Real*> levels(CpuWave<Real>& w) {
+  return {w.current(), w.previous()};
+}
+template <class Real>
+std::vector<Real*> levels(CpuTti<Real>& w) {
+  return {w.p_data(), w.p_previous(), w.q_data(), w.q_previous()};
+}
+template <class Wave, class Real>
+void save_state(Wave& w, size_t cells, Real* to) {
+  for (Real* l : levels(w)) to = std::copy(l, l + cells, to);
+}
+template <class Wave, class Real>
+void restore_state(Wave& w, size_t cells, const Real* from) {
+  for (Real* l : levels(w)) {
+    std::copy(from, from + cells, l);
+    from += cells;
+  }
+}
+
 // Where a field keeps p: grid cell (ix, iy, iz) is data[base + ix + iy sy + iz sz].
 template <class Real>
 struct FieldView {
@@ -212,6 +244,7 @@ CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb
     throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
   find_shell();
+  check_reconstruction(*pb.config.migration);
 }
 
 CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global) : pb_(slab_pb), slab_(slab) {
@@ -223,6 +256,18 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   interior_ = slab_box(interior_box(global), slab);
   inner_ = slab_box(inner_box(global), slab);
   find_shell();
+  check_reconstruction(*global.config.migration);
+}
+
+void CpuMigrator::check_reconstruction(const MigrationConfig& mc) {
+  if (mc.reconstruction == Reconstruction::checkpoint && mc.mode != MigrationMode::boundary)
+    throw Error(
+        "config key 'migration.reconstruction' checkpoint rebuilds the source field from the boundary shells; with "
+        "migration.mode " +
+        to_text(mc.mode) + " use auto or store, or migration.mode: boundary");
+  if (mc.checkpoint_interval < 0)
+    throw Error("config key 'migration.checkpoint_interval' must be >= 1 level or auto, got " +
+                std::to_string(mc.checkpoint_interval));
 }
 
 void CpuMigrator::find_shell() {
@@ -310,17 +355,39 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   };
   const std::vector<long long> at = storage_index(s, g, shell_);
   const size_t per_level = fields(s) * shell_.size();
-  std::vector<Real> store(boundary ? per_level * static_cast<size_t>(std::max(0LL, nt - 2)) : 0);
+  // checkpoint: the store holds one segment's shells (K slots), the checkpoints the full state at
+  // the first level of every other segment (solver/rtm_schedule.hpp, CheckpointPlan); store
+  // (auto): every saved level's shell, slot level - 1.
+  const bool checkpoint = boundary && mc.reconstruction == Reconstruction::checkpoint;
+  const size_t state_cells = level_cells(s, pb_), state_size = levels(s).size() * state_cells;
+  const long long interval =
+      !checkpoint ? std::max(1LL, nt - 2)
+      : mc.checkpoint_interval > 0
+          ? mc.checkpoint_interval
+          : auto_checkpoint_interval(nt, double(state_size * sizeof(Real)), double(per_level * sizeof(Real)));
+  const CheckpointPlan plan(nt, interval);
+  const size_t slots = !boundary    ? 0
+                       : checkpoint ? static_cast<size_t>(plan.interval())
+                                    : static_cast<size_t>(std::max(0LL, nt - 2));
+  auto slot = [&](long long level) { return static_cast<size_t>(checkpoint ? plan.slot(level) : level - 1); };
+  std::vector<Real> store(per_level * slots);
+  std::vector<Real> checkpoints(checkpoint ? state_size * static_cast<size_t>(plan.checkpoints()) : 0);
   std::vector<std::vector<Real>> snapshots(boundary ? 0 : static_cast<size_t>(nt / every + 1));
   std::vector<Real> buffer;  // p of the pair in grid layout
+  // Forward step n of a source field: level n + 1 from n, n - 1 (the first pass's and a replay's).
+  auto forward_step = [&](Wave& w, long long n) {
+    w.update();
+    for (long long k = 0; k < src.size(); ++k) inject_source(w, pb_, src, k, double(pb_.wavelet[n]), all);
+    w.finish();
+    exchange(w);
+  };
   for (long long n = 0; n < nt; ++n) {
-    s.update();
-    for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n]), all);
-    s.finish();
-    exchange(s);
+    forward_step(s, n);
     const long long level = n + 1;
+    if (checkpoint && plan.checkpointed(level))
+      save_state(s, state_cells, checkpoints.data() + plan.checkpoint_slot(level) * state_size);
     if (boundary && schedule.saved(level)) {
-      save_shell(s, at, store.data() + (level - 1) * per_level);
+      if (!checkpoint || plan.first_pass_saves(level)) save_shell(s, at, store.data() + slot(level) * per_level);
     } else if (!boundary && level % every == 0) {
       const Real* p = grid_p(s, g, buffer);
       snapshots[level / every].assign(p, p + g.cells());
@@ -336,6 +403,38 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   //   m^2 g = sum_n chi^{n+1} (p^{n+1} - 2 p^n + p^{n-1}) = C(+1) - 2 C(0) + C(-1),
   //   C(j) = sum_n p^n chi^{n+1+j}   (docs/ADJOINT.md, "Imaging"),
   // centred on C(0); p^n chi^n is C(-1), a depth bias of about v dt / 2.
+  //
+  // checkpoint: before the rebuild of the last level of a segment other than the first pass's,
+  // its replay restores the segment's checkpoint into a third wave (the backward source field
+  // keeps its levels) and re-runs the segment's forward steps, saving its shells into the store.
+  // Progress: the backward pass still counts to N, the replay steps counted in with the levels:
+  // done = N (levels + replay steps done) / (N + replay steps).
+  const long long work = nt + (checkpoint ? plan.replay_steps() : 0);
+  long long worked = 0;
+  auto advance = [&] {
+    ++worked;
+    progress("backward", static_cast<long long>(static_cast<long double>(nt) * worked / work));
+  };
+  std::optional<Wave> replay;
+  auto replay_segment = [&](long long j) {
+    if (!replay) {
+      replay.emplace(pb_);
+      if constexpr (std::is_same_v<Wave, CpuWave<float>>) {
+        if (half_peak_exponent_)
+          replay->store_as_half(source_field_scale(pb_, shot, *half_peak_exponent_, "the source"), true,
+                                HalfFields::levels);
+      }
+    }
+    const CheckpointPlan::Segment seg = plan.segment(j);
+    restore_state(*replay, state_cells, checkpoints.data() + plan.checkpoint_slot(seg.lo) * state_size);
+    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level);
+    const RtmSchedule::Range steps = plan.replay_steps(j);
+    for (long long k = 0, n = steps.first; k < steps.count; ++k, n += steps.dir) {
+      forward_step(*replay, n);
+      save_shell(*replay, at, store.data() + slot(n + 1) * per_level);
+      advance();
+    }
+  };
   progress("backward", 0);
   const Real* sn = nullptr;  // p^n in grid layout, for the callback
   FieldView<Real> sv;
@@ -350,9 +449,12 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
         // p^n = 2 p^{n+1} - p^{n+2} + m (L p^{n+1} + S^T f^{n+1} / V) where s = 0, i.e. the
         // forward step n + 1 solved for its oldest level (for the pair, both fields with their
         // operator); the shell comes from the store.
+        if (checkpoint) {
+          if (const long long j = plan.replayed_before(n); j > 0) replay_segment(j);
+        }
         s.update(inner_);
         for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n + 1]), inner_);
-        restore_shell(s, at, store.data() + (n - 1) * per_level);
+        restore_shell(s, at, store.data() + slot(n) * per_level);
         s.finish();
         exchange(s);
       }
@@ -371,7 +473,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     receiver_step(r, pb_, n, data);
     exchange(r);
   };
-  schedule.backward(RtmSchedule::Order::image_then_receiver, b, [&](long long n) { progress("backward", nt - n + 1); });
+  schedule.backward(RtmSchedule::Order::image_then_receiver, b, [&](long long) { advance(); });
 }
 
 }  // namespace seisrtm::validation

@@ -38,7 +38,10 @@ template <class Real>
 std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& r);
 
 // The CPU migrator: source field forward with boundary saving (or snapshots), then backward
-// reconstruction, receiver field and imaging, one shot at a time; acoustic, vti or tti.
+// reconstruction, receiver field and imaging, one shot at a time; acoustic, vti or tti. With
+// migration.reconstruction checkpoint the store holds one segment's shells, replayed segment by
+// segment from checkpoints of the full state (solver/rtm_schedule.hpp, CheckpointPlan): the same
+// image bit for bit.
 class CpuMigrator final : public Migrator {
  public:
   explicit CpuMigrator(const Problem& pb);
@@ -74,6 +77,8 @@ class CpuMigrator final : public Migrator {
   void migrate_with(long long shot, const Real* data, Real* image, Real* illumination, const Progress& progress);
 
   void find_shell();
+  // migration.reconstruction checkpoint needs migration.mode boundary.
+  static void check_reconstruction(const MigrationConfig& mc);
   const Problem& pb_;
   Box interior_, inner_;
   std::optional<Slab> slab_;
