@@ -268,6 +268,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
+  if (const std::string no = cannot_reconstruct(pb.config.migration->reconstruction); !no.empty()) throw Error(no);
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
