@@ -26,8 +26,6 @@ BackendChoice choose_backend(const Config& c, Equation equation, bool migration)
     const std::string why = cannot_implement(
         {o.variant, equation, o.storage, migration, c.solver.decomposition == Decomposition::z}, &b.gpu);
     if (!why.empty()) throw Error("config key 'solver.kernel' is " + to_text(c.solver.kernel) + ": " + why);
-    if (migration && c.migration)
-      if (const std::string no = cannot_reconstruct(c.migration->reconstruction); !no.empty()) throw Error(no);
   }
   return b;
 }

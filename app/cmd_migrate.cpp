@@ -43,26 +43,21 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
       std::optional<Slab> slab;
       if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
       const MigrationFootprint fp = migration_footprint(p, co, slab ? &*slab : nullptr);
-      if (!o.quiet)
-        std::fprintf(stderr,
-                     "seisrtm: migration plan: GPU%s, boundary store %.3f GiB on the device, %d volumes %.3f GiB, "
-                     "data %.3f GiB: %.3f GiB of %.3f GiB free\n",
-                     slab && slab->ranks > 1 ? " (rank 0's z slab)" : "", fp.store / 1073741824.0, fp.volume_count,
-                     fp.volumes / 1073741824.0, fp.data / 1073741824.0, fp.total / 1073741824.0,
-                     gpu.free_memory / 1073741824.0);
-      // Device store, or the host store where it does not fit; refused here, before the traces
-      // are read, when neither place holds it.
-      bool host_store = false;
+      // The store on the device, in pinned host memory where it does not fit, or checkpoints;
+      // refused here, before the traces are read, when nothing fits.
+      ReconstructionChoice how;
       try {
-        host_store = migration_store_on_host(p, fp, gpu.free_memory, gpu.total_memory);
+        how = choose_reconstruction(p, p, co, slab ? &*slab : nullptr, fp, gpu.free_memory, gpu.total_memory);
       } catch (const Error& e) {  // the refusal, with the data it is about
         throw Error(data.describe() + ": " + e.what());
       }
-      if (host_store && !o.quiet)
-        std::fprintf(stderr,
-                     "seisrtm: the boundary store (%.3f GiB) goes to pinned host memory: %.3f GiB of the GPU "
-                     "needed\n",
-                     fp.store / 1073741824.0, fp.total_host_store / 1073741824.0);
+      if (!o.quiet)
+        std::fprintf(
+            stderr,
+            "seisrtm: migration plan: GPU%s, %s, %d volumes %.3f GiB, data %.3f GiB: %.3f GiB of %.3f GiB free\n",
+            slab && slab->ranks > 1 ? " (rank 0's z slab)" : "", how.describe(fp).c_str(), fp.volume_count,
+            fp.volumes / 1073741824.0, fp.data / 1073741824.0, how.device / 1073741824.0,
+            gpu.free_memory / 1073741824.0);
     } else {
       const MigrationPlan plan = plan_migration(p, data, available_host_memory());
       if (!o.quiet) std::fprintf(stderr, "seisrtm: %s\n", plan.describe().c_str());

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/error.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
 
@@ -38,22 +39,24 @@ class DeviceStore final : public BoundaryStore {
       : BoundaryStore(std::move(shell), fields, levels, half, stream, counter) {
     store_ = DeviceBuffer(std::max<std::size_t>(store_bytes, 4), MemoryKind::plain);
   }
-  // Level L = counter + 1 into slot L - 1 = counter.
+  // Level L = counter + 1 into slot L - first.
   void save(long long, const DeviceBuffer& p, const DeviceBuffer* q) override {
-    gather_at(p, 0);
-    if (q) gather_at(*q, q_half());
+    gather_at(p, 0, 1 - first_);
+    if (q) gather_at(*q, q_half(), 1 - first_);
   }
-  // Level L = counter out of slot L - 1.
+  // Level L = counter out of slot L - first.
   void restore(long long, const DeviceBuffer& p, const DeviceBuffer* q) override {
-    scatter_at(p, 0);
-    if (q) scatter_at(*q, q_half());
+    scatter_at(p, 0, -first_);
+    if (q) scatter_at(*q, q_half(), -first_);
   }
   bool graph_safe() const override { return true; }
+  void set_first(long long level) override { first_ = level; }
 
  private:
   long long q_half() const { return levels_ * shell_.count; }
-  long long p_offset(long long level) const override { return (level - 1) * shell_.count; }
-  long long q_offset(long long level) const override { return q_half() + (level - 1) * shell_.count; }
+  long long p_offset(long long level) const override { return (level - first_) * shell_.count; }
+  long long q_offset(long long level) const override { return q_half() + (level - first_) * shell_.count; }
+  long long first_ = 1;  // the level in slot 0
 };
 
 // The store in pinned host memory: levels pass through kStoreRing device slots, a level p's
@@ -146,18 +149,25 @@ void BoundaryStore::scatter(const DeviceBuffer& p, long long from) {
   });
 }
 
-void BoundaryStore::gather_at(const DeviceBuffer& p, long long to) {
+void BoundaryStore::gather_at(const DeviceBuffer& p, long long to, long long slot_offset) {
   typed(half_, p, shell_, [&](auto* f, auto* cells) {
     using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_gather_at(f, cells, shell_.count, store_.as<T>() + to, counter_.as<long long>(), 0, stream_);
+    kernels::launch_gather_at(f, cells, shell_.count, store_.as<T>() + to, counter_.as<long long>(), slot_offset,
+                              stream_);
   });
 }
 
-void BoundaryStore::scatter_at(const DeviceBuffer& p, long long from) {
+void BoundaryStore::scatter_at(const DeviceBuffer& p, long long from, long long slot_offset) {
   typed(half_, p, shell_, [&](auto* f, auto* cells) {
     using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_scatter_at(f, cells, shell_.count, store_.as<T>() + from, counter_.as<long long>(), -1, stream_);
+    kernels::launch_scatter_at(f, cells, shell_.count, store_.as<T>() + from, counter_.as<long long>(), slot_offset,
+                               stream_);
   });
+}
+
+void BoundaryStore::set_first(long long level) {
+  if (level != 1)
+    throw Error("a boundary store in pinned host memory holds every level: checkpoints keep theirs on the device");
 }
 
 void BoundaryStore::restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q,

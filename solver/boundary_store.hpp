@@ -48,6 +48,10 @@ class BoundaryStore {
   virtual void release(long long) {}
   // Whether save and restore may be captured in a graph that replays for later levels.
   virtual bool graph_safe() const = 0;
+  // Checkpointed reconstruction (solver/rtm_schedule.hpp, CheckpointPlan): the store holds one
+  // segment of levels, the first of them `level` (slot 0) from now on; graphs captured after
+  // this call address that segment's slots. A store of every level starts at level 1.
+  virtual void set_first(long long level);
   // One part of level L's shell back into p (and q), on stream `on` (fp32 only: a slab stores
   // fp32).
   void restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q, cudaStream_t on);
@@ -62,8 +66,8 @@ class BoundaryStore {
   void gather(const DeviceBuffer& p, long long to);
   void scatter(const DeviceBuffer& p, long long from);
   // The same at the slot of the level counter plus slot_offset (graph-safe).
-  void gather_at(const DeviceBuffer& p, long long to);
-  void scatter_at(const DeviceBuffer& p, long long from);
+  void gather_at(const DeviceBuffer& p, long long to, long long slot_offset);
+  void scatter_at(const DeviceBuffer& p, long long from, long long slot_offset);
 
   ShellCells shell_;
   int fields_;

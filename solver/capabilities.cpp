@@ -47,10 +47,4 @@ std::string cannot_implement(const KernelChoice& k, const GpuInfo* gpu) {
   return {};
 }
 
-std::string cannot_reconstruct(Reconstruction r) {
-  if (r == Reconstruction::checkpoint)
-    return "migration.reconstruction: checkpoint runs on the CPU backend only so far; use store";
-  return {};
-}
-
 }  // namespace seisrtm

@@ -30,8 +30,4 @@ const char* variant_name(kernels::Variant v);
 // what would be valid, one clause a caller puts after its key ("config key 'solver.kernel': ...").
 std::string cannot_implement(const KernelChoice& k, const GpuInfo* gpu);
 
-// The GPU migrator's source-field reconstruction (migration.reconstruction): empty where it runs,
-// else the whole message. checkpoint is the CPU reference's so far (validation/cpu_migration.cpp).
-std::string cannot_reconstruct(Reconstruction r);
-
 }  // namespace seisrtm

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
 #include <type_traits>
 
@@ -16,6 +17,7 @@
 #include "kernels/rtm.hpp"
 #include "solver/boundary_store.hpp"
 #include "solver/capabilities.hpp"
+#include "solver/checkpoints.hpp"
 #include "solver/cluster.hpp"
 #include "solver/device_info.hpp"
 #include "solver/device_model.hpp"
@@ -79,21 +81,42 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const std::size_t nccl = slab && slab->ranks > 1 ? (512u << 20) : 0;
   f.total = f.volumes + f.store + f.data + small + (16u << 20) + nccl;
   f.total_host_store = f.volumes + f.data + small + (16u << 20) + nccl + kStoreRing * f.store_per_step;
+  f.replay = 2 * fields * (f.volume + round);
   return f;
 }
 
-bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
+namespace {
+
+// The host's memory a rank may pin (ranks on one node share it: each counts its share, as none
+// has pinned yet), and the host's own volumes beside the pinned bytes (image, illumination,
+// model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
+double host_share() {
+  return available_host_memory() / std::max(1, cluster::local_size());
+}
+double host_own_volumes(const Problem& pb) {
+  return 6.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
+}
+
+// Where the store goes (migration.store) and whether it fits there.
+struct StoreTier {
+  bool host = false, fits = false;
+};
+StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b) {
   const StoreLocation where = pb.config.migration->store;
-  // (Ranks on one node share its memory: each counts its share, as none has pinned yet.)
-  const double host_free = available_host_memory() / std::max(1, cluster::local_size());
-  // The host store needs the store pinned beside the host's own volumes (image, illumination,
-  // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
-  const double own = 6.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
-  const bool host_fits = host_free > 0 && double(fp.store) + own * fp.image_volume < 0.8 * host_free;
-  const bool host =
-      where == StoreLocation::host || (where == StoreLocation::automatic && fp.total > free_b && host_fits);
-  const std::size_t need = host ? fp.total_host_store : fp.total;
-  if (need > free_b || (host && !host_fits)) {
+  const double host_free = host_share();
+  const bool host_fits = host_free > 0 && double(fp.store) + host_own_volumes(pb) * fp.image_volume < 0.8 * host_free;
+  StoreTier t;
+  t.host = where == StoreLocation::host || (where == StoreLocation::automatic && fp.total > free_b && host_fits);
+  t.fits = (t.host ? fp.total_host_store : fp.total) <= free_b && (!t.host || host_fits);
+  return t;
+}
+
+}  // namespace
+
+bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
+  const StoreTier tier = store_tier(pb, fp, free_b);
+  if (!tier.fits) {
+    const double host_free = host_share();
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
     // Fewer steps (time.steps; auto = the whole record) migrate only the start of the record:
@@ -104,15 +127,97 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
                        std::to_string(pb.steps) + " steps (time.steps " + std::to_string(fit) +
                        " migrates only the start of the record)"
                  : "the volumes and the data leave no room on the device for the store of even 2 steps";
-    throw Error(
-        "the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) + " volumes " +
-        gib(fp.volumes) + ", boundary store " + gib(fp.store) + (pb.anisotropic() ? " of p and q" : "") + " for " +
-        std::to_string(pb.steps) + " steps, data " + gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " +
-        gib(total_b) + "; " + device_fix + "; in host memory it needs " + gib(fp.store) + " pinned plus about " +
-        gib(static_cast<std::size_t>(own * fp.image_volume)) + " for the host's own volumes, within 80% of the " +
-        gib(host_free) + " available (migration.store: host), or use solver.backend: cpu");
+    throw Error("the migration needs " + gib(fp.total) + " of GPU memory (" + std::to_string(fp.volume_count) +
+                " volumes " + gib(fp.volumes) + ", boundary store " + gib(fp.store) +
+                (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
+                gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) + "; " + device_fix +
+                "; in host memory it needs " + gib(fp.store) + " pinned plus about " +
+                gib(static_cast<std::size_t>(host_own_volumes(pb) * fp.image_volume)) +
+                " for the host's own volumes, within 80% of the " + gib(static_cast<std::size_t>(host_free)) +
+                " available (migration.store: host); migration.reconstruction: checkpoint keeps one segment of the "
+                "store, or use solver.backend: cpu");
   }
-  return host;
+  return tier.host;
+}
+
+CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global, const CudaOptions& o, const Slab* slab,
+                                       const MigrationFootprint& fp, std::size_t free_b) {
+  const long long nt = pb.steps;
+  const int fields = pb.anisotropic() ? 2 : 1;
+  const std::size_t state = Checkpoints::host_bytes(1, fp.volume, pb.anisotropic());
+  // The device holds everything but the store, the replay field, and the segment's levels.
+  const std::size_t besides = fp.total - fp.store + fp.replay;
+  const long long device_levels =
+      free_b > besides ? static_cast<long long>((free_b - besides) / std::max<std::size_t>(1, fp.store_per_step)) : 0;
+  const long long set = pb.config.migration->checkpoint_interval;
+  long long k = set;
+  if (set == 0) {
+    // The interval from the whole grid's sizes, so that every slab of a decomposition takes the
+    // same; one GPU takes at most the levels it holds.
+    const MigrationFootprint g = slab ? migration_footprint(global, o) : fp;
+    k = auto_checkpoint_interval(nt, 2.0 * fields * double(g.volume), double(g.store_per_step));
+    if (!(slab && slab->ranks > 1)) k = std::max(1LL, std::min(k, device_levels));
+  }
+  const CheckpointPlan plan(nt, k);
+  CheckpointChoice c;
+  c.interval = plan.interval();
+  c.checkpoints = plan.checkpoints();
+  c.host = static_cast<std::size_t>(c.checkpoints) * state;
+  c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
+             (c.checkpoints > 0 ? fp.replay : 0);
+  const double host_free = host_share(), own = host_own_volumes(pb) * fp.image_volume;
+  const std::string what = std::to_string(c.checkpoints) + " checkpoints every " + std::to_string(c.interval) +
+                           " levels (" + gib(c.host) + " of pinned host memory) and a boundary store of " +
+                           std::to_string(c.interval) + " levels with the replay field on the device (" +
+                           gib(c.device) + " in all)";
+  if (c.device > free_b)
+    throw Error("the checkpointed migration needs " + what + " but the GPU has " + gib(free_b) + " free; " +
+                (device_levels >= 1 ? "it holds the store of at most " + std::to_string(device_levels) +
+                                          " levels beside the volumes (migration.checkpoint_interval " +
+                                          std::to_string(device_levels) + " or less)"
+                                    : "the volumes and the data leave no room for the store of one level"));
+  const double room = 0.8 * host_free - own;
+  if (c.checkpoints > 0 && !(host_free > 0 && double(c.host) <= room)) {
+    // What fits: the checkpoints the host holds at this interval, and the record they cover.
+    const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
+    throw Error("the checkpointed migration needs " + what + " but the host has " +
+                gib(static_cast<std::size_t>(std::max(0.0, host_free))) +
+                " available (pinned within 80% of it, beside about " + gib(static_cast<std::size_t>(own)) +
+                " of the host's own volumes): it holds " + std::to_string(fit) + " checkpoints, a record of about " +
+                std::to_string((fit + 1) * c.interval + 2) +
+                " steps at this interval (time.steps), or split the grid over more GPUs (solver.decomposition: z)");
+  }
+  return c;
+}
+
+ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& global, const CudaOptions& o,
+                                           const Slab* slab, const MigrationFootprint& fp, std::size_t free_b,
+                                           std::size_t total_b) {
+  const Reconstruction how = pb.config.migration->reconstruction;
+  ReconstructionChoice r;
+  if (how == Reconstruction::store || (how == Reconstruction::automatic && store_tier(pb, fp, free_b).fits)) {
+    r.host_store = migration_store_on_host(pb, fp, free_b, total_b);
+    r.device = r.host_store ? fp.total_host_store : fp.total;
+    return r;
+  }
+  if (how == Reconstruction::checkpoint && pb.config.migration->store == StoreLocation::host)
+    throw Error(
+        "config keys 'migration.store' host and 'migration.reconstruction' checkpoint: a checkpointed migration keeps "
+        "its segment of the store on the device (the checkpoints in host memory); use migration.store: auto or device");
+  r.checkpoints = migration_checkpoints(pb, global, o, slab, fp, free_b);
+  r.device = r.checkpoints.device;
+  return r;
+}
+
+std::string ReconstructionChoice::describe(const MigrationFootprint& fp) const {
+  if (checkpoints.checkpoints > 0)
+    return std::to_string(checkpoints.checkpoints) + " checkpoints every " + std::to_string(checkpoints.interval) +
+           " levels (" + gib(checkpoints.host) +
+           " of pinned host memory; about one more forward pass) and a boundary store of " +
+           std::to_string(checkpoints.interval) + " levels (" +
+           gib(fp.store_per_step * static_cast<std::size_t>(checkpoints.interval)) +
+           ") with the replay field on the device";
+  return "boundary store " + gib(fp.store) + (host_store ? " in pinned host memory" : " on the device");
 }
 
 // A migration as a composition: the model, the source field (forward, then rebuilt in reverse)
@@ -135,6 +240,7 @@ struct CudaMigrator::Impl {
   DeviceBuffer level;
   std::unique_ptr<BoundaryStore> store;
   bool host_store = false;
+  std::unique_ptr<Checkpoints> checkpoints;  // checkpointed reconstruction (null: the store holds every level)
   RtmImager imager;
   std::unique_ptr<SlabOverlap> overlap;  // a slab of a z decomposition
   PhaseTimer timer;
@@ -212,7 +318,11 @@ struct CudaMigrator::Impl {
 
   void init(const Problem& global, const Slab* slab, std::vector<std::string>& notes);
   void allocate_fields(const MigrationFootprint& fp, std::string& warning);
-  void build_store(const MigrationFootprint& fp, const CellBox& interior, const CellBox& inner);
+  void build_store(const MigrationFootprint& fp, const CellBox& interior, const CellBox& inner, long long levels);
+  // The reconstruction: the store's tier, or checkpoints (migration.reconstruction); the levels
+  // the store holds.
+  long long plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
+                                std::size_t free_b, std::size_t total_b, std::vector<std::string>& notes);
   void encode_maps();
   // The passes of one shot.
   struct Pass {
@@ -221,10 +331,16 @@ struct CudaMigrator::Impl {
     long long report;  // steps between progress reports
     StepGraph graph;
     const std::function<void(long long n, const float* source_field)>& on_source_level;
+    const CheckpointPlan* plan;  // checkpointed reconstruction, else null
   };
   void begin_shot(long long shot, const float* shot_data);
   void forward(const Pass& pass);
-  void forward_step(long long n, bool marks, const RtmSchedule& sc);
+  void forward_step(DeviceWavefield& w, long long n, bool marks, bool save);
+  // Checkpointed reconstruction: segment j's replay, and the rebuilding levels r in runs that
+  // each stay within one segment, the segment's replay first.
+  void replay(const Pass& pass, long long j);
+  void by_segment(const Pass& pass, const RtmSchedule::Range& r,
+                  const std::function<void(const RtmSchedule::Range&)>& run);
   void receiver_step(bool marks);
   void leading_receiver_step() {
     receiver_step(true);
@@ -268,7 +384,6 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
-  if (const std::string no = cannot_reconstruct(pb.config.migration->reconstruction); !no.empty()) throw Error(no);
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
@@ -287,7 +402,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
   memory.free_at_start = memory.lowest_free = free_b;
   memory.volume_bytes = fp.volume;
-  host_store = migration_store_on_host(pb, fp, free_b, total_b);
+  const long long store_levels = plan_reconstruction(global, slab, fp, free_b, total_b, notes);
   // The cells imaged (the interior box) and those a backward step computes (the inner box):
   // the whole grid's, or a slab's own-plane parts.
   const auto [interior, inner] = migration_boxes(global, slab);
@@ -302,7 +417,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   op = std::make_unique<StepOperator>(pb, opt, dims.nxp, model, half, z_lo, z_hi);
   op->tune(s.p[0].compressible());
   wavelet = upload(pb.wavelet);
-  build_store(fp, interior, inner);
+  build_store(fp, interior, inner, store_levels);
   data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
   level = DeviceBuffer(sizeof(long long), MemoryKind::plain);
   make_injection(pb, pb.receivers, 1.0, dims, rec, overlap.get());
@@ -331,7 +446,8 @@ void CudaMigrator::Impl::allocate_fields(const MigrationFootprint& fp, std::stri
 
 // The shell: cells of the interior box outside the inner box (CpuMigrator's order), by padded
 // index; its store in device or pinned host memory.
-void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox& in, const CellBox& inner) {
+void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox& in, const CellBox& inner,
+                                     long long levels) {
   std::vector<long long> cells;
   for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
     for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
@@ -348,8 +464,23 @@ void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox
     shell.cells = upload(std::vector<unsigned>(cells.begin(), cells.end()));
   else
     shell.cells = upload(cells);
-  store = make_boundary_store(host_store, std::move(shell), pb.anisotropic() ? 2 : 1, std::max(0LL, pb.steps - 2), half,
-                              fp.store, fp.store_per_step, stream.get(), level);
+  store =
+      make_boundary_store(host_store, std::move(shell), pb.anisotropic() ? 2 : 1, levels, half,
+                          fp.store_per_step * static_cast<std::size_t>(levels), fp.store_per_step, stream.get(), level);
+}
+
+long long CudaMigrator::Impl::plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
+                                                  std::size_t free_b, std::size_t total_b,
+                                                  std::vector<std::string>& notes) {
+  const ReconstructionChoice choice = choose_reconstruction(pb, global, opt, slab, fp, free_b, total_b);
+  host_store = choice.host_store;
+  const CheckpointChoice& c = choice.checkpoints;
+  if (c.checkpoints == 0) return std::max(0LL, pb.steps - 2);  // one segment: the whole store
+  std::string warning;
+  checkpoints =
+      std::make_unique<Checkpoints>(c.checkpoints, c.interval, fp.volume, pb.anisotropic(), opt.memory, &warning);
+  if (!warning.empty()) notes.push_back(warning);
+  return c.interval;
 }
 
 void CudaMigrator::Impl::encode_maps() {
@@ -358,12 +489,14 @@ void CudaMigrator::Impl::encode_maps() {
     // The forward backend's maps (CudaPropagator's encode_tensor_maps) for each field.
     s.encode_tti_maps(dims, pb.radius);
     r.encode_tti_maps(dims, pb.radius);
+    if (checkpoints) checkpoints->field().encode_tti_maps(dims, pb.radius);
     encode_tti_model_maps(model.m, model.tti, pb.equation == Equation::tti, dims, pb.radius, 4, model.tti_maps);
     return;
   }
   const int eb = kernels::storage_bytes(opt.storage);
   s.encode_acoustic_maps(dims, pb.radius, eb, fused, op->fused_shape());
   r.encode_acoustic_maps(dims, pb.radius, eb, fused, op->fused_shape());
+  if (checkpoints) checkpoints->field().encode_acoustic_maps(dims, pb.radius, eb, false, op->fused_shape());
   encode_volume_map(&model.tmap_m, model.m.as<void>(), dims.nxp, dims.ny, dims.nz, kernels::tma_center_box(), eb);
 }
 
@@ -385,8 +518,12 @@ std::string CudaMigrator::name() const {
          (anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
                                                       : "") +
          (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
-         ", boundary store " + (d.host_store ? "in pinned host memory" : "on the device") + ", on " +
-         query_gpu(d.opt.device).name;
+         ", boundary store " +
+         (d.checkpoints ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
+                              std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory"
+          : d.host_store ? "in pinned host memory"
+                         : "on the device") +
+         ", on " + query_gpu(d.opt.device).name;
 }
 
 std::vector<float> CudaMigrator::model_traces(const PointSet& src, const std::vector<float>& f) {
@@ -495,8 +632,14 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // Graphs where solver.graphs is on, but not with the store in host memory (its copies are
   // ordered by events) nor when a test reads every level.
   const bool graphs = d.opt.graphs && d.store->graph_safe() && !on_source_level;
-  const Impl::Pass pass{schedule, progress, std::max(1LL, nt / 100), StepGraph{d.stream.get(), graphs},
-                        on_source_level};
+  std::optional<CheckpointPlan> plan;
+  if (d.checkpoints) plan.emplace(nt, d.checkpoints->interval());
+  const Impl::Pass pass{schedule,
+                        progress,
+                        std::max(1LL, nt / 100),
+                        StepGraph{d.stream.get(), graphs},
+                        on_source_level,
+                        plan ? &*plan : nullptr};
   d.forward(pass);
   if (d.fused && schedule.fuses())
     d.backward_fused(pass);
@@ -530,27 +673,26 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   imager.set_scales(s_scale, r_scale);
 }
 
-// Forward step n: p^{n+1} from p^n, p^{n-1} with the source; level n + 1's shell to the store
-// where the schedule saves it.
-void CudaMigrator::Impl::forward_step(long long n, bool marks, const RtmSchedule& sc) {
+// Forward step n of field w (the source field, or a checkpoint's replay field): p^{n+1} from
+// p^n, p^{n-1} with the source; level n + 1's shell to the store where `save`.
+void CudaMigrator::Impl::forward_step(DeviceWavefield& w, long long n, bool marks, bool save) {
   cudaStream_t st = stream.get();
-  if (marks) timer.mark(PhaseTimer::forward_step, st);
-  const int cs = s.cur;
+  if (marks) timer.mark(&w == &s ? PhaseTimer::forward_step : PhaseTimer::replay, st);
+  const int cs = w.cur;
   if (slabs()) {
     beside(
         [&](int part, cudaStream_t on) {
-          op->step(s, cs, overlap->lo(part), overlap->hi(part), on);
-          inject_part(s, src, 1 - cs, part, wavelet.as<float>(), 0, 0, on);
+          op->step(w, cs, overlap->lo(part), overlap->hi(part), on);
+          inject_part(w, src, 1 - cs, part, wavelet.as<float>(), 0, 0, on);
         },
-        s, 1 - cs);
+        w, 1 - cs);
   } else {
-    op->step(s, cs, st);
-    inject_at(s, 1 - cs, src.inj, wavelet.as<float>(), 0, 0);
+    op->step(w, cs, st);
+    inject_at(w, 1 - cs, src.inj, wavelet.as<float>(), 0, 0);
   }
-  s.flip();
-  const long long level = n + 1;
-  if (marks) timer.mark(PhaseTimer::store, st);
-  if (sc.saved(level)) store->save(level, s.p[s.cur], s.q_at(s.cur));
+  w.flip();
+  if (marks && &w == &s) timer.mark(PhaseTimer::store, st);
+  if (save) store->save(n + 1, w.p[w.cur], w.q_at(w.cur));
   add_level(1);
 }
 
@@ -568,16 +710,70 @@ void CudaMigrator::Impl::forward(const Pass& pass) {
       pass.progress("forward", n + 1);
     }
   };
-  // The steps that save their level: graphs of two steps; the last two steps one by one.
-  const RtmSchedule::Range saving = sc.saving_steps();
-  pass.graph.run(
-      saving, 2, [&](long long n, bool marks) { forward_step(n, marks, sc); }, report,
-      [&] { timer.mark(PhaseTimer::forward_step, st); });
-  for (long long n = saving.count; n < nt; ++n) {
-    forward_step(n, true, sc);
+  auto launched = [&] { timer.mark(PhaseTimer::forward_step, st); };
+  if (!pass.plan) {
+    // The steps that save their level (1 .. N - 2): graphs of two steps.
+    pass.graph.run(
+        sc.saving_steps(), 2, [&](long long n, bool marks) { forward_step(s, n, marks, true); }, report, launched);
+  } else {
+    // Segment by segment from level 1: a segment's first step makes its level lo, where the
+    // state (levels lo and lo - 1) is a checkpoint, but in the last segment in time, whose
+    // levels go to the store.
+    const CheckpointPlan& plan = *pass.plan;
+    for (long long j = plan.segments() - 1; j >= 0; --j) {
+      const CheckpointPlan::Segment seg = plan.segment(j);
+      const bool saves = j == 0;
+      if (saves) store->set_first(seg.lo);
+      forward_step(s, seg.lo - 1, true, saves);
+      report(seg.lo - 1);
+      if (!saves) checkpoints->save(plan.checkpoint_slot(seg.lo), s, st);
+      pass.graph.run(
+          {seg.lo, seg.hi - seg.lo, 1}, 2, [&](long long n, bool marks) { forward_step(s, n, marks, saves); }, report,
+          launched);
+    }
+  }
+  // Levels N - 1 and N stay in the field's buffers: the last two steps one by one.
+  for (long long n = std::max(0LL, nt - 2); n < nt; ++n) {
+    forward_step(s, n, true, false);
     report(n);
   }
   memory.sample();
+}
+
+// Before the rebuild of level hi of segment j >= 1: its checkpoint into the replay field, the
+// shell of its level lo from there, then its forward steps lo .. hi - 1 saving levels lo + 1 ..
+// hi; the level counter is then back at hi, the level the backward pass makes next.
+void CudaMigrator::Impl::replay(const Pass& pass, long long j) {
+  const CheckpointPlan& plan = *pass.plan;
+  const CheckpointPlan::Segment seg = plan.segment(j);
+  cudaStream_t st = stream.get();
+  timer.mark(PhaseTimer::replay, st);
+  checkpoints->load(plan.checkpoint_slot(seg.lo), st);
+  DeviceWavefield& w = checkpoints->field();
+  store->set_first(seg.lo);
+  set_level(seg.lo - 1);
+  store->save(seg.lo, w.p[w.cur], w.q_at(w.cur));
+  set_level(seg.lo);
+  pass.graph.run(
+      plan.replay_steps(j), 2, [&](long long n, bool marks) { forward_step(w, n, marks, true); }, [](long long) {},
+      [&] { timer.mark(PhaseTimer::replay, st); });
+  set_level(seg.hi);
+}
+
+void CudaMigrator::Impl::by_segment(const Pass& pass, const RtmSchedule::Range& r,
+                                    const std::function<void(const RtmSchedule::Range&)>& run) {
+  if (!pass.plan) return run(r);
+  const CheckpointPlan& plan = *pass.plan;
+  long long n = r.first, left = r.count;  // levels N - 2 down to 1
+  while (left > 0) {
+    const long long j = plan.segment_of(n);
+    const CheckpointPlan::Segment seg = plan.segment(j);
+    if (j > 0 && seg.hi == n) replay(pass, j);
+    const long long count = std::min(left, n - seg.lo + 1);
+    run({n, count, -1});
+    n -= count;
+    left -= count;
+  }
 }
 
 // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1 (the level counter
@@ -682,9 +878,11 @@ void CudaMigrator::Impl::backward_separate(const Pass& pass) {
     sc.backward_level(n, RtmSchedule::Order::receiver_first, level);
     add_level(-1);
   };
-  pass.graph.run(
-      sc.rebuilding(), sc.period(), body, [&](long long n) { after_backward(pass, n); },
-      [&] { timer.mark(PhaseTimer::separate_steps, st); });
+  by_segment(pass, sc.rebuilding(), [&](const RtmSchedule::Range& levels) {
+    pass.graph.run(
+        levels, sc.period(), body, [&](long long n) { after_backward(pass, n); },
+        [&] { timer.mark(PhaseTimer::separate_steps, st); });
+  });
 }
 
 // The fused step of level n: chi^n and p^n in one launch that images p^{n+1} with chi^{n+2},
@@ -739,9 +937,11 @@ void CudaMigrator::Impl::backward_fused(const Pass& pass) {
   f.image = [&](long long) { image_now(); };
   f.after = [&](long long n) { after_backward(pass, n); };
   f.steps = [&](const RtmSchedule::Range& range) {
-    pass.graph.run(
-        range, sc.period(), [&](long long n, bool marks) { fused_step(n, marks, fa, sc); }, f.after,
-        [&] { timer.mark(PhaseTimer::fused_step, st); });
+    by_segment(pass, range, [&](const RtmSchedule::Range& levels) {
+      pass.graph.run(
+          levels, sc.period(), [&](long long n, bool marks) { fused_step(n, marks, fa, sc); }, f.after,
+          [&] { timer.mark(PhaseTimer::fused_step, st); });
+    });
   };
   sc.fused_backward(f);
 }

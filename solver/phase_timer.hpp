@@ -14,14 +14,15 @@ namespace seisrtm {
 // event pool stays as small as the marks between two progress reports.
 class PhaseTimer {
  public:
-  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, kCount };
+  enum Phase { forward_step, store, receiver_step, source_step, fused_step, image, separate_steps, replay, kCount };
   static constexpr const char* kNames[kCount] = {"forward step + source (+ gather in graphs)",
                                                  "boundary store (gather)",
                                                  "receiver step + data",
                                                  "source step + shell (scatter)",
                                                  "fused step + data + shell",
                                                  "imaging",
-                                                 "separate steps: receiver, source, shell, imaging (graphs)"};
+                                                 "separate steps: receiver, source, shell, imaging (graphs)",
+                                                 "replay: checkpoint, forward steps and gather"};
   void mark(int phase, cudaStream_t st) {
     if (used_ == pool_.size()) pool_.push_back(std::make_unique<CudaEvent>());
     SEISRTM_CUDA(cudaEventRecord(pool_[used_]->get(), st));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "io/config.hpp"
-#include "solver/capabilities.hpp"
+#include "solver/cuda_migration.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/migration.hpp"
 #include "solver/rtm_schedule.hpp"
@@ -147,11 +147,6 @@ TEST_CASE("config: migration.reconstruction and checkpoint_interval, bad values 
   // Written back as read.
   CHECK_THAT(to_yaml(c), Contains("reconstruction: checkpoint") && Contains("checkpoint_interval: 25"));
   CHECK_THAT(to_yaml(a), Contains("reconstruction: auto") && Contains("checkpoint_interval: auto"));
-  // The GPU migrator has no replay yet.
-  CHECK(cannot_reconstruct(Reconstruction::checkpoint) ==
-        "migration.reconstruction: checkpoint runs on the CPU backend only so far; use store");
-  CHECK(cannot_reconstruct(Reconstruction::store).empty());
-  CHECK(cannot_reconstruct(Reconstruction::automatic).empty());
 }
 
 namespace {
@@ -323,4 +318,55 @@ TEST_CASE("checkpoint with snapshots is refused naming the key", "[unit]") {
   c.migration = mc;
   const Problem pb = build_problem(c);
   CHECK_THROWS_WITH(CpuMigrator(pb), Contains("migration.reconstruction") && Contains("migration.mode"));
+}
+
+TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints where it does not", "[unit]") {
+  // 200^3 cells, 4000 steps, the store on the device only (migration.store: device): the GPU's
+  // free bytes given, so the plan is a function of them (no GPU needed).
+  Config c = parse_config(
+      "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
+      "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 10;
+  mc.store = StoreLocation::device;
+  c.migration = mc;
+  Problem p = build_problem(c);
+  const CudaOptions o;
+  const MigrationFootprint fp = migration_footprint(p, o);
+  REQUIRE(fp.store > 4 * fp.volumes);  // the store is what does not fit below
+  // Enough room: the whole store on the device, no checkpoints.
+  const ReconstructionChoice all = choose_reconstruction(p, p, o, nullptr, fp, fp.total, fp.total);
+  CHECK(all.checkpoints.checkpoints == 0);
+  CHECK(!all.host_store);
+  CHECK(all.device == fp.total);
+  // Half the store's room: checkpoints, the segment's store within the free bytes.
+  const std::size_t free_b = fp.total - fp.store / 2;
+  const ReconstructionChoice half = choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b);
+  CHECK(half.checkpoints.checkpoints > 0);
+  CHECK(half.device <= free_b);
+  CHECK(half.checkpoints.interval * fp.store_per_step <= fp.store / 2);
+  CHECK(half.checkpoints.host == static_cast<std::size_t>(half.checkpoints.checkpoints) * 2 * fp.volume);
+  CHECK_THAT(half.describe(fp), Contains("checkpoints every") && Contains("pinned host memory"));
+  // Room for half the levels of the interval that holds the fewest bytes: the interval the
+  // device holds instead.
+  const long long fewest = auto_checkpoint_interval(p.steps, 2.0 * fp.volume, double(fp.store_per_step));
+  const std::size_t besides = fp.total - fp.store + fp.replay;
+  const std::size_t room = besides + fp.store_per_step * static_cast<std::size_t>(fewest / 2);
+  const ReconstructionChoice fitted = choose_reconstruction(p, p, o, nullptr, fp, room, room);
+  INFO("fewest bytes at " << fewest << " levels");
+  CHECK(fitted.checkpoints.interval == fewest / 2);
+  CHECK(fitted.device <= room);
+  // The store alone is refused there, naming checkpoints; no room for one level is refused too.
+  p.config.migration->reconstruction = Reconstruction::store;
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b),
+                    Contains("GiB free") && Contains("migration.reconstruction: checkpoint"));
+  p.config.migration->reconstruction = Reconstruction::checkpoint;
+  const std::size_t tight = fp.total - fp.store + fp.replay;
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, tight, tight),
+                    Contains("checkpointed migration needs") && Contains("no room for the store of one level"));
+  // Checkpoints keep the store on the device: a host store with them is refused.
+  p.config.migration->store = StoreLocation::host;
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b),
+                    Contains("migration.store") && Contains("use migration.store: auto or device"));
 }

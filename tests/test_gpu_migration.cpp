@@ -232,9 +232,17 @@ TEST_CASE("GPU migration takes at most 7 volumes + the store + the data + 10% of
   CHECK(extra / mem.volume <= 7.5);  // 7 volumes, + small arrays (fixed ~16 MiB at 30 MiB a volume)
 }
 
-TEST_CASE("a migration whose boundary store does not fit the GPU is refused with the steps that fit", "[gpu]") {
-  const Problem p = migration_problem({"grid.shape=[1200,1200,1000]", "time.steps=20000"});
-  CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("needs") && Contains("steps") && Contains("GiB free"));
+TEST_CASE("a migration that fits neither as a store nor as checkpoints is refused with what would fit", "[gpu]") {
+  // 5.5 GB a volume, 20000 steps: the store (about 4 TB) fits neither the device nor the host,
+  // and the checkpoints at the longest interval the device holds do not fit the host either.
+  Problem p = migration_problem({"grid.shape=[1200,1200,1000]", "time.steps=20000"});
+  CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("checkpointed migration needs") &&
+                                                        Contains("checkpoints every") &&
+                                                        Contains("steps at this interval"));
+  // The store alone (migration.reconstruction: store): the steps that would fit, and checkpoints.
+  p.config.migration->reconstruction = Reconstruction::store;
+  CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("needs") && Contains("steps") && Contains("GiB free") &&
+                                                        Contains("migration.reconstruction: checkpoint"));
 }
 
 TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with the migrator's kernels", "[gpu]") {

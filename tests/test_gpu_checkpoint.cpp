@@ -1,0 +1,149 @@
+// [gpu] Checkpointed reconstruction on the GPU (migration.reconstruction: checkpoint): the
+// replays rebuild the first pass's levels from checkpoints, so the image, the illumination and
+// the rebuilt source field equal the full store's bit for bit, for every backward path (fused
+// step, separate kernels of each variant, fp16 storage, vti/tti), with graphs and without, at
+// intervals that divide the record and that do not. The plan's refusals name their keys.
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.hpp"
+#include "io/config.hpp"
+#include "solver/cuda_migration.hpp"
+#include "solver/device_info.hpp"
+#include "tests/catch.hpp"
+
+using namespace seisrtm;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// 77 x 53 x 61 cells (no multiple of a tile), an off-grid source and receivers, a damping zone
+// and a free surface; 300 steps (298 saved levels: 7 and 40 do not divide them).
+const char* kGrid = R"(grid: {shape: [77, 53, 61], spacing: 10}
+time: {steps: 300}
+boundary: {damping_width: 10, free_surface: true}
+model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 300, vp: 2500}]}}
+sources: {wavelet: {peak_frequency: 15}, shots: [[383.0, 261.0, 32.0]]}
+receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count: 23}}
+)";
+
+// interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels.
+Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true) {
+  Config c = parse_config(kGrid, sets);
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 3;
+  mc.fused = fused;
+  mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
+  mc.checkpoint_interval = interval;
+  c.migration = mc;
+  return build_problem(c);
+}
+
+std::vector<float> noise(const Problem& p) {
+  std::mt19937 gen(5);
+  std::normal_distribution<float> d(0, 1);
+  std::vector<float> v(static_cast<size_t>(p.receivers.size() * p.steps));
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+struct Result {
+  std::vector<float> image, illumination, levels;  // levels: the rebuilt source field at kLevels
+};
+constexpr long long kLevels[] = {290, 151, 1};
+
+// One shot; with `levels`, the rebuilt source field at kLevels too (which turns graphs off).
+Result migrate(const Problem& p, const CudaOptions& o, const std::vector<float>& data, bool levels, std::string* name) {
+  CudaMigrator m(p, o);
+  if (name) *name = m.name();
+  Result r{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+  if (levels)
+    m.on_source_level = [&](long long n, const float* f) {
+      for (long long k : kLevels)
+        if (n == k) r.levels.insert(r.levels.end(), f, f + p.grid.cells());
+    };
+  m.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
+  return r;
+}
+
+bool same(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+struct Path {
+  const char* name;
+  kernels::Variant variant;
+  bool fused;
+  std::vector<std::string> sets;
+};
+
+}  // namespace
+
+TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every backward path", "[gpu]") {
+  std::vector<Path> paths = {{"naive", kernels::Variant::naive, false, {}},
+                             {"smem", kernels::Variant::smem, false, {}}};
+  if (query_gpu().tma) {
+    paths.push_back({"tma fused", kernels::Variant::tma, true, {}});
+    paths.push_back({"tma separate", kernels::Variant::tma, false, {}});
+    paths.push_back({"tma fused, compressible", kernels::Variant::tma, true, {"solver.memory=compressible"}});
+    paths.push_back({"tma fp16", kernels::Variant::tma, false, {"solver.storage=fp16"}});
+    paths.push_back(
+        {"tma vti", kernels::Variant::tma, false, {"physics.equation=vti", "model.epsilon=0.2", "model.delta=0.1"}});
+    paths.push_back(
+        {"tma tti",
+         kernels::Variant::tma,
+         false,
+         {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}});
+  }
+  paths.push_back({"naive tti",
+                   kernels::Variant::naive,
+                   false,
+                   {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}});
+  const auto data = noise(problem(0));
+  for (const Path& path : paths) {
+    const Problem full = problem(0, path.sets, path.fused);
+    CudaOptions o = cuda_options(full.config);
+    o.variant = path.variant;
+    o.z_block = path.variant == kernels::Variant::naive ? 0 : 16;
+    std::string name;
+    const Result ref = migrate(full, o, data, false, &name);
+    const Result ref_levels = migrate(full, o, data, true, nullptr);
+    REQUIRE(ref_levels.levels.size() == 3 * static_cast<size_t>(full.grid.cells()));
+    for (long long k : {7LL, 40LL, 1LL}) {
+      const Problem p = problem(k, path.sets, path.fused);
+      std::string cname;
+      const Result r = migrate(p, o, data, false, &cname);
+      INFO(path.name << ", checkpoints every " << k << " levels: " << cname);
+      CHECK_THAT(cname, Contains("levels on the device") && Contains("checkpoints in pinned host memory"));
+      CHECK(same(r.image, ref.image));
+      CHECK(same(r.illumination, ref.illumination));
+      if (k == 7) {
+        const Result rl = migrate(p, o, data, true, nullptr);  // graphs off: every level read
+        CHECK(same(rl.levels, ref_levels.levels));
+        CHECK(same(rl.image, ref.image));
+      }
+      o.graphs = false;
+      if (k == 40) CHECK(same(migrate(p, o, data, false, nullptr).image, ref.image));
+      o.graphs = true;
+    }
+  }
+}
+
+TEST_CASE("a checkpoint interval beyond the record is the full store; a host store with checkpoints is refused",
+          "[gpu]") {
+  const auto data = noise(problem(0));
+  const Problem full = problem(0);
+  const CudaOptions o = cuda_options(full.config);
+  std::string name;
+  const Result ref = migrate(full, o, data, false, nullptr);
+  const Result r = migrate(problem(298), o, data, false, &name);  // one segment: no checkpoint
+  CHECK_THAT(name, Contains("boundary store on the device"));
+  CHECK(same(r.image, ref.image));
+  Problem host = problem(7);
+  host.config.migration->store = StoreLocation::host;
+  CHECK_THROWS_WITH(CudaMigrator(host, o), Contains("migration.store") && Contains("migration.reconstruction") &&
+                                               Contains("use migration.store: auto or device"));
+}
