@@ -55,6 +55,12 @@ double forward_run(const Config& c, const TmaTuning& t, const std::string& data_
   return forward;
 }
 
+// The reconstruction as the migrator's name gives it: "boundary store ..." up to the device's name.
+std::string store_text(const std::string& name) {
+  const auto at = name.find("boundary store "), end = name.rfind(", on ");
+  return at == std::string::npos ? "boundary store ?" : name.substr(at, end > at ? end - at : std::string::npos);
+}
+
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward) {
@@ -99,12 +105,11 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     backward.append(1, '-').append(n, from, n.find(')', from) - from);  // the shape's name
   }
   std::printf(
-      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; boundary store %s; "
+      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; "
       "the stack's copy-back, once a survey: %.3f s)\n",
       mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward, fwd,
       bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
-      in.problem.config.migration->image_interval,
-      n.find("pinned host memory") != std::string::npos ? "in pinned host memory" : "on the device", copy_back);
+      in.problem.config.migration->image_interval, store_text(n).c_str(), copy_back);
   std::fflush(stdout);
 }
 
