@@ -13,6 +13,7 @@
 #include "io/hdf5_file.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -26,14 +27,8 @@ fs::path fresh_dir(const std::string& name) {
   return seisrtm::test::fresh_dir("seisrtm_test_cli_", name);
 }
 
-// A small valid survey; tests break one thing at a time.
-const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100]]}
-receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
-output: {name: small, snapshot_interval: 20}
-)";
+// A small valid survey (tests/data/small.yaml); tests break one thing at a time.
+const std::string kSmall = seisrtm::test::small_survey();
 
 std::string write_config(const fs::path& dir, const std::string& text) {
   return seisrtm::test::write_text(dir / "survey.yaml", text);
