@@ -626,7 +626,7 @@ TEST_CASE(
   };
   refused("--tma-shape rows3", 2, "--tma-shape: 'rows3' is not a tma shape; valid: rows2, rows4, pairs, quads");
   refused("--fused-shape narrow", 2,
-          "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1, pipelined");
+          "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1");
   for (const char* rows : {"-1", "two", "3x", "08", "1048577", "99999999999", "' 1'"})
     refused(std::string("--chunk-rows=") + rows, 2,
             "is not valid; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576");
@@ -645,13 +645,13 @@ TEST_CASE(
   refused("--variants smem --l2-hint 0", 1, "bench --l2-hint tunes the tma kernels");
   // Valid values of every flag are taken: the run goes on to the next check, a missing --json directory.
   for (const std::string ok : {"--tma-shape rows2 --chunk-rows 0 --l2-hint 2", "--tma-shape quads --chunk-rows 1048576",
-                               "--rtm --fused-shape pipelined --l2-hint 0", "--variants smem,tma --chunk-rows 24"})
+                               "--rtm --fused-shape compact1 --l2-hint 0", "--variants smem,tma --chunk-rows 24"})
     refused(ok + " --json /nonexistent-dir/x.json", 1, "bench --json: directory '/nonexistent-dir' does not exist");
   // The help names each flag's valid values, from the kernels' name tables.
   const Result help = run_cli("bench --help");
   CHECK(help.code == 0);
   CHECK_THAT(help.output, Contains("--tma-shape") && Contains("rows2 | rows4 | pairs | quads") &&
-                              Contains("--fused-shape") && Contains("wide | compact | compact1 | pipelined") &&
+                              Contains("--fused-shape") && Contains("wide | compact | compact1") &&
                               Contains("--chunk-rows") && Contains("--l2-hint"));
   // run, migrate and validate run the policy: the flags are bench's alone.
   const fs::path d = fresh_dir("tuning_flags");
