@@ -625,8 +625,7 @@ TEST_CASE(
     CHECK(r.output.find("error:") == r.output.rfind("error:"));  // one message
   };
   refused("--tma-shape rows3", 2, "--tma-shape: 'rows3' is not a tma shape; valid: rows2, rows4, pairs, quads");
-  refused("--fused-shape narrow", 2,
-          "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1");
+  refused("--fused-shape narrow", 2, "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1");
   for (const char* rows : {"-1", "two", "3x", "08", "1048577", "99999999999", "' 1'"})
     refused(std::string("--chunk-rows=") + rows, 2,
             "is not valid; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576");

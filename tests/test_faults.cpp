@@ -295,7 +295,9 @@ TEST_CASE("SIGTERM and SIGINT stop a migration cleanly as well", "[integration]"
   const int sig = GENERATE(SIGTERM, SIGINT);
   const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
   const fs::path d = fresh_dir("signal_migrate_" + name);
-  const std::string survey = seisrtm::test::write_text(d / "survey.yaml", seisrtm::test::small64_survey({{"time", "{steps: 200}"}, {"output", "{name: small, pictures: false}"}}));
+  const std::string survey = seisrtm::test::write_text(
+      d / "survey.yaml",
+      seisrtm::test::small64_survey({{"time", "{steps: 200}"}, {"output", "{name: small, pictures: false}"}}));
   const Result data = run_args({"run", survey, "--quiet", "--output", (d / "data").string()});
   REQUIRE(data.code == 0);
   const std::string cfg = seisrtm::test::write_text(

@@ -319,10 +319,11 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
     CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
   }
   if (variant != kernels::Variant::tma || zb != 0) return;
-  // Once per tma shape (in its z_block 0 case): the forms z_block picks (kernels/acoustic_tma.cu): a z_block of at
-  // least the planes (71, 100) marches the whole column as z_block 0 does (at order 8 the Whole form: the same bits as
-  // z_block 0); z blocks of more than 32 planes (40) run two blocks an SM, those of at most 32 (16) three at order 8
-  // (Dense): the same arithmetic, the same bits.
+  // Once per tma shape (in its z_block 0 case): the forms z_block picks (kernels/acoustic_tma.cu):
+  // a z_block of at least the planes (71, 100) marches the whole column as z_block 0 does (at
+  // order 8 the Whole form: the same bits as z_block 0); z blocks of more than 32 planes (40) run
+  // two blocks an SM, those of at most 32 (16) three at order 8 (Dense): the same arithmetic, the
+  // same bits.
   auto run_z_block = [&](int zb) {
     CudaOptions o = cuda_options(p.config);
     o.variant = variant;

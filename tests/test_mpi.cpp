@@ -62,9 +62,8 @@ constexpr long long kCoarseSteps = 300, kCoarseShots = 5;
 const fs::path& coarse_data() {
   static const fs::path file = [] {
     const fs::path d = fresh_dir("seisrtm_mpi_", "coarse_data");
-    const Result data = seisrtm::test::run_cli("run " + kRtm + "true_model.yaml" + kCoarse +
-                                               " --set time.steps=" + std::to_string(kCoarseSteps) +
-                                               " --output " + d.string());
+    const Result data = seisrtm::test::run_cli("run " + kRtm + "true_model.yaml" + kCoarse + " --set time.steps=" +
+                                               std::to_string(kCoarseSteps) + " --output " + d.string());
     INFO(data.output);
     REQUIRE(data.code == 0);
     return d / "true_model.h5";

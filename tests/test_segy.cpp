@@ -37,15 +37,14 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // The survey of test_cli_migrate (two layers, free surface) with two shots and output.segy.
-const std::string kTrueModel = seisrtm::test::two_layers(
-    {{"sources", "{wavelet: {peak_frequency: 15}, shots: [[175, 145, 20], [215, 145, 20]]}"},
-     {"output", "{name: data, pictures: false, segy: rev1}"}});
+const std::string kTrueModel =
+    seisrtm::test::two_layers({{"sources", "{wavelet: {peak_frequency: 15}, shots: [[175, 145, 20], [215, 145, 20]]}"},
+                               {"output", "{name: data, pictures: false, segy: rev1}"}});
 
 std::string migration_config(const std::string& name, const std::string& data, bool segy) {
-  return seisrtm::test::two_layers_migration(
-      {{"output", "{name: " + name + ", pictures: false}"},
-       {"migration",
-        "\n  data: '" + data + "'\n  mute: {velocity: 2000}" + (segy ? "\n  wavelet: {peak_frequency: 15}" : "")}});
+  return seisrtm::test::two_layers_migration({{"output", "{name: " + name + ", pictures: false}"},
+                                              {"migration", "\n  data: '" + data + "'\n  mute: {velocity: 2000}" +
+                                                                (segy ? "\n  wavelet: {peak_frequency: 15}" : "")}});
 }
 
 // The run's directory (data.h5, data_shot_0000.sgy, data_shot_0001.sgy), made once.

@@ -44,11 +44,12 @@ std::string dims_of(const std::string& file, const std::string& name) {
 TEST_CASE("XDMF of a run with snapshots: plain HDF items an Xdmf3 reader loads, the values h5py reads",
           "[integration]") {
   const fs::path d = seisrtm::test::fresh_dir("seisrtm_test_xdmf_", "snapshots");
-  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", seisrtm::test::small_survey(
-                                                         {{"time", "{steps: 60}"},
-                                                          {"sources", "{wavelet: {peak_frequency: 15}, shots: [[150, 150, 100], [120, 150, 100]]}"},
-                                                          {"output", "{name: small, snapshot_interval: 20, pictures: false}"},
-                                                          {"solver", "{backend: cpu}"}}));
+  const std::string cfg = seisrtm::test::write_text(
+      d / "survey.yaml", seisrtm::test::small_survey(
+                             {{"time", "{steps: 60}"},
+                              {"sources", "{wavelet: {peak_frequency: 15}, shots: [[150, 150, 100], [120, 150, 100]]}"},
+                              {"output", "{name: small, snapshot_interval: 20, pictures: false}"},
+                              {"solver", "{backend: cpu}"}}));
   const seisrtm::test::Result r = seisrtm::test::run_cli("run " + cfg + " --quiet --output " + (d / "out").string());
   INFO(r.output);
   REQUIRE(r.code == 0);
