@@ -13,6 +13,7 @@
 #include "io/hdf5_file.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -26,14 +27,8 @@ fs::path fresh_dir(const std::string& name) {
   return seisrtm::test::fresh_dir("seisrtm_test_cli_", name);
 }
 
-// A small valid survey; tests break one thing at a time.
-const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100]]}
-receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
-output: {name: small, snapshot_interval: 20}
-)";
+// A small valid survey (tests/data/small.yaml); tests break one thing at a time.
+const std::string kSmall = seisrtm::test::small_survey();
 
 std::string write_config(const fs::path& dir, const std::string& text) {
   return seisrtm::test::write_text(dir / "survey.yaml", text);
@@ -630,8 +625,7 @@ TEST_CASE(
     CHECK(r.output.find("error:") == r.output.rfind("error:"));  // one message
   };
   refused("--tma-shape rows3", 2, "--tma-shape: 'rows3' is not a tma shape; valid: rows2, rows4, pairs, quads");
-  refused("--fused-shape narrow", 2,
-          "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1, pipelined");
+  refused("--fused-shape narrow", 2, "--fused-shape: 'narrow' is not a fused shape; valid: wide, compact, compact1");
   for (const char* rows : {"-1", "two", "3x", "08", "1048577", "99999999999", "' 1'"})
     refused(std::string("--chunk-rows=") + rows, 2,
             "is not valid; valid: tile rows a chunk of the tma launch order, 0 (whole layers) up to 1048576");
@@ -650,13 +644,13 @@ TEST_CASE(
   refused("--variants smem --l2-hint 0", 1, "bench --l2-hint tunes the tma kernels");
   // Valid values of every flag are taken: the run goes on to the next check, a missing --json directory.
   for (const std::string ok : {"--tma-shape rows2 --chunk-rows 0 --l2-hint 2", "--tma-shape quads --chunk-rows 1048576",
-                               "--rtm --fused-shape pipelined --l2-hint 0", "--variants smem,tma --chunk-rows 24"})
+                               "--rtm --fused-shape compact1 --l2-hint 0", "--variants smem,tma --chunk-rows 24"})
     refused(ok + " --json /nonexistent-dir/x.json", 1, "bench --json: directory '/nonexistent-dir' does not exist");
   // The help names each flag's valid values, from the kernels' name tables.
   const Result help = run_cli("bench --help");
   CHECK(help.code == 0);
   CHECK_THAT(help.output, Contains("--tma-shape") && Contains("rows2 | rows4 | pairs | quads") &&
-                              Contains("--fused-shape") && Contains("wide | compact | compact1 | pipelined") &&
+                              Contains("--fused-shape") && Contains("wide | compact | compact1") &&
                               Contains("--chunk-rows") && Contains("--l2-hint"));
   // run, migrate and validate run the policy: the flags are bench's alone.
   const fs::path d = fresh_dir("tuning_flags");

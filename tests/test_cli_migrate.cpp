@@ -20,6 +20,7 @@
 #include "solver/migration.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -34,31 +35,12 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // The true model: two layers under a free surface, one shot, a line of 12 receivers.
-const char* kTrueModel = R"(grid: {shape: [36, 30, 32], spacing: 10}
-time: {steps: 200}
-boundary: {damping_width: 6, free_surface: true}
-model:
-  vp:
-    type: layers
-    layers:
-      - {top: 0, vp: 2000}
-      - {top: 160, vp: 2800}
-sources: {wavelet: {peak_frequency: 15}, shots: [[175, 145, 20]]}
-receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}
-output: {name: data, pictures: false}
-)";
+const std::string kTrueModel = seisrtm::test::two_layers();
 
 // A migration config on the same grid in a constant model; `data` is the migration.data path.
 std::string migration_config(const std::string& data) {
-  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
-         "boundary: {damping_width: 6, free_surface: true}\n"
-         "model: {vp: {type: constant, value: 2000}}\n"
-         "output: {name: rtm}\n"
-         "migration:\n"
-         "  data: " +
-         data +
-         "\n"
-         "  mute: {velocity: 2000}\n";
+  return seisrtm::test::two_layers_migration(
+      {{"output", "{name: rtm}"}, {"migration", "\n  data: " + data + "\n  mute: {velocity: 2000}"}});
 }
 
 // The data file of `seisrtm run` on kTrueModel, made once per process.
@@ -643,12 +625,9 @@ void run_default_name_with_segy(const fs::path& d, const fs::path& out) {
 
 // A migration config of the SEG-Y files `glob` (kTrueModel's Ricker) with the default output name.
 std::string segy_migration_config(const std::string& glob) {
-  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
-         "boundary: {damping_width: 6, free_surface: true}\n"
-         "model: {vp: 2000}\n"
-         "output: {pictures: false}\n"
-         "migration: {data: '" +
-         glob + "', wavelet: {peak_frequency: 15}, mute: {velocity: 2000}}\n";
+  return seisrtm::test::two_layers_migration(
+      {{"output", "{pictures: false}"},
+       {"migration", "{data: '" + glob + "', wavelet: {peak_frequency: 15}, mute: {velocity: 2000}}"}});
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "io/hdf5_file.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -34,14 +35,7 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // A small survey whose result set has every kind of member: HDF5, XDMF (snapshots), pictures.
-const char* kSmall = R"(grid: {shape: [32, 30, 28], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100]]}
-receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
-output: {name: small, snapshot_interval: 20}
-solver: {backend: cpu}
-)";
+const std::string kSmall = seisrtm::test::small_survey({{"solver", "{backend: cpu}"}});
 
 Result run_args(const std::vector<std::string>& args, const SpawnOptions& o = {}) {
   auto c = seisrtm::test::spawn_cli(args, o);
@@ -301,14 +295,9 @@ TEST_CASE("SIGTERM and SIGINT stop a migration cleanly as well", "[integration]"
   const int sig = GENERATE(SIGTERM, SIGINT);
   const std::string name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
   const fs::path d = fresh_dir("signal_migrate_" + name);
-  const std::string survey = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
-time: {steps: 200}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
-receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
-output: {name: small, pictures: false}
-solver: {backend: cpu}
-)");
+  const std::string survey = seisrtm::test::write_text(
+      d / "survey.yaml",
+      seisrtm::test::small64_survey({{"time", "{steps: 200}"}, {"output", "{name: small, pictures: false}"}}));
   const Result data = run_args({"run", survey, "--quiet", "--output", (d / "data").string()});
   REQUIRE(data.code == 0);
   const std::string cfg = seisrtm::test::write_text(

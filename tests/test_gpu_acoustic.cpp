@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -73,123 +74,150 @@ void check_async_snapshot(const Problem& p, const CudaOptions& o) {
   CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
 }
 
+// The output of `make()`, made once per `key` in this process: the CPU runs (references and
+// emulations) that every generated combination of one problem compares with, so that a sweep
+// runs each of them once, as the loops it replaces did, not once per combination.
+const Output& once(const std::string& key, const std::function<Output()>& make) {
+  static std::map<std::string, Output> made;
+  auto at = made.find(key);
+  if (at == made.end()) at = made.emplace(key, make()).first;
+  return at->second;
+}
+
+// A kernel of the sweeps: naive, smem, or tma in one of its shapes (TmaTuning::shape); `shape`
+// is "" where the variant has none.
+struct Kind {
+  std::string vname;
+  kernels::Variant variant;
+  std::string shape;
+};
+
+// The tma variant in each of its shapes, every shape the policy can choose; one shape for each
+// group of runs compared bit for bit.
+std::vector<Kind> kinds_of(const std::vector<std::pair<std::string, kernels::Variant>>& variants) {
+  std::vector<Kind> kinds;
+  for (const auto& [vname, variant] : variants) {
+    if (variant != kernels::Variant::tma) kinds.push_back({vname, variant, ""});
+    if (variant == kernels::Variant::tma)
+      for (auto shape : kernels::kTmaShapes) kinds.push_back({vname, variant, kernels::tma_shape_name(shape)});
+  }
+  return kinds;
+}
+
 }  // namespace
 
+// Each combination of order, free surface, kernel and z_block is one generated case (its INFO
+// names it); the memory kinds, graphs, launch orders and L2 hints compared bit for bit with each
+// other run inside it.
 TEST_CASE("variants x space orders x z_block x memory x graphs agree with the CPU reference", "[gpu]") {
-  const std::vector<std::pair<std::string, kernels::Variant>> variants = {
-      {"naive", kernels::Variant::naive}, {"smem", kernels::Variant::smem}, {"tma", kernels::Variant::tma}};
-  for (int order : {2, 4, 8, 16}) {
-    for (bool free_surface : {false, true}) {
-      if (free_surface && order != 8) continue;  // the free surface once, at the workhorse order
-      const Problem p = build_problem(
-          parse_config(kGrid, {"physics.space_order=" + std::to_string(order),
-                               std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
-      validation::CpuPropagator cpu(p);
-      const Output ref = run(cpu, p);
-      REQUIRE(validation::max_abs(ref.field.data(), ref.field.size()) > 0);
-      // validate's tolerance: each step rounds (6R + 4) operations in float, growing as the
-      // square root of the step count (validation/tolerance.hpp).
-      const double tol = validation::forward_tolerance(p, p.steps);
-      // The cells within the damping width of a face (the free surface's plane included): the
-      // wave must have reached them, else the test would not see errors there.
-      const long long w = p.config.boundary.damping_width;
-      std::vector<float> edge_ref;
-      auto edge = [&](const std::vector<float>& f) {
-        std::vector<float> e;
-        for (long long iz = 0; iz < p.grid.n[2]; ++iz)
-          for (long long iy = 0; iy < p.grid.n[1]; ++iy)
-            for (long long ix = 0; ix < p.grid.n[0]; ++ix)
-              if (ix < w || iy < w || iz < w || ix >= p.grid.n[0] - w || iy >= p.grid.n[1] - w || iz >= p.grid.n[2] - w)
-                e.push_back(f[(iz * p.grid.n[1] + iy) * p.grid.n[0] + ix]);
-        return e;
-      };
-      edge_ref = edge(ref.field);
-      const double edge_share = validation::max_abs(edge_ref.data(), edge_ref.size()) /
-                                validation::max_abs(ref.field.data(), ref.field.size());
-      INFO("largest |p| in the damping zone / largest |p|: " << edge_share);
-      REQUIRE(edge_share > 1e-2);
-      // The tma variant in each of its shapes (TmaTuning::shape), every shape the policy can
-      // choose; one shape for each group of runs compared bit for bit below.
-      std::vector<std::tuple<std::string, kernels::Variant, std::string>> kinds;
-      for (const auto& [vname, variant] : variants) {
-        if (variant != kernels::Variant::tma) kinds.emplace_back(vname, variant, "");
-        if (variant == kernels::Variant::tma)
-          for (auto shape : kernels::kTmaShapes) kinds.emplace_back(vname, variant, kernels::tma_shape_name(shape));
-      }
-      for (const auto& [vname, variant, shape] : kinds) {
-        const TmaTuning shaped = shape_tuning(shape);
-        for (int zb : {0, 16, 7}) {
-          if (variant == kernels::Variant::naive && zb != 0) continue;
-          std::map<std::string, Output> results;
-          for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
-            for (bool graphs : {true, false}) {
-              CudaOptions o;
-              o.variant = variant;
-              o.z_block = zb;
-              o.memory = mem;
-              o.graphs = graphs;
-              o.tuning = shaped;
-              CudaPropagator gpu(p, o);
-              // No silent fallback: where the device offers compressible memory, it was granted.
-              if (mem == MemoryKind::compressible && query_gpu().compression)
-                REQUIRE_THAT(gpu.name(), Contains("compressible memory"));
-              if (!shape.empty()) REQUIRE_THAT(gpu.name(), Contains("tma (" + shape + ")"));
-              const Output out = run(gpu, p);
-              const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
-              const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
-              const std::vector<float> edge_out = edge(out.field);
-              const double e_edge = validation::relative_l2(edge_out.data(), edge_ref.data(), edge_ref.size());
-              INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": wavefield rel L2 "
-                              << e_field << ", damping zone " << e_edge << ", traces rel L2 " << e_traces
-                              << " (tolerance " << tol << ")");
-              CHECK(e_field <= tol);
-              CHECK(e_edge <= tol);
-              CHECK(e_traces <= tol);
-              results[(mem == MemoryKind::plain ? "plain" : "compressible") + std::string(graphs ? "+graphs" : "")] =
-                  out;
-            }
-          }
-          // The tma launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the grid
-          // has 4 x 3 tiles, so 2 rows leave a shorter last chunk) besides the policy's, which
-          // on this small grid is whole layers: the same cells, the same bits.
-          if (variant == kernels::Variant::tma && zb != 0)
-            for (const char* rows : {"1", "2"}) {
-              CudaOptions o;
-              o.variant = variant;
-              o.z_block = zb;
-              o.tuning = shaped;
-              o.tuning.chunk_rows = std::atoi(rows);
-              CudaPropagator gpu(p, o);
-              REQUIRE_THAT(gpu.name(), Contains(std::string("launch order: chunks of ") + rows + " tile rows"));
-              results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
-            }
-          // The loads' L2 hints (TmaTuning::l2_hint) move no arithmetic: the same bits.
-          if (variant == kernels::Variant::tma)
-            for (const char* hint : {"0", "1", "2"}) {
-              CudaOptions o;
-              o.variant = variant;
-              o.z_block = zb;
-              o.tuning = shaped;
-              o.tuning.l2_hint = std::atoi(hint);
-              CudaPropagator gpu(p, o);
-              // The name (and so bench's JSON) says which hints ran.
-              if (std::string(hint) == "2")
-                REQUIRE_THAT(gpu.name(), Contains("L2 hints: p_prev and m evict-first, p evict-last"));
-              if (std::string(hint) == "0") REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));
-              results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
-            }
-          // Same kernel, same arithmetic: graphs on/off, plain/compressible, the launch orders and
-          // the L2 hints are bitwise equal.
-          const Output& first = results.begin()->second;
-          for (const auto& [k, r] : results) {
-            INFO(vname << " " << shape << " z_block " << zb << " order " << order << ": " << k << " vs "
-                       << results.begin()->first);
-            CHECK(std::memcmp(r.field.data(), first.field.data(), first.field.size() * 4) == 0);
-            CHECK(std::memcmp(r.traces.data(), first.traces.data(), first.traces.size() * 4) == 0);
-          }
-        }
-      }
+  // Orders 2, 4, 8 and 16; the free surface once, at the workhorse order.
+  const auto order_surface = GENERATE(table<int, bool>({{2, false}, {4, false}, {8, false}, {8, true}, {16, false}}));
+  const int order = std::get<0>(order_surface);
+  const bool free_surface = std::get<1>(order_surface);
+  const Kind kind = GENERATE(from_range(kinds_of(
+      {{"naive", kernels::Variant::naive}, {"smem", kernels::Variant::smem}, {"tma", kernels::Variant::tma}})));
+  const int zb = GENERATE_COPY(
+      filter([=](int z) { return kind.variant != kernels::Variant::naive || z == 0; }, values({0, 16, 7})));
+  const std::string& vname = kind.vname;
+  const kernels::Variant variant = kind.variant;
+  const std::string& shape = kind.shape;
+  INFO("order " << order << (free_surface ? ", free surface" : "") << ", " << vname
+                << (shape.empty() ? "" : " (" + shape + ")") << ", z_block " << zb);
+  const Problem p =
+      build_problem(parse_config(kGrid, {"physics.space_order=" + std::to_string(order),
+                                         std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
+  const Output& ref = once("order " + std::to_string(order) + (free_surface ? ", free surface" : ""), [&] {
+    validation::CpuPropagator cpu(p);
+    return run(cpu, p);
+  });
+  REQUIRE(validation::max_abs(ref.field.data(), ref.field.size()) > 0);
+  // validate's tolerance: each step rounds (6R + 4) operations in float, growing as the
+  // square root of the step count (validation/tolerance.hpp).
+  const double tol = validation::forward_tolerance(p, p.steps);
+  // The cells within the damping width of a face (the free surface's plane included): the
+  // wave must have reached them, else the test would not see errors there.
+  const long long w = p.config.boundary.damping_width;
+  std::vector<float> edge_ref;
+  auto edge = [&](const std::vector<float>& f) {
+    std::vector<float> e;
+    for (long long iz = 0; iz < p.grid.n[2]; ++iz)
+      for (long long iy = 0; iy < p.grid.n[1]; ++iy)
+        for (long long ix = 0; ix < p.grid.n[0]; ++ix)
+          if (ix < w || iy < w || iz < w || ix >= p.grid.n[0] - w || iy >= p.grid.n[1] - w || iz >= p.grid.n[2] - w)
+            e.push_back(f[(iz * p.grid.n[1] + iy) * p.grid.n[0] + ix]);
+    return e;
+  };
+  edge_ref = edge(ref.field);
+  const double edge_share =
+      validation::max_abs(edge_ref.data(), edge_ref.size()) / validation::max_abs(ref.field.data(), ref.field.size());
+  INFO("largest |p| in the damping zone / largest |p|: " << edge_share);
+  REQUIRE(edge_share > 1e-2);
+  const TmaTuning shaped = shape_tuning(shape);
+  std::map<std::string, Output> results;
+  for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+    for (bool graphs : {true, false}) {
+      CudaOptions o;
+      o.variant = variant;
+      o.z_block = zb;
+      o.memory = mem;
+      o.graphs = graphs;
+      o.tuning = shaped;
+      CudaPropagator gpu(p, o);
+      // No silent fallback: where the device offers compressible memory, it was granted.
+      if (mem == MemoryKind::compressible && query_gpu().compression)
+        REQUIRE_THAT(gpu.name(), Contains("compressible memory"));
+      if (!shape.empty()) REQUIRE_THAT(gpu.name(), Contains("tma (" + shape + ")"));
+      const Output out = run(gpu, p);
+      const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
+      const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
+      const std::vector<float> edge_out = edge(out.field);
+      const double e_edge = validation::relative_l2(edge_out.data(), edge_ref.data(), edge_ref.size());
+      INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": wavefield rel L2 "
+                      << e_field << ", damping zone " << e_edge << ", traces rel L2 " << e_traces << " (tolerance "
+                      << tol << ")");
+      CHECK(e_field <= tol);
+      CHECK(e_edge <= tol);
+      CHECK(e_traces <= tol);
+      results[(mem == MemoryKind::plain ? "plain" : "compressible") + std::string(graphs ? "+graphs" : "")] = out;
     }
+  }
+  // The tma launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the grid
+  // has 4 x 3 tiles, so 2 rows leave a shorter last chunk) besides the policy's, which
+  // on this small grid is whole layers: the same cells, the same bits.
+  if (variant == kernels::Variant::tma && zb != 0)
+    for (const char* rows : {"1", "2"}) {
+      CudaOptions o;
+      o.variant = variant;
+      o.z_block = zb;
+      o.tuning = shaped;
+      o.tuning.chunk_rows = std::atoi(rows);
+      CudaPropagator gpu(p, o);
+      REQUIRE_THAT(gpu.name(), Contains(std::string("launch order: chunks of ") + rows + " tile rows"));
+      results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
+    }
+  // The loads' L2 hints (TmaTuning::l2_hint) move no arithmetic: the same bits.
+  if (variant == kernels::Variant::tma)
+    for (const char* hint : {"0", "1", "2"}) {
+      CudaOptions o;
+      o.variant = variant;
+      o.z_block = zb;
+      o.tuning = shaped;
+      o.tuning.l2_hint = std::atoi(hint);
+      CudaPropagator gpu(p, o);
+      // The name (and so bench's JSON) says which hints ran.
+      if (std::string(hint) == "2")
+        REQUIRE_THAT(gpu.name(), Contains("L2 hints: p_prev and m evict-first, p evict-last"));
+      if (std::string(hint) == "0") REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));
+      results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
+    }
+  // Same kernel, same arithmetic: graphs on/off, plain/compressible, the launch orders and
+  // the L2 hints are bitwise equal.
+  const Output& first = results.begin()->second;
+  for (const auto& [k, r] : results) {
+    INFO(vname << " " << shape << " z_block " << zb << " order " << order << ": " << k << " vs "
+               << results.begin()->first);
+    CHECK(std::memcmp(r.field.data(), first.field.data(), first.field.size() * 4) == 0);
+    CHECK(std::memcmp(r.traces.data(), first.traces.data(), first.traces.size() * 4) == 0);
   }
 }
 
@@ -198,108 +226,118 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
   // The GPU's storage error (against the fp32 CPU reference) within a factor 2 of the CPU
   // emulation's (validation/half.hpp, validation::half_storage_band: the same rounding, another
   // draw of it); the emulation's error bounded below too, so these are half-precision runs.
-  std::vector<std::pair<std::string, kernels::Variant>> kinds = {{"naive", kernels::Variant::naive}};
-  if (query_gpu().tma)
-    for (auto shape : kernels::kTmaShapes) kinds.emplace_back(kernels::tma_shape_name(shape), kernels::Variant::tma);
-  for (int order : {2, 4, 8, 16}) {
-    for (bool free_surface : {false, true}) {
-      if (free_surface && order != 8) continue;
-      const Problem p = build_problem(
-          parse_config(kGrid, {"physics.space_order=" + std::to_string(order), "solver.storage=fp16",
-                               std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
-      validation::CpuPropagator cpu(p), emu(p);
-      emu.store_as_half(kHalfPeakExponent);
-      const Output ref = run(cpu, p), em = run(emu, p);
-      const double s_field = validation::relative_l2(em.field.data(), ref.field.data(), ref.field.size());
-      const double s_traces = validation::relative_l2(em.traces.data(), ref.traces.data(), ref.traces.size());
-      INFO("order " << order << ": fp16 storage error (emulated) wavefield " << s_field << ", traces " << s_traces);
-      const validation::HalfStorageBand band_field = validation::half_storage_band(p, p.steps, s_field);
-      const validation::HalfStorageBand band_traces = validation::half_storage_ceiling(p, p.steps, s_traces);
-      // The bands' lower ends well above the float arithmetic's tolerance: a GPU that did not
-      // round to halves would fall below them.
-      const double tol32 = validation::forward_tolerance(p, p.steps);
-      REQUIRE(band_field.lo > 2 * tol32);
-      for (const auto& [shape, variant] : kinds) {
-        const TmaTuning shaped = shape_tuning(variant == kernels::Variant::tma ? shape : "");
-        for (int zb : {0, 16, 7, 3}) {  // 3: z blocks thinner than the radius at orders 8 and 16
-          if (variant == kernels::Variant::naive && zb != 0) continue;
-          std::map<std::string, Output> results;
-          for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
-            CudaOptions o = cuda_options(p.config);
-            o.variant = variant;
-            o.z_block = zb;
-            o.memory = mem;
-            o.graphs = mem == MemoryKind::plain;
-            o.tuning = shaped;
-            CudaPropagator gpu(p, o);
-            REQUIRE_THAT(gpu.name(), Contains("fp16 storage"));
-            // Half the bytes of a float volume (rows padded to 32 elements).
-            REQUIRE(gpu.device_memory().volume ==
-                    static_cast<std::size_t>((p.grid.n[0] + 31) / 32 * 32) * p.grid.n[1] * p.grid.n[2] * 2);
-            const Output out = run(gpu, p);
-            const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
-            const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
-            INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "")
-                            << ": storage error wavefield " << e_field << " (band " << band_field.lo << " .. "
-                            << band_field.hi << "), traces " << e_traces << " (band " << band_traces.lo << " .. "
-                            << band_traces.hi << "); against the emulation "
-                            << validation::relative_l2(out.field.data(), em.field.data(), em.field.size()));
-            CHECK(band_field.holds(e_field));
-            CHECK(band_traces.holds(e_traces));
-            results[mem == MemoryKind::plain ? "plain+graphs" : "compressible"] = out;
-          }
-          // The launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the policy's
-          // is whole layers on this 4 x 3-tile grid): the same bits.
-          if (variant == kernels::Variant::tma && zb == 7)
-            for (const char* rows : {"1", "2"}) {
-              CudaOptions o = cuda_options(p.config);
-              o.variant = variant;
-              o.z_block = zb;
-              o.tuning = shaped;
-              o.tuning.chunk_rows = std::atoi(rows);
-              CudaPropagator gpu(p, o);
-              results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
-            }
-          if (variant == kernels::Variant::tma)
-            for (const char* hint : {"0", "1", "2"}) {  // the L2 hints: the same bits
-              CudaOptions o = cuda_options(p.config);
-              o.variant = variant;
-              o.z_block = zb;
-              o.tuning = shaped;
-              o.tuning.l2_hint = std::atoi(hint);
-              CudaPropagator gpu(p, o);
-              REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));  // fp16 storage takes none
-              results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
-            }
-          const Output& a = results.at("plain+graphs");
-          for (const auto& [k, b] : results) {
-            INFO(shape << " z_block " << zb << " order " << order << ": plain+graphs vs " << k);
-            CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
-            CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
-          }
-        }
-        if (variant != kernels::Variant::tma) continue;
-        // The forms z_block picks (kernels/acoustic_tma.cu): a z_block of at least the planes
-        // (71, 100) marches the whole column as z_block 0 does (at order 8 the Whole form: the
-        // same bits as z_block 0); z blocks of more than 32 planes (40) run two blocks an SM, those
-        // of at most 32 (16) three at order 8 (Dense): the same arithmetic, the same bits.
-        auto run_z_block = [&](int zb) {
-          CudaOptions o = cuda_options(p.config);
-          o.variant = variant;
-          o.z_block = zb;
-          CudaPropagator gpu(p, o);
-          return run(gpu, p);
-        };
-        const Output z0 = run_z_block(0), z16 = run_z_block(16);
-        for (int zb : {static_cast<int>(p.grid.n[2]), 100, 40}) {
-          const Output& a = zb == 40 ? z16 : z0;
-          const Output b = run_z_block(zb);
-          INFO(shape << " order " << order << ": z_block " << zb << " vs " << (zb == 40 ? 16 : 0));
-          CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
-          CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
-        }
-      }
+  // One generated case per order, free surface, kernel and z_block, as in the test above.
+  // Orders 2, 4, 8 and 16; the free surface at 8 alone.
+  const auto order_surface = GENERATE(table<int, bool>({{2, false}, {4, false}, {8, false}, {8, true}, {16, false}}));
+  const int order = std::get<0>(order_surface);
+  const bool free_surface = std::get<1>(order_surface);
+  const Kind kind = GENERATE(from_range(kinds_of(
+      query_gpu().tma ? std::vector<std::pair<std::string, kernels::Variant>>{{"naive", kernels::Variant::naive},
+                                                                              {"tma", kernels::Variant::tma}}
+                      : std::vector<std::pair<std::string, kernels::Variant>>{{"naive", kernels::Variant::naive}})));
+  // 3: z blocks thinner than the radius at orders 8 and 16.
+  const int zb = GENERATE_COPY(
+      filter([=](int z) { return kind.variant != kernels::Variant::naive || z == 0; }, values({0, 16, 7, 3})));
+  const kernels::Variant variant = kind.variant;
+  const std::string shape = kind.shape.empty() ? kind.vname : kind.shape;  // "naive" or the tma shape
+  INFO("order " << order << (free_surface ? ", free surface" : "") << ", " << kind.vname
+                << (kind.shape.empty() ? "" : " (" + kind.shape + ")") << ", z_block " << zb);
+  const Problem p =
+      build_problem(parse_config(kGrid, {"physics.space_order=" + std::to_string(order), "solver.storage=fp16",
+                                         std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
+  const std::string key = "fp16, order " + std::to_string(order) + (free_surface ? ", free surface" : "");
+  const Output& ref = once(key, [&] {
+    validation::CpuPropagator cpu(p);
+    return run(cpu, p);
+  });
+  const Output& em = once(key + ", emulated", [&] {
+    validation::CpuPropagator emu(p);
+    emu.store_as_half(kHalfPeakExponent);
+    return run(emu, p);
+  });
+  const double s_field = validation::relative_l2(em.field.data(), ref.field.data(), ref.field.size());
+  const double s_traces = validation::relative_l2(em.traces.data(), ref.traces.data(), ref.traces.size());
+  INFO("order " << order << ": fp16 storage error (emulated) wavefield " << s_field << ", traces " << s_traces);
+  const validation::HalfStorageBand band_field = validation::half_storage_band(p, p.steps, s_field);
+  const validation::HalfStorageBand band_traces = validation::half_storage_ceiling(p, p.steps, s_traces);
+  // The bands' lower ends well above the float arithmetic's tolerance: a GPU that did not
+  // round to halves would fall below them.
+  const double tol32 = validation::forward_tolerance(p, p.steps);
+  REQUIRE(band_field.lo > 2 * tol32);
+  const TmaTuning shaped = shape_tuning(kind.shape);
+  std::map<std::string, Output> results;
+  for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+    CudaOptions o = cuda_options(p.config);
+    o.variant = variant;
+    o.z_block = zb;
+    o.memory = mem;
+    o.graphs = mem == MemoryKind::plain;
+    o.tuning = shaped;
+    CudaPropagator gpu(p, o);
+    REQUIRE_THAT(gpu.name(), Contains("fp16 storage"));
+    // Half the bytes of a float volume (rows padded to 32 elements).
+    REQUIRE(gpu.device_memory().volume ==
+            static_cast<std::size_t>((p.grid.n[0] + 31) / 32 * 32) * p.grid.n[1] * p.grid.n[2] * 2);
+    const Output out = run(gpu, p);
+    const double e_field = validation::relative_l2(out.field.data(), ref.field.data(), ref.field.size());
+    const double e_traces = validation::relative_l2(out.traces.data(), ref.traces.data(), ref.traces.size());
+    INFO(gpu.name() << ", order " << order << (free_surface ? ", free surface" : "") << ": storage error wavefield "
+                    << e_field << " (band " << band_field.lo << " .. " << band_field.hi << "), traces " << e_traces
+                    << " (band " << band_traces.lo << " .. " << band_traces.hi << "); against the emulation "
+                    << validation::relative_l2(out.field.data(), em.field.data(), em.field.size()));
+    CHECK(band_field.holds(e_field));
+    CHECK(band_traces.holds(e_traces));
+    results[mem == MemoryKind::plain ? "plain+graphs" : "compressible"] = out;
+  }
+  // The launch order in chunks of 1 and 2 tile rows (TmaTuning::chunk_rows; the policy's
+  // is whole layers on this 4 x 3-tile grid): the same bits.
+  if (variant == kernels::Variant::tma && zb == 7)
+    for (const char* rows : {"1", "2"}) {
+      CudaOptions o = cuda_options(p.config);
+      o.variant = variant;
+      o.z_block = zb;
+      o.tuning = shaped;
+      o.tuning.chunk_rows = std::atoi(rows);
+      CudaPropagator gpu(p, o);
+      results[std::string("plain+graphs, chunks of ") + rows + " tile rows"] = run(gpu, p);
     }
+  if (variant == kernels::Variant::tma)
+    for (const char* hint : {"0", "1", "2"}) {  // the L2 hints: the same bits
+      CudaOptions o = cuda_options(p.config);
+      o.variant = variant;
+      o.z_block = zb;
+      o.tuning = shaped;
+      o.tuning.l2_hint = std::atoi(hint);
+      CudaPropagator gpu(p, o);
+      REQUIRE_THAT(gpu.name(), !Contains("L2 hints"));  // fp16 storage takes none
+      results[std::string("plain+graphs, L2 hint ") + hint] = run(gpu, p);
+    }
+  const Output& a = results.at("plain+graphs");
+  for (const auto& [k, b] : results) {
+    INFO(shape << " z_block " << zb << " order " << order << ": plain+graphs vs " << k);
+    CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
+    CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
+  }
+  if (variant != kernels::Variant::tma || zb != 0) return;
+  // Once per tma shape (in its z_block 0 case): the forms z_block picks (kernels/acoustic_tma.cu):
+  // a z_block of at least the planes (71, 100) marches the whole column as z_block 0 does (at
+  // order 8 the Whole form: the same bits as z_block 0); z blocks of more than 32 planes (40) run
+  // two blocks an SM, those of at most 32 (16) three at order 8 (Dense): the same arithmetic, the
+  // same bits.
+  auto run_z_block = [&](int zb) {
+    CudaOptions o = cuda_options(p.config);
+    o.variant = variant;
+    o.z_block = zb;
+    CudaPropagator gpu(p, o);
+    return run(gpu, p);
+  };
+  const Output z0 = run_z_block(0), z16 = run_z_block(16);
+  for (int zb : {static_cast<int>(p.grid.n[2]), 100, 40}) {
+    const Output& a = zb == 40 ? z16 : z0;
+    const Output b = run_z_block(zb);
+    INFO(shape << " order " << order << ": z_block " << zb << " vs " << (zb == 40 ? 16 : 0));
+    CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
+    CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
   }
 }
 

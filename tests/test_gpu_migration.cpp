@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <random>
@@ -77,72 +78,90 @@ Result migrate(M& m, const Problem& p, const std::vector<float>& data) {
   return r;
 }
 
+// The CPU migrator's result for `p`, made once per `key` in this process: every generated
+// combination of one order compares with it, and a CPU migration costs more than the GPU runs
+// of one combination, so the sweep runs each once, as the loops it replaces did.
+// `half`: the CPU migrator's emulation of fp16 storage (store_as_half) instead.
+const Result& cpu_reference(const std::string& key, const Problem& p, const std::vector<float>& data,
+                            bool half = false) {
+  static std::map<std::string, Result> made;
+  auto at = made.find(key);
+  if (at == made.end()) {
+    validation::CpuMigrator cpu(p);
+    if (half) cpu.store_as_half(kHalfPeakExponent);
+    at = made.emplace(key, migrate(cpu, p, data)).first;
+  }
+  return at->second;
+}
+
+const char* variant_name(kernels::Variant v) {
+  return v == kernels::Variant::naive ? "naive" : v == kernels::Variant::smem ? "smem" : "tma";
+}
+
 }  // namespace
 
+// Each combination of order, fused or separate steps, variant, fused shape and z_block is one
+// generated case (its INFO names it); plain and compressible memory, compared bit for bit, run
+// inside it, and each fused shape is compared with the first shape run at its order and z_block.
 TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the CPU migrator", "[gpu]") {
+  const int order = GENERATE(8, 4, 16);
+  const bool fused = GENERATE(true, false);
+  // fused = false matters for tma only (the others always run separate kernels); the other
+  // orders are checked on tma, whose fused step covers radius <= 4.
+  const kernels::Variant variant =
+      GENERATE_COPY(filter([=](kernels::Variant v) { return v == kernels::Variant::tma || (fused && order == 8); },
+                           values({kernels::Variant::naive, kernels::Variant::smem, kernels::Variant::tma})));
+  // The fused step's launch shapes (TmaTuning::fused_shape): each that can be chosen.
+  const std::optional<kernels::FusedShape> shape =
+      GENERATE_COPY(from_range(fused && variant == kernels::Variant::tma
+                                   ? std::vector<std::optional<kernels::FusedShape>>(std::begin(kernels::kFusedShapes),
+                                                                                     std::end(kernels::kFusedShapes))
+                                   : std::vector<std::optional<kernels::FusedShape>>{std::nullopt}));
+  const int zb =
+      GENERATE_COPY(filter([=](int z) { return variant != kernels::Variant::naive || z == 0; }, values({0, 16, 7})));
+  const std::string vname = variant_name(variant);
+  INFO("order " << order << (fused ? ", fused" : ", separate") << ", " << vname << ", fused shape "
+                << (shape ? fused_shape_name(*shape) : "none") << ", z_block " << zb);
   const auto data = noise_data(migration_problem());
   // validate's tolerance: 2 T eps_f32 sqrt(2 steps) (validation/tolerance.hpp says why).
-  for (int order : {8, 4, 16}) {
-    for (bool fused : {true, false}) {
-      const Problem p = migration_problem({"physics.space_order=" + std::to_string(order)}, fused);
-      const double tol = validation::migration_tolerance(p);
-      validation::CpuMigrator cpu(p);
-      const Result ref = migrate(cpu, p, data);
-      REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
-      REQUIRE(ref.level.size() > 0);
-      const std::vector<std::pair<std::string, kernels::Variant>> variants = {
-          {"naive", kernels::Variant::naive}, {"smem", kernels::Variant::smem}, {"tma", kernels::Variant::tma}};
-      for (const auto& [vname, variant] : variants) {
-        // fused = false matters for tma only (the others always run separate kernels); the
-        // other orders are checked on tma, whose fused step covers radius <= 4.
-        if ((!fused || order != 8) && variant != kernels::Variant::tma) continue;
-        // The fused step's launch shapes (TmaTuning::fused_shape): each that can be chosen.
-        const std::vector<std::optional<kernels::FusedShape>> shapes =
-            fused && variant == kernels::Variant::tma
-                ? std::vector<std::optional<kernels::FusedShape>>(std::begin(kernels::kFusedShapes),
-                                                                  std::end(kernels::kFusedShapes))
-                : std::vector<std::optional<kernels::FusedShape>>{std::nullopt};
-        for (const auto& shape : shapes)
-          for (int zb : {0, 16, 7}) {
-            if (variant == kernels::Variant::naive && zb != 0) continue;
-            std::map<std::string, Result> results;
-            for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
-              CudaOptions o;
-              o.variant = variant;
-              o.z_block = zb;
-              o.memory = mem;
-              o.tuning.fused_shape = shape;
-              CudaMigrator gpu(p, o);
-              if (mem == MemoryKind::compressible && query_gpu().compression)
-                REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
-              const Result r = migrate(gpu, p, data);
-              const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
-              const double el =
-                  validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
-              const double es = r.level.size() == ref.level.size()
-                                    ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
-                                    : 1.0;
-              INFO(gpu.name() << ", order " << order << ": image rel L2 " << ei << ", illumination " << el
-                              << ", source level " << kLevel << " " << es << " (tolerance " << tol << ")");
-              CHECK(ei <= tol);
-              CHECK(el <= tol);
-              CHECK(es <= tol);
-              results[mem == MemoryKind::plain ? "plain" : "compressible"] = r;
-            }
-            // Same kernels, same arithmetic: plain and compressible memory give the same bits.
-            INFO(vname << " z_block " << zb << " order " << order << (fused ? " fused" : " separate"));
-            CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(),
-                              ref.image.size() * 4) == 0);
-            // Every shape runs the same arithmetic per cell: the same bits as the first shape.
-            if (!shape) continue;
-            static std::map<std::string, std::vector<float>> first_shape;
-            const std::string key = std::to_string(order) + "/" + std::to_string(zb);
-            if (!first_shape.count(key)) first_shape[key] = results["plain"].image;
-            CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
-          }
-      }
-    }
+  const Problem p = migration_problem({"physics.space_order=" + std::to_string(order)}, fused);
+  const double tol = validation::migration_tolerance(p);
+  const Result& ref = cpu_reference(std::to_string(order) + (fused ? " fused" : " separate"), p, data);
+  REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
+  REQUIRE(ref.level.size() > 0);
+  std::map<std::string, Result> results;
+  for (MemoryKind mem : {MemoryKind::plain, MemoryKind::compressible}) {
+    CudaOptions o;
+    o.variant = variant;
+    o.z_block = zb;
+    o.memory = mem;
+    o.tuning.fused_shape = shape;
+    CudaMigrator gpu(p, o);
+    if (mem == MemoryKind::compressible && query_gpu().compression)
+      REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
+    const Result r = migrate(gpu, p, data);
+    const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
+    const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
+    const double es = r.level.size() == ref.level.size()
+                          ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
+                          : 1.0;
+    INFO(gpu.name() << ", order " << order << ": image rel L2 " << ei << ", illumination " << el << ", source level "
+                    << kLevel << " " << es << " (tolerance " << tol << ")");
+    CHECK(ei <= tol);
+    CHECK(el <= tol);
+    CHECK(es <= tol);
+    results[mem == MemoryKind::plain ? "plain" : "compressible"] = r;
   }
+  // Same kernels, same arithmetic: plain and compressible memory give the same bits.
+  INFO(vname << " z_block " << zb << " order " << order << (fused ? " fused" : " separate"));
+  CHECK(std::memcmp(results["plain"].image.data(), results["compressible"].image.data(), ref.image.size() * 4) == 0);
+  // Every shape runs the same arithmetic per cell: the same bits as the first shape run
+  // at this order and z_block (the generated cases run in order: wide first).
+  if (!shape) return;
+  static std::map<std::string, std::vector<float>> first_shape;
+  const std::string key = std::to_string(order) + "/" + std::to_string(zb);
+  if (!first_shape.count(key)) first_shape[key] = results["plain"].image;
+  CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
 }
 
 TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and device store, against the CPU",
@@ -150,69 +169,66 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
   // The GPU's fp16 error against the fp32 CPU migrator held to the band of the CPU's emulation
   // of the same storage (validation::half_storage_band, the migration tolerance beside it);
   // the band's lower end well above that tolerance, so a GPU that did not round would fail.
+  // One generated case per order and store (the host store at order 8 alone), variant and z_block.
+  const auto order_store =
+      GENERATE(table<int, std::string>({{8, "device"}, {8, "host"}, {4, "device"}, {16, "device"}}));
+  const int order = std::get<0>(order_store);
+  const std::string store = std::get<1>(order_store);
+  const kernels::Variant variant =
+      GENERATE(filter([](kernels::Variant v) { return v != kernels::Variant::tma || query_gpu().tma; },
+                      values({kernels::Variant::naive, kernels::Variant::tma})));
+  const int zb =
+      GENERATE_COPY(filter([=](int z) { return variant != kernels::Variant::naive || z == 0; }, values({0, 7})));
+  INFO("order " << order << ", " << store << " store, " << variant_name(variant) << ", z_block " << zb);
   const auto data = noise_data(migration_problem());
-  for (int order : {8, 4, 16}) {
-    for (const std::string store : {"device", "host"}) {
-      if (store == "host" && order != 8) continue;
-      const Problem p =
-          migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, true, store);
-      const double tol = validation::migration_tolerance(p);
-      validation::CpuMigrator cpu(p), emu(p);
-      emu.store_as_half(kHalfPeakExponent);
-      const Result ref = migrate(cpu, p, data), em = migrate(emu, p, data);
-      const double e16_image = validation::relative_l2(em.image.data(), ref.image.data(), ref.image.size());
-      const double e16_level = validation::relative_l2(em.level.data(), ref.level.data(), ref.level.size());
-      INFO("order " << order << ": fp16 storage error (emulated) image " << e16_image << ", source level "
-                    << e16_level);
-      const validation::HalfStorageBand band_image = validation::half_storage_band(e16_image, tol);
-      const validation::HalfStorageBand band_level = validation::half_storage_band(e16_level, tol);
-      REQUIRE(band_image.lo > 2 * tol);
-      REQUIRE(band_level.lo > 2 * tol);
-      for (auto variant : {kernels::Variant::naive, kernels::Variant::tma}) {
-        if (variant == kernels::Variant::tma && !query_gpu().tma) continue;
-        for (int zb : {0, 7}) {
-          if (variant == kernels::Variant::naive && zb != 0) continue;
-          CudaOptions o = cuda_options(p.config);
-          o.variant = variant;
-          o.z_block = zb;
-          REQUIRE(o.storage == kernels::Storage::fp16);
-          CudaMigrator gpu(p, o);
-          REQUIRE(!gpu.fused());  // fp16 takes the separate kernels
-          const Result r = migrate(gpu, p, data);
-          const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
-          const double es = r.level.size() == ref.level.size()
-                                ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
-                                : 1.0;
-          INFO(gpu.name() << ", " << store << " store: image " << ei << " (band " << band_image.lo << " .. "
-                          << band_image.hi << "), source level " << es << " (band " << band_level.lo << " .. "
-                          << band_level.hi << ")");
-          CHECK(band_image.holds(ei));
-          CHECK(band_level.holds(es));
-          // The separate steps' forward kernel launched in chunks of one tile row
-          // (TmaTuning::chunk_rows) instead of the policy's order: the same bits.
-          if (variant == kernels::Variant::tma && store == "device") {
-            CudaOptions one_row = o;
-            one_row.tuning.chunk_rows = 1;
-            CudaMigrator rows(p, one_row);
-            const Result rr = migrate(rows, p, data);
-            INFO("chunks of one tile row");
-            CHECK(std::memcmp(rr.image.data(), r.image.data(), r.image.size() * 4) == 0);
-            CHECK(std::memcmp(rr.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
-          }
-          // Without the level hook the steps run as CUDA graphs (the per-shot injections and
-          // scales captured): the same band.
-          if (variant == kernels::Variant::tma && store == "device") {
-            CudaMigrator graphed(p, o);
-            std::vector<float> image(p.grid.cells(), 0.0f), illumination(image.size(), 0.0f);
-            graphed.migrate_shot(0, data.data(), image.data(), illumination.data(),
-                                 [](const std::string&, long long) {});
-            const double eg = validation::relative_l2(image.data(), ref.image.data(), ref.image.size());
-            INFO("graphs: image " << eg);
-            CHECK(band_image.holds(eg));
-          }
-        }
-      }
-    }
+  const Problem p =
+      migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, true, store);
+  const double tol = validation::migration_tolerance(p);
+  const std::string key = "fp16, " + std::to_string(order) + ", " + store + " store";
+  const Result& ref = cpu_reference(key, p, data);
+  const Result& em = cpu_reference(key + ", emulated", p, data, true);
+  const double e16_image = validation::relative_l2(em.image.data(), ref.image.data(), ref.image.size());
+  const double e16_level = validation::relative_l2(em.level.data(), ref.level.data(), ref.level.size());
+  INFO("order " << order << ": fp16 storage error (emulated) image " << e16_image << ", source level " << e16_level);
+  const validation::HalfStorageBand band_image = validation::half_storage_band(e16_image, tol);
+  const validation::HalfStorageBand band_level = validation::half_storage_band(e16_level, tol);
+  REQUIRE(band_image.lo > 2 * tol);
+  REQUIRE(band_level.lo > 2 * tol);
+  CudaOptions o = cuda_options(p.config);
+  o.variant = variant;
+  o.z_block = zb;
+  REQUIRE(o.storage == kernels::Storage::fp16);
+  CudaMigrator gpu(p, o);
+  REQUIRE(!gpu.fused());  // fp16 takes the separate kernels
+  const Result r = migrate(gpu, p, data);
+  const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
+  const double es = r.level.size() == ref.level.size()
+                        ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
+                        : 1.0;
+  INFO(gpu.name() << ", " << store << " store: image " << ei << " (band " << band_image.lo << " .. " << band_image.hi
+                  << "), source level " << es << " (band " << band_level.lo << " .. " << band_level.hi << ")");
+  CHECK(band_image.holds(ei));
+  CHECK(band_level.holds(es));
+  // The separate steps' forward kernel launched in chunks of one tile row
+  // (TmaTuning::chunk_rows) instead of the policy's order: the same bits.
+  if (variant == kernels::Variant::tma && store == "device") {
+    CudaOptions one_row = o;
+    one_row.tuning.chunk_rows = 1;
+    CudaMigrator rows(p, one_row);
+    const Result rr = migrate(rows, p, data);
+    INFO("chunks of one tile row");
+    CHECK(std::memcmp(rr.image.data(), r.image.data(), r.image.size() * 4) == 0);
+    CHECK(std::memcmp(rr.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
+  }
+  // Without the level hook the steps run as CUDA graphs (the per-shot injections and
+  // scales captured): the same band.
+  if (variant == kernels::Variant::tma && store == "device") {
+    CudaMigrator graphed(p, o);
+    std::vector<float> image(p.grid.cells(), 0.0f), illumination(image.size(), 0.0f);
+    graphed.migrate_shot(0, data.data(), image.data(), illumination.data(), [](const std::string&, long long) {});
+    const double eg = validation::relative_l2(image.data(), ref.image.data(), ref.image.size());
+    INFO("graphs: image " << eg);
+    CHECK(band_image.holds(eg));
   }
 }
 

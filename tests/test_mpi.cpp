@@ -14,9 +14,11 @@
 #include <vector>
 
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using seisrtm::test::fresh_dir;
+using seisrtm::test::Override;
 using seisrtm::test::read_dataset;
 using seisrtm::test::Result;
 using seisrtm::test::run_shell;
@@ -28,13 +30,46 @@ namespace {
 const std::string kMpirun =
     "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun --oversubscribe --bind-to none";
 
+// configs/quickstart.yaml on the CPU backend: 60 x 40 x 50 cells, a damping zone of 10, 200
+// steps, snapshots every 50 steps and a line of 30 receivers with SEG-Y copies (rev2), each
+// replaced where `sets` name the same key; the other `sets` (shots, the line's ends) follow.
+std::string quickstart_args(const std::vector<Override>& sets) {
+  std::vector<Override> all = {{"grid.shape", "[60,40,50]"},     {"time.steps", "200"},
+                               {"boundary.damping_width", "10"}, {"output.snapshot_interval", "50"},
+                               {"receivers.line.count", "30"},   {"output.segy", "rev2"}};
+  for (const Override& s : sets) {
+    auto at = std::find_if(all.begin(), all.end(), [&](const Override& a) { return a.first == s.first; });
+    if (at != all.end())
+      at->second = s.second;
+    else
+      all.push_back(s);
+  }
+  return std::string(SEISRTM_SOURCE_DIR) + "/configs/quickstart.yaml --backend cpu" + seisrtm::test::set_args(all);
+}
+
 // Five shots on a small grid, snapshots and SEG-Y copies on: every kind of result travels.
-const std::string kArgs = std::string(SEISRTM_SOURCE_DIR) +
-                          "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,50] "
-                          "--set time.steps=200 --set boundary.damping_width=10 --set output.snapshot_interval=50 "
-                          "--set sources.shots=[[200,195,20],[300,195,20],[400,195,20],[250,195,30],[350,195,30]] "
-                          "--set receivers.line.start=[110,195,20] --set receivers.line.end=[480,195,20] "
-                          "--set receivers.line.count=30 --set output.segy=rev2";
+const std::string kArgs =
+    quickstart_args({{"sources.shots", "[[200,195,20],[300,195,20],[400,195,20],[250,195,30],[350,195,30]]"},
+                     {"receivers.line.start", "[110,195,20]"},
+                     {"receivers.line.end", "[480,195,20]"}});
+
+// The five shots of configs/rtm/true_model.yaml on a coarse grid (70 x 35 x 55 cells of 20 m)
+// for the shot-parallel migrations; their data (kCoarseSteps steps) is made once per process.
+const std::string kRtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
+const std::string kCoarse =
+    " --backend cpu --quiet --set grid.shape=[70,35,55] --set grid.spacing=20 --set boundary.damping_width=8";
+constexpr long long kCoarseSteps = 300, kCoarseShots = 5;
+const fs::path& coarse_data() {
+  static const fs::path file = [] {
+    const fs::path d = fresh_dir("seisrtm_mpi_", "coarse_data");
+    const Result data = seisrtm::test::run_cli("run " + kRtm + "true_model.yaml" + kCoarse + " --set time.steps=" +
+                                               std::to_string(kCoarseSteps) + " --output " + d.string());
+    INFO(data.output);
+    REQUIRE(data.code == 0);
+    return d / "true_model.h5";
+  }();
+  return file;
+}
 
 std::string bytes_of(const fs::path& file) {
   std::ifstream in(file, std::ios::binary);
@@ -105,15 +140,8 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   // The five shots of the migration example on a coarse grid: the CPU migrator images each shot
   // into zeroed volumes and the stack adds them in shot order, on one rank or on rank 0 of many.
   const fs::path d = fresh_dir("seisrtm_mpi_", "rtm");
-  const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
-  const std::string coarse =
-      " --backend cpu --quiet --set grid.shape=[70,35,55] --set grid.spacing=20 --set boundary.damping_width=8";
-  const Result data = seisrtm::test::run_cli("run " + rtm + "true_model.yaml" + coarse +
-                                             " --set time.steps=300 --output " + (d / "data").string());
-  INFO(data.output);
-  REQUIRE(data.code == 0);
   const std::string migrate =
-      " migrate " + rtm + "migrate.yaml" + coarse + " --set migration.data=" + (d / "data/true_model.h5").string();
+      " migrate " + kRtm + "migrate.yaml" + kCoarse + " --set migration.data=" + coarse_data().string();
   const Result one = seisrtm::test::run_cli(migrate + " --output " + (d / "one").string());
   INFO(one.output);
   REQUIRE(one.code == 0);
@@ -162,17 +190,9 @@ TEST_CASE("a shot-parallel migration whose backend keeps its own stack images wi
   // end; SEISRTM_TEST_OWN_STACK gives the CPU migrator such a stack (in the executable with seams), so
   // that path runs here.
   const fs::path d = fresh_dir("seisrtm_mpi_", "own_stack");
-  const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
-  const std::string coarse =
-      " --backend cpu --quiet --set grid.shape=[70,35,55] --set grid.spacing=20 --set boundary.damping_width=8";
-  const long long steps = 300, shots = 5;  // the five shots of true_model.yaml
-  const Result data =
-      seisrtm::test::run_cli("run " + rtm + "true_model.yaml" + coarse + " --set time.steps=" + std::to_string(steps) +
-                             " --output " + (d / "data").string());
-  INFO(data.output);
-  REQUIRE(data.code == 0);
-  const std::string migrate = std::string(SEISRTM_HOOKED_BINARY) + " migrate " + rtm + "migrate.yaml" + coarse +
-                              " --set migration.data=" + (d / "data/true_model.h5").string();
+  const long long steps = kCoarseSteps, shots = kCoarseShots;
+  const std::string migrate = std::string(SEISRTM_HOOKED_BINARY) + " migrate " + kRtm + "migrate.yaml" + kCoarse +
+                              " --set migration.data=" + coarse_data().string();
   const Result one = run_shell("SEISRTM_TEST_OWN_STACK=1 " + migrate + " --output " + (d / "one").string());
   INFO(one.output);
   REQUIRE(one.code == 0);
@@ -529,13 +549,11 @@ Result run_slabs(int ranks, const std::string& args, const fs::path& out, const 
 // The receivers step 1.6 planes in z from plane 2 to 48: several footprints cross each slab
 // boundary (one rank records each, from its halo) and the traces come from every rank.
 const std::string kSlabArgs =
-    std::string(SEISRTM_SOURCE_DIR) +
-    "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,50] --set time.steps=200 "
-    "--set boundary.damping_width=10 --set output.snapshot_interval=50 "
-    "--set sources.shots=[[200,195,250],[250,195,340],[305,195,172],[400,195,233]] "
-    "--set sources.interpolation=hicks --set receivers.interpolation=hicks "
-    "--set receivers.line.start=[110,195,20] --set receivers.line.end=[480,195,480] --set receivers.line.count=30 "
-    "--set output.segy=rev2";
+    quickstart_args({{"sources.shots", "[[200,195,250],[250,195,340],[305,195,172],[400,195,233]]"},
+                     {"sources.interpolation", "hicks"},
+                     {"receivers.interpolation", "hicks"},
+                     {"receivers.line.start", "[110,195,20]"},
+                     {"receivers.line.end", "[480,195,480]"}});
 
 // configs/tti.yaml (tilted axis, free surface) on 37 planes in z: 2 ranks own 0..18 | 19..36,
 // 3 ranks 0..12 | 13..24 | 25..36. Trilinear shots at z 20 (plane 2: the slab with the free
@@ -654,11 +672,11 @@ TEST_CASE("a failed rank of a decomposed run stops every rank, named once; the e
 TEST_CASE("a decomposition with slabs thinner than the halo is refused once, naming grid.shape; the limit runs",
           "[integration]") {
   // 9 planes in z, order 8 (halo 4): 3 ranks would own 3 planes each, fewer than they send.
-  const std::string args = std::string(SEISRTM_SOURCE_DIR) +
-                           "/configs/quickstart.yaml --backend cpu --set grid.shape=[60,40,9] --set time.steps=200 "
-                           "--set boundary.damping_width=2 --set output.snapshot_interval=50 "
-                           "--set sources.shots=[[200,195,45]] --set receivers.line.start=[110,195,0] "
-                           "--set receivers.line.end=[480,195,80] --set receivers.line.count=30 --set output.segy=rev2";
+  const std::string args = quickstart_args({{"grid.shape", "[60,40,9]"},
+                                            {"boundary.damping_width", "2"},
+                                            {"sources.shots", "[[200,195,45]]"},
+                                            {"receivers.line.start", "[110,195,0]"},
+                                            {"receivers.line.end", "[480,195,80]"}});
   const fs::path dir = fresh_dir("seisrtm_mpi_", "slab_thin");
   const Result r = run_slabs(3, args, dir);
   INFO(r.output);
@@ -720,7 +738,6 @@ TEST_CASE("a migration decomposed in z over 2, 3 and 4 ranks images what one pro
   // own planes of the interior; rank 0 adds the gathered shot images in shot order, the sum one
   // process makes.
   const fs::path d = fresh_dir("seisrtm_mpi_", "slab_rtm");
-  const std::string rtm = std::string(SEISRTM_SOURCE_DIR) + "/configs/rtm/";
   const std::string coarse =
       " --backend cpu --quiet --set grid.shape=[50,25,39] --set grid.spacing=28 "
       "--set boundary.damping_width=6";
@@ -728,14 +745,14 @@ TEST_CASE("a migration decomposed in z over 2, 3 and 4 ranks images what one pro
   for (const std::string model : {"true_model", "tti_true_model"}) {
     INFO(model);
     const std::string data = (d / model).string();
-    const Result run = seisrtm::test::run_cli("run " + rtm + model + ".yaml" + coarse + shots +
+    const Result run = seisrtm::test::run_cli("run " + kRtm + model + ".yaml" + coarse + shots +
                                               " --set time.steps=250 --output " + data);
     INFO(run.output);
     REQUIRE(run.code == 0);
     const std::string cfg = model == "true_model" ? "migrate.yaml" : "tti_migrate.yaml";
     const std::string name = model == "true_model" ? "migrate" : "tti_migrate";
     const std::string migrate =
-        " migrate " + rtm + cfg + coarse + " --set migration.data=" + data + "/" + model + ".h5";
+        " migrate " + kRtm + cfg + coarse + " --set migration.data=" + data + "/" + model + ".h5";
     const Result one = seisrtm::test::run_cli(migrate + " --output " + (d / (name + "_one")).string());
     INFO(one.output);
     REQUIRE(one.code == 0);

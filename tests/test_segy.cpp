@@ -20,6 +20,7 @@
 #include "io/segy.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -36,33 +37,14 @@ fs::path fresh_dir(const std::string& name) {
 }
 
 // The survey of test_cli_migrate (two layers, free surface) with two shots and output.segy.
-const char* kTrueModel = R"(grid: {shape: [36, 30, 32], spacing: 10}
-time: {steps: 200}
-boundary: {damping_width: 6, free_surface: true}
-model:
-  vp:
-    type: layers
-    layers:
-      - {top: 0, vp: 2000}
-      - {top: 160, vp: 2800}
-sources: {wavelet: {peak_frequency: 15}, shots: [[175, 145, 20], [215, 145, 20]]}
-receivers: {line: {start: [70, 145, 20], end: [290, 145, 20], count: 12}}
-output: {name: data, pictures: false, segy: rev1}
-)";
+const std::string kTrueModel =
+    seisrtm::test::two_layers({{"sources", "{wavelet: {peak_frequency: 15}, shots: [[175, 145, 20], [215, 145, 20]]}"},
+                               {"output", "{name: data, pictures: false, segy: rev1}"}});
 
 std::string migration_config(const std::string& name, const std::string& data, bool segy) {
-  return "grid: {shape: [36, 30, 32], spacing: 10}\n"
-         "boundary: {damping_width: 6, free_surface: true}\n"
-         "model: {vp: {type: constant, value: 2000}}\n"
-         "output: {name: " +
-         name +
-         ", pictures: false}\n"
-         "migration:\n"
-         "  data: '" +
-         data +
-         "'\n"
-         "  mute: {velocity: 2000}\n" +
-         (segy ? "  wavelet: {peak_frequency: 15}\n" : "");
+  return seisrtm::test::two_layers_migration({{"output", "{name: " + name + ", pictures: false}"},
+                                              {"migration", "\n  data: '" + data + "'\n  mute: {velocity: 2000}" +
+                                                                (segy ? "\n  wavelet: {peak_frequency: 15}" : "")}});
 }
 
 // The run's directory (data.h5, data_shot_0000.sgy, data_shot_0001.sgy), made once.

@@ -15,6 +15,7 @@
 
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -45,14 +46,7 @@ struct EarlierSet {
 };
 EarlierSet earlier_set(const fs::path& d) {
   EarlierSet e;
-  e.cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [64, 64, 64], spacing: 10}
-time: {steps: 40}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[320, 320, 200]]}
-receivers: {line: {start: [60, 320, 60], end: [560, 320, 60], count: 8}}
-output: {name: small, snapshot_interval: 20}
-solver: {backend: cpu}
-)");
+  e.cfg = seisrtm::test::write_text(d / "survey.yaml", seisrtm::test::small64_survey());
   e.out = d / "out";
   const Result r = run_args({"run", e.cfg, "--quiet", "--output", e.out.string()});
   INFO(r.output);

@@ -14,6 +14,7 @@
 
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/fixtures.hpp"
 
 namespace fs = std::filesystem;
 
@@ -43,14 +44,12 @@ std::string dims_of(const std::string& file, const std::string& name) {
 TEST_CASE("XDMF of a run with snapshots: plain HDF items an Xdmf3 reader loads, the values h5py reads",
           "[integration]") {
   const fs::path d = seisrtm::test::fresh_dir("seisrtm_test_xdmf_", "snapshots");
-  const std::string cfg = seisrtm::test::write_text(d / "survey.yaml", R"(grid: {shape: [32, 30, 28], spacing: 10}
-time: {steps: 60}
-boundary: {damping_width: 6}
-sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 100], [120, 150, 100]]}
-receivers: {line: {start: [60, 150, 60], end: [250, 150, 60], count: 8}}
-output: {name: small, snapshot_interval: 20, pictures: false}
-solver: {backend: cpu}
-)");
+  const std::string cfg = seisrtm::test::write_text(
+      d / "survey.yaml", seisrtm::test::small_survey(
+                             {{"time", "{steps: 60}"},
+                              {"sources", "{wavelet: {peak_frequency: 15}, shots: [[150, 150, 100], [120, 150, 100]]}"},
+                              {"output", "{name: small, snapshot_interval: 20, pictures: false}"},
+                              {"solver", "{backend: cpu}"}}));
   const seisrtm::test::Result r = seisrtm::test::run_cli("run " + cfg + " --quiet --output " + (d / "out").string());
   INFO(r.output);
   REQUIRE(r.code == 0);
