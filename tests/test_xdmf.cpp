@@ -31,7 +31,10 @@ std::string dims_of(const std::string& file, const std::string& name) {
     const hid_t s = H5Dget_space(d);
     std::vector<hsize_t> dims(static_cast<size_t>(H5Sget_simple_extent_ndims(s)));
     H5Sget_simple_extent_dims(s, dims.data(), nullptr);
-    for (const hsize_t n : dims) text += (text.empty() ? "" : " ") + std::to_string(n);
+    for (const hsize_t n : dims) {
+      if (!text.empty()) text.push_back(' ');
+      text.append(std::to_string(n));
+    }
     H5Sclose(s);
     H5Dclose(d);
   }
