@@ -199,8 +199,10 @@ struct MigrationConfig {
   // 800^3 do not fit), or checkpoints of the full state every checkpoint_interval levels and one
   // segment's shells at a time, re-run from its checkpoint (checkpoint: ceil(N / K) states + K
   // shells + one more wave, about one more forward pass; the same image bit for bit). auto:
-  // store. The CPU backend only so far.
+  // the store where it fits (GPU: the device or the host), else checkpoints.
   Reconstruction reconstruction = Reconstruction::automatic;
+  // The boundary store's element in fp32 storage: fp32, or bf16 (half the bytes a level).
+  StorePrecision store_precision = StorePrecision::fp32;
   // checkpoint: levels between checkpoints (K); 0 = auto: the K with the fewest bytes held,
   // about sqrt(N state / shell) (solver/rtm_schedule.hpp, auto_checkpoint_interval).
   long long checkpoint_interval = 0;

@@ -100,10 +100,20 @@ constexpr std::array<const char*, 3> enum_names(StoreLocation) {
 // migration.reconstruction: how a boundary-mode backward pass gets the shells it rebuilds the
 // source field from. store: every level's, kept from the forward pass; checkpoint: one segment's
 // at a time, re-run from a checkpoint of the full state (solver/rtm_schedule.hpp,
-// CheckpointPlan). auto resolves to store (validation/cpu_migration.cpp).
+// CheckpointPlan). auto: the GPU takes the store where it fits the device or the host, else
+// checkpoints (solver/cuda_migration.cpp, choose_reconstruction); the CPU takes the store.
 enum class Reconstruction { automatic, store, checkpoint };
 constexpr std::array<const char*, 3> enum_names(Reconstruction) {
   return {"auto", "store", "checkpoint"};
+}
+
+// migration.store_precision: the boundary store's element in fp32 storage. bf16 keeps 8
+// significant bits (rounded to nearest even) in 2 bytes instead of 4, with float's exponent
+// range, so no scale is needed; the rebuilt source field then departs from the forward one by
+// about the rounding of the stored boundary (docs/BENCHMARKS.md, "RTM").
+enum class StorePrecision { fp32, bf16 };
+constexpr std::array<const char*, 2> enum_names(StorePrecision) {
+  return {"fp32", "bf16"};
 }
 
 // The text of a value, as the config file spells it.

@@ -480,9 +480,13 @@ void add_migration(std::vector<ConfigKey>& k) {
                                     SEISRTM_FIELD(c.migration->store)));
   k.push_back(choice<Reconstruction>(
       "migration.reconstruction",
-      "boundary mode: every level's shell kept (store) or checkpoints and one segment's shells re-run (checkpoint, CPU "
-      "only); auto: store",
+      "boundary mode: every level's shell kept (store) or checkpoints and one segment's shells re-run (checkpoint); "
+      "auto: the store where it fits (GPU: device or host), else checkpoints",
       SEISRTM_FIELD(c.migration->reconstruction)));
+  k.push_back(choice<StorePrecision>(
+      "migration.store_precision",
+      "boundary mode, fp32 storage: the store's element; bf16 halves its bytes (8 significant bits, rounded)",
+      SEISRTM_FIELD(c.migration->store_precision)));
   k.push_back(field("migration.checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
                     "reconstruction checkpoint: levels between checkpoints; auto: the fewest bytes held, about "
                     "sqrt(N state / shell)",

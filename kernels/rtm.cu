@@ -52,6 +52,27 @@ __global__ void scatter_at_kernel(T* p, const Index* cells, long long count, con
     p[cells[k]] = slot[k];
 }
 
+// The same between fp32 fields and a bfloat16 store (migration.store_precision: bf16): each value
+// rounded to nearest even on the way in, exact on the way out; slot_offset as above, 0 and
+// level null for the plain gather and scatter.
+template <class Index>
+__global__ void gather_bf16_kernel(const float* p, const Index* cells, long long count, __nv_bfloat16* store,
+                                   const long long* level, long long slot_offset) {
+  __nv_bfloat16* slot = store + (level ? *level + slot_offset : 0) * count;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
+    slot[k] = __float2bfloat16_rn(p[cells[k]]);
+}
+
+template <class Index>
+__global__ void scatter_bf16_kernel(float* p, const Index* cells, long long count, const __nv_bfloat16* store,
+                                    const long long* level, long long slot_offset) {
+  const __nv_bfloat16* slot = store + (level ? *level + slot_offset : 0) * count;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
+    p[cells[k]] = __bfloat162float(slot[k]);
+}
+
 __global__ void add_level_kernel(long long* level, long long delta) {
   *level += delta;
 }
@@ -186,6 +207,30 @@ void image(const T* s, const T* r, float* image, float* illumination, const Imag
 SEISRTM_RTM_LAUNCHERS(float)
 SEISRTM_RTM_LAUNCHERS(__half)
 #undef SEISRTM_RTM_LAUNCHERS
+
+#define SEISRTM_RTM_BF16(Index)                                                                                        \
+  void launch_gather(const float* p, const Index* cells, long long count, __nv_bfloat16* store, cudaStream_t stream) { \
+    launch_gather_at(p, cells, count, store, nullptr, 0, stream);                                                      \
+  }                                                                                                                    \
+  void launch_scatter(float* p, const Index* cells, long long count, const __nv_bfloat16* store,                       \
+                      cudaStream_t stream) {                                                                           \
+    launch_scatter_at(p, cells, count, store, nullptr, 0, stream);                                                     \
+  }                                                                                                                    \
+  void launch_gather_at(const float* p, const Index* cells, long long count, __nv_bfloat16* store,                     \
+                        const long long* level, long long slot_offset, cudaStream_t stream) {                          \
+    if (count == 0) return;                                                                                            \
+    gather_bf16_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);      \
+    SEISRTM_CUDA_LAUNCHED();                                                                                           \
+  }                                                                                                                    \
+  void launch_scatter_at(float* p, const Index* cells, long long count, const __nv_bfloat16* store,                    \
+                         const long long* level, long long slot_offset, cudaStream_t stream) {                         \
+    if (count == 0) return;                                                                                            \
+    scatter_bf16_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);     \
+    SEISRTM_CUDA_LAUNCHED();                                                                                           \
+  }
+SEISRTM_RTM_BF16(unsigned)
+SEISRTM_RTM_BF16(long long)
+#undef SEISRTM_RTM_BF16
 
 void launch_add_level(long long* level, long long delta, cudaStream_t stream) {
   add_level_kernel<<<1, 1, 0, stream>>>(level, delta);

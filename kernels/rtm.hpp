@@ -3,6 +3,7 @@
 // series at points (receiver data into the adjoint field, the wavelet into the reversed source
 // field), the boundary store's gather and scatter, and imaging. The time steps themselves are
 // launch_acoustic_step: the adjoint field and the reversed source field use the forward kernels.
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include "kernels/acoustic.hpp"
@@ -48,6 +49,19 @@ SEISRTM_RTM_DECLARE(float)
 SEISRTM_RTM_DECLARE(__half)
 #undef SEISRTM_RTM_DECLARE
 void launch_add_level(long long* level, long long delta, cudaStream_t stream);
+// fp32 fields with a bfloat16 store (migration.store_precision: bf16): the gather rounds each
+// value to nearest even (__float2bfloat16_rn), the scatter widens it exactly; 2 bytes a shell
+// cell instead of 4. level null: slot 0 (the plain gather and scatter).
+#define SEISRTM_RTM_DECLARE_BF16(Index)                                                                                \
+  void launch_gather(const float* p, const Index* cells, long long count, __nv_bfloat16* store, cudaStream_t stream);  \
+  void launch_scatter(float* p, const Index* cells, long long count, const __nv_bfloat16* store, cudaStream_t stream); \
+  void launch_gather_at(const float* p, const Index* cells, long long count, __nv_bfloat16* store,                     \
+                        const long long* level, long long slot_offset, cudaStream_t stream);                           \
+  void launch_scatter_at(float* p, const Index* cells, long long count, const __nv_bfloat16* store,                    \
+                         const long long* level, long long slot_offset, cudaStream_t stream);
+SEISRTM_RTM_DECLARE_BF16(unsigned)
+SEISRTM_RTM_DECLARE_BF16(long long)
+#undef SEISRTM_RTM_DECLARE_BF16
 
 // image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
 // plane stride sz in elements); the stored values times s_scale and r_scale (fp16 storage's

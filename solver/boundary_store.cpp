@@ -1,5 +1,6 @@
 #include "solver/boundary_store.hpp"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -13,20 +14,24 @@ namespace seisrtm {
 
 namespace {
 
-// Calls f with the buffer's elements typed as stored (float*, or __half* in fp16) and the
-// shell's indices typed as uploaded.
+// Calls f with the field's elements typed as stored (float*, or __half* in fp16 storage), the
+// shell's indices typed as uploaded, and the store's elements (the field's type, or bfloat16).
 template <class F>
-void typed(bool half, const DeviceBuffer& b, const ShellCells& shell, F&& f) {
-  auto with_cells = [&](auto* field) {
+void typed(StoreElement e, const DeviceBuffer& field, const DeviceBuffer& store, const ShellCells& shell, F&& f) {
+  auto with_cells = [&](auto* values, auto* slots) {
     if (shell.narrow)
-      f(field, shell.cells.as<unsigned>());
+      f(values, shell.cells.as<unsigned>(), slots);
     else
-      f(field, shell.cells.as<long long>());
+      f(values, shell.cells.as<long long>(), slots);
   };
-  if (half)
-    with_cells(b.as<__half>());
-  else
-    with_cells(b.as<float>());
+  switch (e) {
+    case StoreElement::f32:
+      return with_cells(field.as<float>(), store.as<float>());
+    case StoreElement::f16:
+      return with_cells(field.as<__half>(), store.as<__half>());
+    case StoreElement::bf16:
+      return with_cells(field.as<float>(), store.as<__nv_bfloat16>());
+  }
 }
 
 // The store on the device: the p shells of levels 1 .. N - 2, then their q shells from
@@ -34,9 +39,9 @@ void typed(bool half, const DeviceBuffer& b, const ShellCells& shell, F&& f) {
 // for every later group of steps.
 class DeviceStore final : public BoundaryStore {
  public:
-  DeviceStore(ShellCells shell, int fields, long long levels, bool half, std::size_t store_bytes, cudaStream_t stream,
-              const DeviceBuffer& counter)
-      : BoundaryStore(std::move(shell), fields, levels, half, stream, counter) {
+  DeviceStore(ShellCells shell, int fields, long long levels, StoreElement element, std::size_t store_bytes,
+              cudaStream_t stream, const DeviceBuffer& counter)
+      : BoundaryStore(std::move(shell), fields, levels, element, stream, counter) {
     store_ = DeviceBuffer(std::max<std::size_t>(store_bytes, 4), MemoryKind::plain);
   }
   // Level L = counter + 1 into slot L - first.
@@ -64,9 +69,9 @@ class DeviceStore final : public BoundaryStore {
 // (ready_: the slot holds its level; free_: the slot may be overwritten).
 class HostStore final : public BoundaryStore {
  public:
-  HostStore(ShellCells shell, int fields, long long levels, bool half, std::size_t store_bytes, std::size_t slot_bytes,
-            cudaStream_t stream, const DeviceBuffer& counter)
-      : BoundaryStore(std::move(shell), fields, levels, half, stream, counter) {
+  HostStore(ShellCells shell, int fields, long long levels, StoreElement element, std::size_t store_bytes,
+            std::size_t slot_bytes, cudaStream_t stream, const DeviceBuffer& counter)
+      : BoundaryStore(std::move(shell), fields, levels, element, stream, counter) {
     store_ = DeviceBuffer(std::max<std::size_t>(kStoreRing * slot_bytes, 4), MemoryKind::plain);
     SEISRTM_CUDA(cudaMallocHost(&host_, std::max<std::size_t>(store_bytes, 4)));
     for (int k = 0; k < kStoreRing; ++k) {
@@ -131,37 +136,34 @@ class HostStore final : public BoundaryStore {
 
 }  // namespace
 
-BoundaryStore::BoundaryStore(ShellCells shell, int fields, long long levels, bool half, cudaStream_t stream,
+BoundaryStore::BoundaryStore(ShellCells shell, int fields, long long levels, StoreElement element, cudaStream_t stream,
                              const DeviceBuffer& counter)
-    : shell_(std::move(shell)), fields_(fields), levels_(levels), half_(half), stream_(stream), counter_(counter) {}
+    : shell_(std::move(shell)),
+      fields_(fields),
+      levels_(levels),
+      element_(element),
+      stream_(stream),
+      counter_(counter) {}
 
 void BoundaryStore::gather(const DeviceBuffer& p, long long to) {
-  typed(half_, p, shell_, [&](auto* f, auto* cells) {
-    using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_gather(f, cells, shell_.count, store_.as<T>() + to, stream_);
-  });
+  typed(element_, p, store_, shell_,
+        [&](auto* f, auto* cells, auto* st) { kernels::launch_gather(f, cells, shell_.count, st + to, stream_); });
 }
 
 void BoundaryStore::scatter(const DeviceBuffer& p, long long from) {
-  typed(half_, p, shell_, [&](auto* f, auto* cells) {
-    using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_scatter(f, cells, shell_.count, store_.as<T>() + from, stream_);
-  });
+  typed(element_, p, store_, shell_,
+        [&](auto* f, auto* cells, auto* st) { kernels::launch_scatter(f, cells, shell_.count, st + from, stream_); });
 }
 
 void BoundaryStore::gather_at(const DeviceBuffer& p, long long to, long long slot_offset) {
-  typed(half_, p, shell_, [&](auto* f, auto* cells) {
-    using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_gather_at(f, cells, shell_.count, store_.as<T>() + to, counter_.as<long long>(), slot_offset,
-                              stream_);
+  typed(element_, p, store_, shell_, [&](auto* f, auto* cells, auto* st) {
+    kernels::launch_gather_at(f, cells, shell_.count, st + to, counter_.as<long long>(), slot_offset, stream_);
   });
 }
 
 void BoundaryStore::scatter_at(const DeviceBuffer& p, long long from, long long slot_offset) {
-  typed(half_, p, shell_, [&](auto* f, auto* cells) {
-    using T = std::remove_pointer_t<decltype(f)>;
-    kernels::launch_scatter_at(f, cells, shell_.count, store_.as<T>() + from, counter_.as<long long>(), slot_offset,
-                               stream_);
+  typed(element_, p, store_, shell_, [&](auto* f, auto* cells, auto* st) {
+    kernels::launch_scatter_at(f, cells, shell_.count, st + from, counter_.as<long long>(), slot_offset, stream_);
   });
 }
 
@@ -173,23 +175,22 @@ void BoundaryStore::set_first(long long level) {
 void BoundaryStore::restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q,
                                  cudaStream_t on) {
   const long long a = shell_.split[part], n = shell_.split[part + 1] - a;
-  auto scatter_part = [&](float* field, const float* from) {
-    if (shell_.narrow)
-      kernels::launch_scatter(field, shell_.cells.as<unsigned>() + a, n, from + a, on);
-    else
-      kernels::launch_scatter(field, shell_.cells.as<long long>() + a, n, from + a, on);
+  auto part_of = [&](const DeviceBuffer& field, long long from) {
+    typed(element_, field, store_, shell_,
+          [&](auto* f, auto* cells, auto* st) { kernels::launch_scatter(f, cells + a, n, st + from + a, on); });
   };
-  scatter_part(p.as<float>(), store_.as<float>() + p_offset(level));
-  if (q) scatter_part(q->as<float>(), store_.as<float>() + q_offset(level));
+  part_of(p, p_offset(level));
+  if (q) part_of(*q, q_offset(level));
 }
 
-std::unique_ptr<BoundaryStore> make_boundary_store(bool host, ShellCells shell, int fields, long long levels, bool half,
-                                                   std::size_t store_bytes, std::size_t slot_bytes, cudaStream_t stream,
+std::unique_ptr<BoundaryStore> make_boundary_store(bool host, ShellCells shell, int fields, long long levels,
+                                                   StoreElement element, std::size_t store_bytes,
+                                                   std::size_t slot_bytes, cudaStream_t stream,
                                                    const DeviceBuffer& counter) {
   if (host)
-    return std::make_unique<HostStore>(std::move(shell), fields, levels, half, store_bytes, slot_bytes, stream,
+    return std::make_unique<HostStore>(std::move(shell), fields, levels, element, store_bytes, slot_bytes, stream,
                                        counter);
-  return std::make_unique<DeviceStore>(std::move(shell), fields, levels, half, store_bytes, stream, counter);
+  return std::make_unique<DeviceStore>(std::move(shell), fields, levels, element, store_bytes, stream, counter);
 }
 
 }  // namespace seisrtm

@@ -16,6 +16,10 @@ namespace seisrtm {
 
 inline constexpr int kStoreRing = 8;  // device slots of a boundary store kept in host memory
 
+// What a slot holds: the fields' elements as stored (f32; f16: __half in fp16 storage), or fp32
+// fields as bfloat16 (migration.store_precision: bf16), 2 bytes a cell.
+enum class StoreElement { f32, f16, bf16 };
+
 // The shell cells by padded index (ascending, so a slab's parts are contiguous ranges).
 struct ShellCells {
   DeviceBuffer cells;
@@ -26,10 +30,10 @@ struct ShellCells {
 
 class BoundaryStore {
  public:
-  // fields: 1 (p) or 2 (p and q); levels: N - 2; half: the fields are stored as __half.
+  // fields: 1 (p) or 2 (p and q); levels: N - 2 (or a checkpoint segment's).
   // `counter` is the level counter in device memory that graph-safe tiers read (forward: it
   // holds L - 1 when level L is saved; backward: L when level L is restored).
-  BoundaryStore(ShellCells shell, int fields, long long levels, bool half, cudaStream_t stream,
+  BoundaryStore(ShellCells shell, int fields, long long levels, StoreElement element, cudaStream_t stream,
                 const DeviceBuffer& counter);
   virtual ~BoundaryStore() = default;
   BoundaryStore(const BoundaryStore&) = delete;
@@ -52,8 +56,8 @@ class BoundaryStore {
   // segment of levels, the first of them `level` (slot 0) from now on; graphs captured after
   // this call address that segment's slots. A store of every level starts at level 1.
   virtual void set_first(long long level);
-  // One part of level L's shell back into p (and q), on stream `on` (fp32 only: a slab stores
-  // fp32).
+  // One part of level L's shell back into p (and q), on stream `on` (fp32 fields: a slab
+  // stores fp32 levels).
   void restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q, cudaStream_t on);
   const ShellCells& shell() const { return shell_; }
 
@@ -62,7 +66,7 @@ class BoundaryStore {
   virtual long long p_offset(long long level) const = 0;
   virtual long long q_offset(long long level) const = 0;
   long long per_level() const { return fields_ * shell_.count; }
-  std::size_t element_bytes() const { return half_ ? 2 : sizeof(float); }
+  std::size_t element_bytes() const { return element_ == StoreElement::f32 ? sizeof(float) : 2; }
   void gather(const DeviceBuffer& p, long long to);
   void scatter(const DeviceBuffer& p, long long from);
   // The same at the slot of the level counter plus slot_offset (graph-safe).
@@ -72,7 +76,7 @@ class BoundaryStore {
   ShellCells shell_;
   int fields_;
   long long levels_;
-  bool half_;
+  StoreElement element_;
   cudaStream_t stream_;
   const DeviceBuffer& counter_;
   DeviceBuffer store_;
@@ -80,8 +84,9 @@ class BoundaryStore {
 
 // host: in pinned host memory (a ring of device slots), else the whole store on the device.
 // store_bytes: the whole store's bytes; slot_bytes: one level's.
-std::unique_ptr<BoundaryStore> make_boundary_store(bool host, ShellCells shell, int fields, long long levels, bool half,
-                                                   std::size_t store_bytes, std::size_t slot_bytes, cudaStream_t stream,
+std::unique_ptr<BoundaryStore> make_boundary_store(bool host, ShellCells shell, int fields, long long levels,
+                                                   StoreElement element, std::size_t store_bytes,
+                                                   std::size_t slot_bytes, cudaStream_t stream,
                                                    const DeviceBuffer& counter);
 
 }  // namespace seisrtm

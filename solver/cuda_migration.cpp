@@ -69,7 +69,9 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const bool boundary = pb.config.migration->mode == MigrationMode::boundary;
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
-  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * eb : 0;
+  // The store's element: the field's, or bfloat16 (migration.store_precision; fp32 storage).
+  const std::size_t sb = pb.config.migration->store_precision == StorePrecision::bf16 ? 2 : eb;
+  f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * sb : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
@@ -324,6 +326,10 @@ struct CudaMigrator::Impl {
   long long plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
                                 std::size_t free_b, std::size_t total_b, std::vector<std::string>& notes);
   void encode_maps();
+  StoreElement store_element() const {
+    if (half) return StoreElement::f16;
+    return pb.config.migration->store_precision == StorePrecision::bf16 ? StoreElement::bf16 : StoreElement::f32;
+  }
   // The passes of one shot.
   struct Pass {
     const RtmSchedule& schedule;
@@ -465,7 +471,7 @@ void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox
   else
     shell.cells = upload(cells);
   store =
-      make_boundary_store(host_store, std::move(shell), pb.anisotropic() ? 2 : 1, levels, half,
+      make_boundary_store(host_store, std::move(shell), pb.anisotropic() ? 2 : 1, levels, store_element(),
                           fp.store_per_step * static_cast<std::size_t>(levels), fp.store_per_step, stream.get(), level);
 }
 
@@ -518,7 +524,7 @@ std::string CudaMigrator::name() const {
          (anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
                                                       : "") +
          (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
-         ", boundary store " +
+         ", boundary store " + (d.store_element() == StoreElement::bf16 ? "in bf16 " : "") +
          (d.checkpoints ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
                               std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory"
           : d.host_store ? "in pinned host memory"

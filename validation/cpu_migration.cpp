@@ -10,6 +10,7 @@
 #include "solver/hooks.hpp"
 #include "solver/rtm_schedule.hpp"
 #include "validation/cpu_halo.hpp"
+#include "validation/half.hpp"
 #include "validation/norms.hpp"
 
 namespace seisrtm::validation {
@@ -79,17 +80,26 @@ std::vector<long long> storage_index(const CpuTti<Real>& w, const Grid& g, const
   }
   return out;
 }
+// A value as the store keeps it (migration.store_precision): bf16, the GPU's __float2bfloat16_rn
+// and back, in the float passes; the double passes store doubles.
 template <class Real>
-void save_shell(const CpuWave<Real>& w, const std::vector<long long>& at, Real* slot) {
-  const Real* p = w.current();
-  for (size_t k = 0; k < at.size(); ++k) slot[k] = p[at[k]];
+Real stored(Real v, bool bf16) {
+  if constexpr (std::is_same_v<Real, float>)
+    return bf16 ? round_to_bfloat16(v) : v;
+  else
+    return v;
 }
 template <class Real>
-void save_shell(const CpuTti<Real>& w, const std::vector<long long>& at, Real* slot) {
+void save_shell(const CpuWave<Real>& w, const std::vector<long long>& at, Real* slot, bool bf16) {
+  const Real* p = w.current();
+  for (size_t k = 0; k < at.size(); ++k) slot[k] = stored(p[at[k]], bf16);
+}
+template <class Real>
+void save_shell(const CpuTti<Real>& w, const std::vector<long long>& at, Real* slot, bool bf16) {
   const Real *p = w.p_current(), *q = w.q_current();
   const size_t ns = at.size();
-  for (size_t k = 0; k < ns; ++k) slot[k] = p[at[k]];
-  for (size_t k = 0; k < ns; ++k) slot[ns + k] = q[at[k]];
+  for (size_t k = 0; k < ns; ++k) slot[k] = stored(p[at[k]], bf16);
+  for (size_t k = 0; k < ns; ++k) slot[ns + k] = stored(q[at[k]], bf16);
 }
 template <class Real>
 void restore_shell(CpuWave<Real>& w, const std::vector<long long>& at, const Real* slot) {
@@ -335,6 +345,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const Box all = whole(pb_);
   constexpr bool single = std::is_same_v<Real, float>;
   const RtmSchedule schedule(nt, every);
+  const bool bf16 = mc.store_precision == StorePrecision::bf16;  // the float passes' store
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
   // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
@@ -387,7 +398,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     if (checkpoint && plan.checkpointed(level))
       save_state(s, state_cells, checkpoints.data() + plan.checkpoint_slot(level) * state_size);
     if (boundary && schedule.saved(level)) {
-      if (!checkpoint || plan.first_pass_saves(level)) save_shell(s, at, store.data() + slot(level) * per_level);
+      if (!checkpoint || plan.first_pass_saves(level)) save_shell(s, at, store.data() + slot(level) * per_level, bf16);
     } else if (!boundary && level % every == 0) {
       const Real* p = grid_p(s, g, buffer);
       snapshots[level / every].assign(p, p + g.cells());
@@ -427,11 +438,11 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     }
     const CheckpointPlan::Segment seg = plan.segment(j);
     restore_state(*replay, state_cells, checkpoints.data() + plan.checkpoint_slot(seg.lo) * state_size);
-    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level);
+    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level, bf16);
     const RtmSchedule::Range steps = plan.replay_steps(j);
     for (long long k = 0, n = steps.first; k < steps.count; ++k, n += steps.dir) {
       forward_step(*replay, n);
-      save_shell(*replay, at, store.data() + slot(n + 1) * per_level);
+      save_shell(*replay, at, store.data() + slot(n + 1) * per_level, bf16);
       advance();
     }
   };
