@@ -23,6 +23,25 @@ namespace seisrtm::app {
 
 namespace {
 
+// The values of a comma-separated list of enum texts (`fallback` when empty); a value outside them
+// is refused naming the flag and the valid values.
+template <class E>
+std::vector<E> enum_list(const std::string& list, const char* flag, E fallback) {
+  std::vector<E> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const std::optional<E> e = from_text<E>(item);
+    if (!e) {
+      std::string valid;
+      for (const char* n : enum_names(E{})) valid += (valid.empty() ? "" : ", ") + std::string(n);
+      throw Error(std::string("bench ") + flag + ": '" + item + "' is not one of " + valid);
+    }
+    out.push_back(*e);
+  }
+  if (out.empty()) out.push_back(fallback);
+  return out;
+}
+
 // --memory: a comma-separated list; both kinds when not given.
 std::vector<std::string> memory_kinds(const BenchOptions& b) {
   return b.memories.empty() ? std::vector<std::string>{"plain", "compressible"} : [&] {
@@ -63,13 +82,16 @@ std::string store_text(const std::string& name) {
 
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
-void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward) {
+void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
+                     Reconstruction how, StorePrecision precision) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
   MigrationConfig m;
   m.data = data_file;
   m.fused = fused;
+  m.reconstruction = how;
+  m.store_precision = precision;
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
   CudaMigrator mig(in.problem, gpu_options(mc, t));
@@ -118,6 +140,9 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
 int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
   const GpuInfo g = query_gpu();
   const std::vector<std::string> memories = memory_kinds(b);
+  const std::vector<Reconstruction> hows = enum_list(b.reconstructions, "--reconstruction", Reconstruction::automatic);
+  const std::vector<StorePrecision> precisions =
+      enum_list(b.store_precisions, "--store-precision", StorePrecision::fp32);
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
   std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
@@ -131,10 +156,12 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
     c.solver.memory = *from_text<SolverMemory>(mem);
     c.solver.kernel = SolverKernel::tma;
     const double forward = forward_run(c, t, data_file);
-    for (bool fused : {true, false}) {
-      if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-      bench_migration(c, t, fused, data_file, forward);
-    }
+    for (const Reconstruction how : hows)
+      for (const StorePrecision precision : precisions)
+        for (bool fused : {true, false}) {
+          if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
+          bench_migration(c, t, fused, data_file, forward, how, precision);
+        }
     std::filesystem::remove(data_file);
   }
   std::printf(

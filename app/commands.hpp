@@ -50,6 +50,9 @@ struct BenchOptions {
   std::vector<std::string> compare;                 // two JSON files from earlier runs: compare, measure nothing
   std::string command_line;                         // as typed, printed beside the results
   bool rtm = false;                                 // one RTM shot against one forward run instead of the study
+  // --rtm: comma-separated migration.reconstruction and migration.store_precision values, a row
+  // (fused and separate) for each pair; empty: auto and fp32.
+  std::string reconstructions, store_precisions;
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

@@ -20,8 +20,10 @@ Checkpoints::Checkpoints(long long count, long long interval, std::size_t volume
 }
 
 Checkpoints::~Checkpoints() {
-  // The copy stream's last transfer reads or writes host_: it ends before host_ is freed.
+  // The last transfers read or write host_ (the copy stream's down, the main stream's load up):
+  // they end before host_ is freed (unchecked: a destructor does not throw).
   cudaStreamSynchronize(copy_.get());
+  cudaEventSynchronize(loaded_.get());
   if (host_) cudaFreeHost(host_);
 }
 
@@ -57,6 +59,7 @@ void Checkpoints::load(long long k, cudaStream_t stream) {
   const char* at = host_ + static_cast<std::size_t>(k) * per_checkpoint_ * volume_;
   for (int b = 0; b < per_checkpoint_; ++b)
     SEISRTM_CUDA(cudaMemcpyAsync(to[b]->as<void>(), at + b * volume_, volume_, cudaMemcpyHostToDevice, stream));
+  SEISRTM_CUDA(cudaEventRecord(loaded_.get(), stream));
   replay_.cur = newest_[k];
 }
 

@@ -49,7 +49,7 @@ class Checkpoints {
   std::vector<int> newest_;  // the buffer of each checkpoint's newer level
   DeviceWavefield replay_;
   CudaStream copy_;
-  CudaEvent staged_, sent_;
+  CudaEvent staged_, sent_, loaded_;  // loaded_: the last load's copies from host_ are done
 };
 
 }  // namespace seisrtm

@@ -92,7 +92,8 @@ namespace {
 // The host's memory a rank may pin (ranks on one node share it: each counts its share, as none
 // has pinned yet), and the host's own volumes beside the pinned bytes (image, illumination,
 // model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
-double host_share() {
+double host_share(double given = -1) {
+  if (given >= 0) return given;
   return available_host_memory() / std::max(1, cluster::local_size());
 }
 double host_own_volumes(const Problem& pb) {
@@ -103,9 +104,9 @@ double host_own_volumes(const Problem& pb) {
 struct StoreTier {
   bool host = false, fits = false;
 };
-StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b) {
+StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, double host) {
   const StoreLocation where = pb.config.migration->store;
-  const double host_free = host_share();
+  const double host_free = host_share(host);
   const bool host_fits = host_free > 0 && double(fp.store) + host_own_volumes(pb) * fp.image_volume < 0.8 * host_free;
   StoreTier t;
   t.host = where == StoreLocation::host || (where == StoreLocation::automatic && fp.total > free_b && host_fits);
@@ -115,10 +116,11 @@ StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_
 
 }  // namespace
 
-bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b) {
-  const StoreTier tier = store_tier(pb, fp, free_b);
+bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b,
+                             double host) {
+  const StoreTier tier = store_tier(pb, fp, free_b, host);
   if (!tier.fits) {
-    const double host_free = host_share();
+    const double host_free = host_share(host);
     const std::size_t spare =
         free_b > fp.volumes + fp.data + (64u << 20) ? free_b - fp.volumes - fp.data - (64u << 20) : 0;
     // Fewer steps (time.steps; auto = the whole record) migrate only the start of the record:
@@ -143,7 +145,7 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
 }
 
 CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global, const CudaOptions& o, const Slab* slab,
-                                       const MigrationFootprint& fp, std::size_t free_b) {
+                                       const MigrationFootprint& fp, std::size_t free_b, double host) {
   const long long nt = pb.steps;
   const int fields = pb.anisotropic() ? 2 : 1;
   const std::size_t state = Checkpoints::host_bytes(1, fp.volume, pb.anisotropic());
@@ -167,7 +169,7 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   c.host = static_cast<std::size_t>(c.checkpoints) * state;
   c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
              (c.checkpoints > 0 ? fp.replay : 0);
-  const double host_free = host_share(), own = host_own_volumes(pb) * fp.image_volume;
+  const double host_free = host_share(host), own = host_own_volumes(pb) * fp.image_volume;
   const std::string what = std::to_string(c.checkpoints) + " checkpoints every " + std::to_string(c.interval) +
                            " levels (" + gib(c.host) + " of pinned host memory) and a boundary store of " +
                            std::to_string(c.interval) + " levels with the replay field on the device (" +
@@ -194,11 +196,17 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
 
 ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& global, const CudaOptions& o,
                                            const Slab* slab, const MigrationFootprint& fp, std::size_t free_b,
-                                           std::size_t total_b) {
+                                           std::size_t total_b, double host) {
   const Reconstruction how = pb.config.migration->reconstruction;
   ReconstructionChoice r;
-  if (how == Reconstruction::store || (how == Reconstruction::automatic && store_tier(pb, fp, free_b).fits)) {
-    r.host_store = migration_store_on_host(pb, fp, free_b, total_b);
+  // auto takes checkpoints only where the store fits nowhere, with migration.store left to auto,
+  // and on one GPU or one rank: the slabs of a decomposition would each judge their own store
+  // (the edge slabs hold the z faces), and ranks that replay exchange halos the others never post;
+  // they take checkpoints when asked (migration.reconstruction: checkpoint).
+  const bool may_checkpoint = pb.config.migration->store == StoreLocation::automatic && !(slab && slab->ranks > 1);
+  if (how == Reconstruction::store ||
+      (how == Reconstruction::automatic && (!may_checkpoint || store_tier(pb, fp, free_b, host).fits))) {
+    r.host_store = migration_store_on_host(pb, fp, free_b, total_b, host);
     r.device = r.host_store ? fp.total_host_store : fp.total;
     return r;
   }
@@ -206,7 +214,7 @@ ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& glo
     throw Error(
         "config keys 'migration.store' host and 'migration.reconstruction' checkpoint: a checkpointed migration keeps "
         "its segment of the store on the device (the checkpoints in host memory); use migration.store: auto or device");
-  r.checkpoints = migration_checkpoints(pb, global, o, slab, fp, free_b);
+  r.checkpoints = migration_checkpoints(pb, global, o, slab, fp, free_b, host);
   r.device = r.checkpoints.device;
   return r;
 }

@@ -322,28 +322,29 @@ TEST_CASE("checkpoint with snapshots is refused naming the key", "[unit]") {
 }
 
 TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints where it does not", "[unit]") {
-  // 200^3 cells, 4000 steps, the store on the device only (migration.store: device): the GPU's
-  // free bytes given, so the plan is a function of them (no GPU needed).
+  // 200^3 cells, 4000 steps; the GPU's free bytes and the host's given (the host holds the
+  // checkpoints but not the store), so the plan is a function of them (no GPU needed).
   Config c = parse_config(
       "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
       "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 10;
-  mc.store = StoreLocation::device;
   c.migration = mc;
   Problem p = build_problem(c);
   const CudaOptions o;
   const MigrationFootprint fp = migration_footprint(p, o);
   REQUIRE(fp.store > 4 * fp.volumes);  // the store is what does not fit below
+  const double host =
+      (double(fp.store) / 4 + 16.0 * fp.image_volume) / 0.8;  // a quarter of the store and the own volumes
   // Enough room: the whole store on the device, no checkpoints.
-  const ReconstructionChoice all = choose_reconstruction(p, p, o, nullptr, fp, fp.total, fp.total);
+  const ReconstructionChoice all = choose_reconstruction(p, p, o, nullptr, fp, fp.total, fp.total, host);
   CHECK(all.checkpoints.checkpoints == 0);
   CHECK(!all.host_store);
   CHECK(all.device == fp.total);
   // Half the store's room: checkpoints, the segment's store within the free bytes.
   const std::size_t free_b = fp.total - fp.store / 2;
-  const ReconstructionChoice half = choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b);
+  const ReconstructionChoice half = choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b, host);
   CHECK(half.checkpoints.checkpoints > 0);
   CHECK(half.device <= free_b);
   CHECK(half.checkpoints.interval * fp.store_per_step <= fp.store / 2);
@@ -354,21 +355,37 @@ TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints wher
   const long long fewest = auto_checkpoint_interval(p.steps, 2.0 * fp.volume, double(fp.store_per_step));
   const std::size_t besides = fp.total - fp.store + fp.replay;
   const std::size_t room = besides + fp.store_per_step * static_cast<std::size_t>(fewest / 2);
-  const ReconstructionChoice fitted = choose_reconstruction(p, p, o, nullptr, fp, room, room);
+  const ReconstructionChoice fitted = choose_reconstruction(p, p, o, nullptr, fp, room, room, host);
   INFO("fewest bytes at " << fewest << " levels");
   CHECK(fitted.checkpoints.interval == fewest / 2);
   CHECK(fitted.device <= room);
   // The store alone is refused there, naming checkpoints; no room for one level is refused too.
   p.config.migration->reconstruction = Reconstruction::store;
-  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b),
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b, host),
                     Contains("GiB free") && Contains("migration.reconstruction: checkpoint"));
   p.config.migration->reconstruction = Reconstruction::checkpoint;
   const std::size_t tight = fp.total - fp.store + fp.replay;
-  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, tight, tight),
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, tight, tight, host),
                     Contains("checkpointed migration needs") && Contains("no room for the store of one level"));
+  // auto takes checkpoints only with migration.store auto and on one rank: with the store asked
+  // in host memory, and on the slabs of a decomposition (each would judge its own store), the
+  // store that does not fit is refused, naming checkpoints.
+  p.config.migration->reconstruction = Reconstruction::automatic;
+  p.config.migration->store = StoreLocation::host;
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b, host),
+                    Contains("migration.reconstruction: checkpoint"));
+  p.config.migration->store = StoreLocation::automatic;
+  const Slab slab = make_slab(p.grid.n[2], slab_halo(p.radius), 0, 2);
+  const MigrationFootprint slab_fp = migration_footprint(p, o, &slab);
+  CHECK_THROWS_WITH(
+      choose_reconstruction(p, p, o, &slab, slab_fp, slab_fp.total - slab_fp.store / 2, slab_fp.total, host),
+      Contains("migration.reconstruction: checkpoint"));
+  p.config.migration->reconstruction = Reconstruction::checkpoint;
+  CHECK(choose_reconstruction(p, p, o, &slab, slab_fp, slab_fp.total - slab_fp.store / 2, slab_fp.total, host)
+            .checkpoints.checkpoints > 0);
   // Checkpoints keep the store on the device: a host store with them is refused.
   p.config.migration->store = StoreLocation::host;
-  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b),
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, free_b, free_b, host),
                     Contains("migration.store") && Contains("use migration.store: auto or device"));
 }
 

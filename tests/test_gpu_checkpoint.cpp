@@ -4,8 +4,10 @@
 // step, separate kernels of each variant, fp16 storage, vti/tti), with graphs and without, at
 // intervals that divide the record and that do not. The plan's refusals name their keys.
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/error.hpp"
@@ -13,6 +15,9 @@
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
 #include "tests/catch.hpp"
+#include "validation/cpu_migration.hpp"
+#include "validation/norms.hpp"
+#include "validation/tolerance.hpp"
 
 using namespace seisrtm;
 using Catch::Matchers::Contains;
@@ -30,7 +35,7 @@ receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count
 )";
 
 // interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels.
-Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true) {
+Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true, bool bf16 = false) {
   Config c = parse_config(kGrid, sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
@@ -38,6 +43,7 @@ Problem problem(long long interval, const std::vector<std::string>& sets = {}, b
   mc.fused = fused;
   mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
   mc.checkpoint_interval = interval;
+  mc.store_precision = bf16 ? StorePrecision::bf16 : StorePrecision::fp32;
   c.migration = mc;
   return build_problem(c);
 }
@@ -78,57 +84,115 @@ struct Path {
   kernels::Variant variant;
   bool fused;
   std::vector<std::string> sets;
+  bool bf16 = false;  // migration.store_precision
 };
+
+// The backward paths: each generated case one path and one interval, named in its INFO.
+const std::vector<Path>& paths() {
+  static const std::vector<Path> all = {
+      {"naive", kernels::Variant::naive, false, {}},
+      {"smem", kernels::Variant::smem, false, {}},
+      {"tma fused", kernels::Variant::tma, true, {}},
+      {"tma separate", kernels::Variant::tma, false, {}},
+      {"tma fused, compressible", kernels::Variant::tma, true, {"solver.memory=compressible"}},
+      {"tma fp16", kernels::Variant::tma, false, {"solver.storage=fp16"}},
+      {"tma vti", kernels::Variant::tma, false, {"physics.equation=vti", "model.epsilon=0.2", "model.delta=0.1"}},
+      {"tma tti",
+       kernels::Variant::tma,
+       false,
+       {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}},
+      {"naive tti",
+       kernels::Variant::naive,
+       false,
+       {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}},
+      {"tma fused, bf16 store", kernels::Variant::tma, true, {}, true},
+      {"tma tti, bf16 store",
+       kernels::Variant::tma,
+       false,
+       {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"},
+       true}};
+  return all;
+}
+
+CudaOptions options_of(const Problem& p, const Path& path) {
+  CudaOptions o = cuda_options(p.config);
+  o.variant = path.variant;
+  o.z_block = path.variant == kernels::Variant::naive ? 0 : 16;
+  return o;
+}
+
+// The full store's image and rebuilt levels of a path, made once a process.
+const std::pair<Result, Result>& store_reference(size_t k) {
+  static std::map<size_t, std::pair<Result, Result>> made;
+  if (!made.count(k)) {
+    const Path& path = paths()[k];
+    const Problem full = problem(0, path.sets, path.fused, path.bf16);
+    const CudaOptions o = options_of(full, path);
+    const auto data = noise(problem(0));
+    made[k] = {migrate(full, o, data, false, nullptr), migrate(full, o, data, true, nullptr)};
+  }
+  return made.at(k);
+}
 
 }  // namespace
 
 TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every backward path", "[gpu]") {
-  std::vector<Path> paths = {{"naive", kernels::Variant::naive, false, {}},
-                             {"smem", kernels::Variant::smem, false, {}}};
-  if (query_gpu().tma) {
-    paths.push_back({"tma fused", kernels::Variant::tma, true, {}});
-    paths.push_back({"tma separate", kernels::Variant::tma, false, {}});
-    paths.push_back({"tma fused, compressible", kernels::Variant::tma, true, {"solver.memory=compressible"}});
-    paths.push_back({"tma fp16", kernels::Variant::tma, false, {"solver.storage=fp16"}});
-    paths.push_back(
-        {"tma vti", kernels::Variant::tma, false, {"physics.equation=vti", "model.epsilon=0.2", "model.delta=0.1"}});
-    paths.push_back(
-        {"tma tti",
-         kernels::Variant::tma,
-         false,
-         {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}});
+  const size_t k = GENERATE(range(size_t(0), size_t(11)));
+  const long long interval = GENERATE(7LL, 40LL, 1LL);
+  const Path& path = paths()[k];
+  INFO(path.name << ", checkpoints every " << interval << " levels");
+  if (path.variant == kernels::Variant::tma && !query_gpu().tma) {
+    WARN(path.name << ": no tma on this GPU");
+    return;
   }
-  paths.push_back({"naive tti",
-                   kernels::Variant::naive,
-                   false,
-                   {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}});
+  const auto& [ref, ref_levels] = store_reference(k);
+  REQUIRE(ref_levels.levels.size() == 3 * ref.image.size());
   const auto data = noise(problem(0));
-  for (const Path& path : paths) {
-    const Problem full = problem(0, path.sets, path.fused);
-    CudaOptions o = cuda_options(full.config);
-    o.variant = path.variant;
-    o.z_block = path.variant == kernels::Variant::naive ? 0 : 16;
+  const Problem p = problem(interval, path.sets, path.fused, path.bf16);
+  CudaOptions o = options_of(p, path);
+  std::string name;
+  const Result r = migrate(p, o, data, false, &name);
+  INFO(name);
+  CHECK_THAT(name, Contains("levels on the device") && Contains("checkpoints in pinned host memory"));
+  CHECK(same(r.image, ref.image));
+  CHECK(same(r.illumination, ref.illumination));
+  if (interval == 7) {
+    const Result rl = migrate(p, o, data, true, nullptr);  // graphs off: every level read
+    CHECK(same(rl.levels, ref_levels.levels));
+    CHECK(same(rl.image, ref.image));
+  }
+  if (interval == 40) {
+    o.graphs = false;
+    CHECK(same(migrate(p, o, data, false, nullptr).image, ref.image));
+  }
+}
+
+TEST_CASE("a bf16 store on the GPU images as the CPU reference's bf16 store; in host memory the same bits", "[gpu]") {
+  // The GPU rounds as the CPU reference does (__float2bfloat16_rn and round_to_bfloat16), so the
+  // two bf16 images differ by the fp32 arithmetic alone: validate's migration tolerance.
+  const auto data = noise(problem(0));
+  for (const bool fused : {true, false}) {
+    INFO((fused ? "fused" : "separate"));
+    const Problem p = problem(0, {}, fused, true);
+    const CudaOptions o = cuda_options(p.config);
+    validation::CpuMigrator cpu(p);
+    Result ref{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+    cpu.migrate_shot(0, data.data(), ref.image.data(), ref.illumination.data(), [](const std::string&, long long) {});
     std::string name;
-    const Result ref = migrate(full, o, data, false, &name);
-    const Result ref_levels = migrate(full, o, data, true, nullptr);
-    REQUIRE(ref_levels.levels.size() == 3 * static_cast<size_t>(full.grid.cells()));
-    for (long long k : {7LL, 40LL, 1LL}) {
-      const Problem p = problem(k, path.sets, path.fused);
-      std::string cname;
-      const Result r = migrate(p, o, data, false, &cname);
-      INFO(path.name << ", checkpoints every " << k << " levels: " << cname);
-      CHECK_THAT(cname, Contains("levels on the device") && Contains("checkpoints in pinned host memory"));
-      CHECK(same(r.image, ref.image));
-      CHECK(same(r.illumination, ref.illumination));
-      if (k == 7) {
-        const Result rl = migrate(p, o, data, true, nullptr);  // graphs off: every level read
-        CHECK(same(rl.levels, ref_levels.levels));
-        CHECK(same(rl.image, ref.image));
-      }
-      o.graphs = false;
-      if (k == 40) CHECK(same(migrate(p, o, data, false, nullptr).image, ref.image));
-      o.graphs = true;
-    }
+    const Result gpu = migrate(p, o, data, false, &name);
+    INFO(name);
+    CHECK_THAT(name, Contains("boundary store in bf16"));
+    const double tol = validation::migration_tolerance(p);
+    const double ei = validation::relative_l2(gpu.image.data(), ref.image.data(), ref.image.size());
+    INFO("GPU against CPU, both bf16 stores: image relative L2 " << ei << " (tolerance " << tol << ")");
+    CHECK(ei <= tol);
+    // Against the fp32 store: the rounding shows.
+    const Result f32 = migrate(problem(0, {}, fused, false), o, data, false, nullptr);
+    CHECK(validation::relative_l2(gpu.image.data(), f32.image.data(), f32.image.size()) > tol);
+    // The store in pinned host memory: the same slots, the same bits.
+    Problem host = p;
+    host.config.migration->store = StoreLocation::host;
+    CHECK(same(migrate(host, o, data, false, nullptr).image, gpu.image));
   }
 }
 
