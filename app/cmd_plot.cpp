@@ -209,7 +209,7 @@ FileGrid grid_of(const ResultFile& f, const std::vector<hsize_t>& zyx) {
   FileGrid g;
   const auto h = f.attribute("spacing", {});
   if (h.size() != 3) throw Error("result file '" + f.path() + "' has no attribute 'spacing' [x, y, z] (m)");
-  // A NaN, zero or negative spacing was drawn as it was (or blamed on --at): refused here.
+  // A NaN, zero or negative spacing places no plane (--at would take the blame): refused here.
   if (!std::all_of(h.begin(), h.end(), [](double v) { return std::isfinite(v) && v > 0; }))
     throw Error("result file '" + f.path() + "': attribute 'spacing' = [" + metres(h[0]) + ", " + metres(h[1]) + ", " +
                 metres(h[2]) + "] m; every grid spacing [x, y, z] must be a positive finite number of metres");
@@ -257,9 +257,9 @@ io::Point3 mean_source(const ResultFile& f, const FileGrid& g) {
 // The first 8 bytes of every PNG file (PNG specification, 5.2).
 constexpr unsigned char kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
-// The picture may replace only an earlier picture: `out` being the result file itself, or any
-// existing file that does not start with the PNG signature (another result file, a YAML
-// config), was replaced by the PNG and its contents lost.
+// The picture may replace only an earlier picture: the result file itself, or any existing file
+// that does not start with the PNG signature (another result file, a YAML config), would lose
+// its contents to the PNG.
 void check_replaceable(const std::string& out, const std::string& input) {
   std::error_code ec;
   if (fs::equivalent(out, input, ec))

@@ -77,7 +77,7 @@ class CheckpointPlan {
   struct Segment {
     long long lo = 0, hi = 0;  // saved levels lo .. hi
   };
-  // interval: K, levels between checkpoints (>= 1); K >= N - 2 is one segment, today's store.
+  // interval: K, levels between checkpoints (>= 1); K >= N - 2 is one segment, the plain boundary store.
   CheckpointPlan(long long steps, long long interval);
   long long steps() const { return steps_; }
   long long interval() const { return k_; }  // K, at most the N - 2 saved levels (and >= 1)

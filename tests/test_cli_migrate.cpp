@@ -548,7 +548,7 @@ TEST_CASE("migrate: a tti survey migrates on the CPU backend, on the GPU where t
     check_image(out);
   }
 
-  SECTION("auto: the GPU where there is one, no longer the CPU by force") {
+  SECTION("auto: the GPU where there is one") {
     const fs::path out = d / "auto";
     r = run_cli("migrate " + cfg + " --output " + out.string());
     INFO(r.output);
