@@ -127,11 +127,12 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     backward.append(1, '-').append(n, from, n.find(')', from) - from);  // the shape's name
   }
   std::printf(
-      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; "
-      "the stack's copy-back, once a survey: %.3f s)\n",
+      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory at "
+      "its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
       mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward, fwd,
       bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
-      in.problem.config.migration->image_interval, store_text(n).c_str(), copy_back);
+      in.problem.config.migration->image_interval, store_text(n).c_str(), mig.device_memory().peak / 1073741824.0,
+      copy_back);
   std::fflush(stdout);
 }
 

@@ -35,6 +35,7 @@ class Checkpoints {
   DeviceWavefield& field() { return replay_; }
   long long interval() const { return interval_; }
   long long count() const { return count_; }
+  std::size_t bytes() const { return static_cast<std::size_t>(count_) * per_checkpoint_ * volume_; }  // pinned
   static std::size_t host_bytes(long long count, std::size_t volume_bytes, bool anisotropic) {
     return static_cast<std::size_t>(count) * (anisotropic ? 4 : 2) * volume_bytes;
   }

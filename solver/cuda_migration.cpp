@@ -534,7 +534,8 @@ std::string CudaMigrator::name() const {
          (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
          ", boundary store " + (d.store_element() == StoreElement::bf16 ? "in bf16 " : "") +
          (d.checkpoints ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
-                              std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory"
+                              std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory (" +
+                              gib(d.checkpoints->bytes()) + ")"
           : d.host_store ? "in pinned host memory"
                          : "on the device") +
          ", on " + query_gpu(d.opt.device).name;
@@ -768,8 +769,18 @@ void CudaMigrator::Impl::replay(const Pass& pass, long long j) {
   set_level(seg.lo - 1);
   store->save(seg.lo, w.p[w.cur], w.q_at(w.cur));
   set_level(seg.lo);
+  // The backward count stays at the levels done while the replay runs; reporting it every
+  // pass.report steps keeps the progress line (and its interrupt check) alive through the replay.
+  const long long done = pass.schedule.steps() - seg.hi;
+  auto report = [&](long long n) {
+    if ((n - seg.lo + 1) % pass.report == 0) {
+      timer.flush(st);
+      if (overlap) overlap->flush();
+      pass.progress("backward", done);
+    }
+  };
   pass.graph.run(
-      plan.replay_steps(j), 2, [&](long long n, bool marks) { forward_step(w, n, marks, true); }, [](long long) {},
+      plan.replay_steps(j), 2, [&](long long n, bool marks) { forward_step(w, n, marks, true); }, report,
       [&] { timer.mark(PhaseTimer::replay, st); });
   set_level(seg.hi);
 }
