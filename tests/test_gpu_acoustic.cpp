@@ -74,9 +74,10 @@ void check_async_snapshot(const Problem& p, const CudaOptions& o) {
   CHECK(validation::max_abs(direct.data(), direct.size()) > 0);
 }
 
-// The output of `make()`, made once per `key` in this process: the CPU runs (references and
-// emulations) that every generated combination of one problem compares with, so that a sweep
-// runs each of them once, as the loops it replaces did, not once per combination.
+// The output of `make()`, made once per `key` in this process: the runs that every generated
+// combination of one problem compares with (CPU references and emulations, the tma runs at
+// z_block 0 and 16), so that a sweep runs each of them once, as the loops it replaces did, not
+// once per combination.
 const Output& once(const std::string& key, const std::function<Output()>& make) {
   static std::map<std::string, Output> made;
   auto at = made.find(key);
@@ -318,27 +319,46 @@ TEST_CASE("fp16 storage: naive and tma in each shape x orders x z_block x memory
     CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
     CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
   }
-  if (variant != kernels::Variant::tma || zb != 0) return;
-  // Once per tma shape (in its z_block 0 case): the forms z_block picks (kernels/acoustic_tma.cu):
-  // a z_block of at least the planes (71, 100) marches the whole column as z_block 0 does (at
-  // order 8 the Whole form: the same bits as z_block 0); z blocks of more than 32 planes (40) run
-  // two blocks an SM, those of at most 32 (16) three at order 8 (Dense): the same arithmetic, the
-  // same bits.
-  auto run_z_block = [&](int zb) {
+}
+
+TEST_CASE("fp16 storage: the forms z_block picks give the bits of z_block 0 and 16 in each tma shape", "[gpu]") {
+  // The forms z_block picks (kernels/acoustic_tma.cu): a z_block of at least the planes (71,
+  // 100) marches the whole column as z_block 0 does (at order 8 the Whole form: the same bits
+  // as z_block 0); z blocks of more than 32 planes (40) run two blocks an SM, those of at most
+  // 32 (16) three at order 8 (Dense): the same arithmetic, the same bits. One generated case per
+  // order, free surface, tma shape and z_block; the runs at z_block 0 and 16 it is compared with
+  // are made once per order, free surface and shape.
+  const auto order_surface = GENERATE(table<int, bool>({{2, false}, {4, false}, {8, false}, {8, true}, {16, false}}));
+  const int order = std::get<0>(order_surface);
+  const bool free_surface = std::get<1>(order_surface);
+  const std::string shape = GENERATE(from_range(kinds_of({{"tma", kernels::Variant::tma}}))).shape;
+  const auto zb_against = GENERATE(table<int, int>({{71, 0}, {100, 0}, {40, 16}}));
+  const int zb = std::get<0>(zb_against);
+  const int against = std::get<1>(zb_against);
+  INFO("order " << order << (free_surface ? ", free surface" : "") << ", tma (" << shape << "), z_block " << zb
+                << " vs " << against);
+  if (!query_gpu().tma) {
+    WARN("no tma on this GPU");
+    return;
+  }
+  const Problem p =
+      build_problem(parse_config(kGrid, {"physics.space_order=" + std::to_string(order), "solver.storage=fp16",
+                                         std::string("boundary.free_surface=") + (free_surface ? "true" : "false")}));
+  REQUIRE(p.grid.n[2] == 71);  // z_block 71: the grid's planes
+  auto run_z_block = [&](int z_block) {
     CudaOptions o = cuda_options(p.config);
-    o.variant = variant;
-    o.z_block = zb;
+    o.variant = kernels::Variant::tma;
+    o.z_block = z_block;
+    o.tuning = shape_tuning(shape);
     CudaPropagator gpu(p, o);
     return run(gpu, p);
   };
-  const Output z0 = run_z_block(0), z16 = run_z_block(16);
-  for (int zb : {static_cast<int>(p.grid.n[2]), 100, 40}) {
-    const Output& a = zb == 40 ? z16 : z0;
-    const Output b = run_z_block(zb);
-    INFO(shape << " order " << order << ": z_block " << zb << " vs " << (zb == 40 ? 16 : 0));
-    CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
-    CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
-  }
+  const Output& a = once("fp16, order " + std::to_string(order) + (free_surface ? ", free surface" : "") + ", tma (" +
+                             shape + "), z_block " + std::to_string(against),
+                         [&] { return run_z_block(against); });
+  const Output b = run_z_block(zb);
+  CHECK(std::memcmp(a.field.data(), b.field.data(), a.field.size() * 4) == 0);
+  CHECK(std::memcmp(a.traces.data(), b.traces.data(), a.traces.size() * 4) == 0);
 }
 
 TEST_CASE("fp16 storage: snapshots, and an unstable run stops with a message naming the storage", "[gpu]") {
@@ -378,26 +398,27 @@ TEST_CASE("an unstable run stops with the step and a hint", "[gpu]") {
 
 TEST_CASE("a forward run takes at most 3 volumes + 10% of device memory, one volume more with snapshots", "[gpu]") {
   // 512 x 256 x 256 cells: 128 MiB per volume, so the fixed buffers (traces, graphs) count.
-  for (const char* memory : {"plain", "compressible"})
-    for (int interval : {0, 10}) {
-      const Problem p = build_problem(parse_config(
-          kGrid, {"grid.shape=[512,256,256]", "time.steps=40", "output.snapshot_interval=" + std::to_string(interval),
-                  std::string("solver.memory=") + memory}));
-      CudaOptions o = cuda_options(p.config);
-      CudaPropagator gpu(p, o);
-      std::vector<float> snap(p.grid.cells());
-      gpu.begin_shot(0);
-      gpu.advance(0, 20);
-      if (interval > 0) gpu.request_wavefield(p.grid.cells());
-      gpu.advance(20, 20);
-      if (interval > 0) gpu.receive_wavefield(snap.data());
-      const auto mem = gpu.device_memory();
-      const double volumes = double(mem.peak) / mem.volume;
-      INFO(memory << " snapshots every " << interval << ": " << mem.peak << " bytes = " << volumes << " volumes");
-      CHECK(mem.volume == 512ull * 256 * 256 * 4);
-      CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));        // the measurement sees what was allocated
-      CHECK(volumes <= 3.3 + (interval > 0 ? 1.0 : 0.0));  // 3 volumes + 10%, one more with snapshots
-    }
+  // One generated case per memory kind and snapshot interval.
+  const std::string memory = GENERATE(as<std::string>{}, "plain", "compressible");
+  const int interval = GENERATE(0, 10);
+  INFO(memory << " memory, snapshots every " << interval << " steps");
+  const Problem p = build_problem(
+      parse_config(kGrid, {"grid.shape=[512,256,256]", "time.steps=40",
+                           "output.snapshot_interval=" + std::to_string(interval), "solver.memory=" + memory}));
+  CudaOptions o = cuda_options(p.config);
+  CudaPropagator gpu(p, o);
+  std::vector<float> snap(p.grid.cells());
+  gpu.begin_shot(0);
+  gpu.advance(0, 20);
+  if (interval > 0) gpu.request_wavefield(p.grid.cells());
+  gpu.advance(20, 20);
+  if (interval > 0) gpu.receive_wavefield(snap.data());
+  const auto mem = gpu.device_memory();
+  const double volumes = double(mem.peak) / mem.volume;
+  INFO(memory << " snapshots every " << interval << ": " << mem.peak << " bytes = " << volumes << " volumes");
+  CHECK(mem.volume == 512ull * 256 * 256 * 4);
+  CHECK(volumes >= (interval > 0 ? 4.0 : 3.0));        // the measurement sees what was allocated
+  CHECK(volumes <= 3.3 + (interval > 0 ? 1.0 : 0.0));  // 3 volumes + 10%, one more with snapshots
 }
 
 TEST_CASE("stepping time comes from CUDA events, within the wall time, and restarts with each shot", "[gpu]") {

@@ -79,7 +79,7 @@ Result migrate(M& m, const Problem& p, const std::vector<float>& data) {
 }
 
 // The CPU migrator's result for `p`, made once per `key` in this process: every generated
-// combination of one order compares with it, and a CPU migration costs more than the GPU runs
+// combination of one problem compares with it, and a CPU migration costs more than the GPU runs
 // of one combination, so the sweep runs each once, as the loops it replaces did.
 // `half`: the CPU migrator's emulation of fp16 storage (store_as_half) instead.
 const Result& cpu_reference(const std::string& key, const Problem& p, const std::vector<float>& data,
@@ -265,7 +265,10 @@ TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with t
   // The receiver field of GPU migration is F^T: the forward kernels driven by the data through
   // R^T (docs/ADJOINT.md). Float rounding: ~6e-8 per operation, a random walk over the steps
   // and the stencil's terms (~4e-6 at worst); the bar is 1e-5. Variable model,
-  // damping zone, free surface, off-grid points, every variant.
+  // damping zone, free surface, off-grid points, every variant (one generated case each).
+  const kernels::Variant variant =
+      GENERATE(values({kernels::Variant::tma, kernels::Variant::smem, kernels::Variant::naive}));
+  INFO(variant_name(variant));
   const Problem p = migration_problem({"time.steps=160"});
   PointSet src = p.shots[0];
   src.add(p.grid, {207.0, 377.0, 451.5}, Interpolation::trilinear);
@@ -274,35 +277,33 @@ TEST_CASE("GPU adjoint (dot-product) test in float: <F f, r> = <f, F^T r> with t
   std::vector<float> f(static_cast<size_t>(src.size() * p.steps)), r(static_cast<size_t>(p.receivers.size() * p.steps));
   for (auto& x : f) x = nd(gen);
   for (auto& x : r) x = nd(gen);
-  for (auto variant : {kernels::Variant::tma, kernels::Variant::smem, kernels::Variant::naive}) {
-    CudaOptions o;
-    o.variant = variant;
-    o.z_block = variant == kernels::Variant::naive ? 0 : 16;
-    CudaMigrator gpu(p, o);
-    const auto Ff = gpu.model_traces(src, f);
-    const auto Ftr = gpu.adjoint_traces(src, r);
-    double a = 0, b = 0;
-    for (size_t i = 0; i < r.size(); ++i) a += double(Ff[i]) * r[i];
-    for (size_t i = 0; i < f.size(); ++i) b += double(f[i]) * Ftr[i];
-    const double mismatch = std::abs(a - b) / std::abs(a);
-    INFO(gpu.name() << ": <F f, r> = " << a << ", <f, F^T r> = " << b << ", relative mismatch " << mismatch);
-    CHECK(std::abs(a) > 0);
-    CHECK(mismatch <= 1e-5);
-    // The test can fail: G r = F^T applied to the data one sample late (an off-by-one in the
-    // injection index) is no adjoint of F, and <f, G r> then misses <F f, r> by far more.
-    std::vector<float> late(r.size(), 0.0f);
-    for (long long rr = 0; rr < p.receivers.size(); ++rr)
-      for (long long n = 1; n < p.steps; ++n) late[rr * p.steps + n] = r[rr * p.steps + n - 1];
-    const auto Glate = gpu.adjoint_traces(src, late);
-    double wrong = 0;
-    for (size_t i = 0; i < f.size(); ++i) wrong += double(f[i]) * Glate[i];
-    INFO("a wrong adjoint (data one sample late): <f, G r> = " << wrong << " against <F f, r> = " << a);
-    CHECK(std::abs(wrong - a) / std::abs(a) > 1e-3);
-    // And F on the GPU is the CPU reference's F (same weights, same steps).
-    const auto cpu = validation::model_traces<float>(p, src, f);
-    CHECK(validation::relative_l2(Ff.data(), cpu.data(), cpu.size()) <=
-          2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps)));
-  }
+  CudaOptions o;
+  o.variant = variant;
+  o.z_block = variant == kernels::Variant::naive ? 0 : 16;
+  CudaMigrator gpu(p, o);
+  const auto Ff = gpu.model_traces(src, f);
+  const auto Ftr = gpu.adjoint_traces(src, r);
+  double a = 0, b = 0;
+  for (size_t i = 0; i < r.size(); ++i) a += double(Ff[i]) * r[i];
+  for (size_t i = 0; i < f.size(); ++i) b += double(f[i]) * Ftr[i];
+  const double mismatch = std::abs(a - b) / std::abs(a);
+  INFO(gpu.name() << ": <F f, r> = " << a << ", <f, F^T r> = " << b << ", relative mismatch " << mismatch);
+  CHECK(std::abs(a) > 0);
+  CHECK(mismatch <= 1e-5);
+  // The test can fail: G r = F^T applied to the data one sample late (an off-by-one in the
+  // injection index) is no adjoint of F, and <f, G r> then misses <F f, r> by far more.
+  std::vector<float> late(r.size(), 0.0f);
+  for (long long rr = 0; rr < p.receivers.size(); ++rr)
+    for (long long n = 1; n < p.steps; ++n) late[rr * p.steps + n] = r[rr * p.steps + n - 1];
+  const auto Glate = gpu.adjoint_traces(src, late);
+  double wrong = 0;
+  for (size_t i = 0; i < f.size(); ++i) wrong += double(f[i]) * Glate[i];
+  INFO("a wrong adjoint (data one sample late): <f, G r> = " << wrong << " against <F f, r> = " << a);
+  CHECK(std::abs(wrong - a) / std::abs(a) > 1e-3);
+  // And F on the GPU is the CPU reference's F (same weights, same steps).
+  const auto cpu = validation::model_traces<float>(p, src, f);
+  CHECK(validation::relative_l2(Ff.data(), cpu.data(), cpu.size()) <=
+        2 * (6.0 * p.radius + 4) * FLT_EPSILON * std::sqrt(double(p.steps)));
 }
 
 TEST_CASE("migration as CUDA graphs gives the step-by-step result bit for bit", "[gpu]") {
@@ -310,26 +311,26 @@ TEST_CASE("migration as CUDA graphs gives the step-by-step result bit for bit", 
   // device counter; the step-by-step launches use the same kernels in the same order, so any
   // slip in parity, imaging levels, counter or remainder shows as a difference. Odd and even
   // intervals, a step count that leaves a remainder, fused and separate backward passes.
-  for (bool fused : {true, false})
-    for (long long every : {1, 2, 3, 5})
-      for (long long steps : {300, 301}) {
-        Problem p = migration_problem({"time.steps=" + std::to_string(steps)}, fused);
-        p.config.migration->image_interval = every;
-        const auto data = noise_data(p);
-        Result r[2];
-        for (int graphs = 0; graphs < 2; ++graphs) {
-          CudaOptions o;
-          o.graphs = graphs == 1;
-          CudaMigrator gpu(p, o);
-          r[graphs] = Result{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
-          gpu.migrate_shot(0, data.data(), r[graphs].image.data(), r[graphs].illumination.data(),
-                           [](const std::string&, long long) {});
-        }
-        INFO((fused ? "fused" : "separate") << ", image_interval " << every << ", " << steps << " steps");
-        REQUIRE(validation::max_abs(r[0].image.data(), r[0].image.size()) > 0);
-        CHECK(std::memcmp(r[0].image.data(), r[1].image.data(), r[0].image.size() * 4) == 0);
-        CHECK(std::memcmp(r[0].illumination.data(), r[1].illumination.data(), r[0].image.size() * 4) == 0);
-      }
+  // One generated case per backward pass, interval and step count.
+  const bool fused = GENERATE(true, false);
+  const long long every = GENERATE(1LL, 2LL, 3LL, 5LL);
+  const long long steps = GENERATE(300LL, 301LL);
+  INFO((fused ? "fused" : "separate") << ", image_interval " << every << ", " << steps << " steps");
+  Problem p = migration_problem({"time.steps=" + std::to_string(steps)}, fused);
+  p.config.migration->image_interval = every;
+  const auto data = noise_data(p);
+  Result r[2];
+  for (int graphs = 0; graphs < 2; ++graphs) {
+    CudaOptions o;
+    o.graphs = graphs == 1;
+    CudaMigrator gpu(p, o);
+    r[graphs] = Result{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+    gpu.migrate_shot(0, data.data(), r[graphs].image.data(), r[graphs].illumination.data(),
+                     [](const std::string&, long long) {});
+  }
+  REQUIRE(validation::max_abs(r[0].image.data(), r[0].image.size()) > 0);
+  CHECK(std::memcmp(r[0].image.data(), r[1].image.data(), r[0].image.size() * 4) == 0);
+  CHECK(std::memcmp(r[0].illumination.data(), r[1].illumination.data(), r[0].image.size() * 4) == 0);
 }
 
 TEST_CASE("a GPU stack kept on the device equals the CPU stack of the same shots", "[gpu]") {
@@ -359,18 +360,18 @@ TEST_CASE("a GPU stack kept on the device equals the CPU stack of the same shots
 TEST_CASE("a boundary store in pinned host memory gives the device store's image, bit for bit", "[gpu]") {
   // The levels pass through a ring of 8 device slots with copies on their own stream; 300
   // steps cycle the ring many times, forwards and backwards. Same arithmetic: same bits.
-  for (bool fused : {true, false}) {
-    const Problem dev = migration_problem({}, fused, "device"), host = migration_problem({}, fused, "host");
-    const auto data = noise_data(dev);
-    CudaMigrator a(dev, CudaOptions{}), b(host, CudaOptions{});
-    REQUIRE(a.name().find("on the device") != std::string::npos);
-    REQUIRE(b.name().find("pinned host memory") != std::string::npos);
-    const Result ra = migrate(a, dev, data), rb = migrate(b, host, data);
-    INFO(b.name());
-    CHECK(validation::max_abs(ra.image.data(), ra.image.size()) > 0);
-    CHECK(std::memcmp(ra.image.data(), rb.image.data(), ra.image.size() * 4) == 0);
-    CHECK(std::memcmp(ra.illumination.data(), rb.illumination.data(), ra.image.size() * 4) == 0);
-  }
+  const bool fused = GENERATE(true, false);  // one generated case per backward pass
+  INFO((fused ? "fused" : "separate"));
+  const Problem dev = migration_problem({}, fused, "device"), host = migration_problem({}, fused, "host");
+  const auto data = noise_data(dev);
+  CudaMigrator a(dev, CudaOptions{}), b(host, CudaOptions{});
+  REQUIRE(a.name().find("on the device") != std::string::npos);
+  REQUIRE(b.name().find("pinned host memory") != std::string::npos);
+  const Result ra = migrate(a, dev, data), rb = migrate(b, host, data);
+  INFO(b.name());
+  CHECK(validation::max_abs(ra.image.data(), ra.image.size()) > 0);
+  CHECK(std::memcmp(ra.image.data(), rb.image.data(), ra.image.size() * 4) == 0);
+  CHECK(std::memcmp(ra.illumination.data(), rb.illumination.data(), ra.image.size() * 4) == 0);
 }
 
 namespace {
@@ -417,41 +418,43 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
 }  // namespace
 
 TEST_CASE("GPU vti and tti migration: tma (z_block 0, 7) and naive agree with the CPU migrator", "[gpu]") {
-  for (const std::string equation : {"tti", "vti"}) {
-    const Problem p = anisotropic_problem(equation);
-    REQUIRE(to_text(p.equation) == equation);
-    const auto data = noise_data(p);
-    const double tol = validation::migration_tolerance(p);
-    validation::CpuMigrator cpu(p);
-    const Result ref = migrate(cpu, p, data);
-    REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
-    REQUIRE(validation::max_abs(ref.illumination.data(), ref.illumination.size()) > 0);
-    REQUIRE(ref.level.size() > 0);
-    for (const auto& [variant, zb] : std::vector<std::pair<kernels::Variant, int>>{
-             {kernels::Variant::tma, 0}, {kernels::Variant::tma, 7}, {kernels::Variant::naive, 0}}) {
-      CudaOptions o;
-      o.variant = variant;
-      o.z_block = zb;
-      CudaMigrator gpu(p, o);
-      // The name says what ran: the equation, and the separate kernels whatever migration.fused says.
-      CHECK_THAT(gpu.name(), Contains("cuda " + equation + " ") && Contains("separate backward kernels") &&
-                                 Contains("migration.fused is ignored"));
-      const Result r = migrate(gpu, p, data);
-      const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
-      const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
-      // The rebuilt source field p at level kLevel over the interior box: wrong q on the shell
-      // (store) or a wrong source term in q would show here first.
-      const double es = r.level.size() == ref.level.size()
-                            ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
-                            : 1.0;
-      INFO(gpu.name() << ": image rel L2 " << ei << ", illumination " << el << ", source level " << kLevel << " " << es
-                      << " (tolerance 2 T eps sqrt(2 steps) = " << tol << ", T = " << validation::step_rounding_terms(p)
-                      << ")");
-      CHECK(ei <= tol);
-      CHECK(el <= tol);
-      CHECK(es <= tol);
-    }
-  }
+  // One generated case per equation, variant and z_block; the CPU migrator runs once per
+  // equation (cpu_reference).
+  const std::string equation = GENERATE(as<std::string>{}, "tti", "vti");
+  const auto variant_zb = GENERATE(table<kernels::Variant, int>(
+      {{kernels::Variant::tma, 0}, {kernels::Variant::tma, 7}, {kernels::Variant::naive, 0}}));
+  const kernels::Variant variant = std::get<0>(variant_zb);
+  const int zb = std::get<1>(variant_zb);
+  INFO(equation << ", " << variant_name(variant) << ", z_block " << zb);
+  const Problem p = anisotropic_problem(equation);
+  REQUIRE(to_text(p.equation) == equation);
+  const auto data = noise_data(p);
+  const double tol = validation::migration_tolerance(p);
+  const Result& ref = cpu_reference(equation + ", tilted survey", p, data);
+  REQUIRE(validation::max_abs(ref.image.data(), ref.image.size()) > 0);
+  REQUIRE(validation::max_abs(ref.illumination.data(), ref.illumination.size()) > 0);
+  REQUIRE(ref.level.size() > 0);
+  CudaOptions o;
+  o.variant = variant;
+  o.z_block = zb;
+  CudaMigrator gpu(p, o);
+  // The name says what ran: the equation, and the separate kernels whatever migration.fused says.
+  CHECK_THAT(gpu.name(), Contains("cuda " + equation + " ") && Contains("separate backward kernels") &&
+                             Contains("migration.fused is ignored"));
+  const Result r = migrate(gpu, p, data);
+  const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
+  const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
+  // The rebuilt source field p at level kLevel over the interior box: wrong q on the shell
+  // (store) or a wrong source term in q would show here first.
+  const double es = r.level.size() == ref.level.size()
+                        ? validation::relative_l2(r.level.data(), ref.level.data(), ref.level.size())
+                        : 1.0;
+  INFO(gpu.name() << ": image rel L2 " << ei << ", illumination " << el << ", source level " << kLevel << " " << es
+                  << " (tolerance 2 T eps sqrt(2 steps) = " << tol << ", T = " << validation::step_rounding_terms(p)
+                  << ")");
+  CHECK(ei <= tol);
+  CHECK(el <= tol);
+  CHECK(es <= tol);
 }
 
 TEST_CASE("GPU tti migration: graphs off and a host store give the same bits as graphs and a device store", "[gpu]") {
@@ -501,33 +504,35 @@ TEST_CASE("the fused backward step's launch order and L2 hints leave its image b
   // Each block computes the same cells with the same arithmetic whichever tile and z block it is
   // given and whatever L2 keeps, so the chunked launch order (the policy's chunk, and 1 and 3
   // tile rows) and the hinted kernel give the layer order's unhinted image, bit for bit. z blocks
-  // of 7 and 16 planes on 61 (a short last block), and the whole column.
-  for (int z_block : {7, 16, 0}) {
-    Problem p = migration_problem({}, true);
-    const auto data = noise_data(p);
-    auto image_with = [&](std::optional<int> rows, std::optional<int> hint) {
-      CudaOptions o;
-      o.variant = kernels::Variant::tma;
-      o.z_block = z_block;
-      o.tuning.chunk_rows = rows;
-      o.tuning.l2_hint = hint;
-      CudaMigrator gpu(p, o);
-      INFO(gpu.name());
-      CHECK_THAT(gpu.name(), Contains("fused"));
-      Result r{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
-      gpu.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
-      return r;
-    };
-    const Result layers = image_with(0, 0);
-    REQUIRE(validation::max_abs(layers.image.data(), layers.image.size()) > 0);
-    using Tuned = std::pair<std::optional<int>, std::optional<int>>;  // chunk rows, L2 hint; unset: the policy's
-    for (const auto& [rows, hint] : std::vector<Tuned>{
-             {std::nullopt, 0}, {1, 0}, {3, 0}, {std::nullopt, 2}, {0, 1}, {std::nullopt, std::nullopt}}) {
-      const Result r = image_with(rows, hint);
-      INFO("z_block " << z_block << ", chunk rows " << (rows ? std::to_string(*rows) : "policy") << ", L2 hint "
-                      << (hint ? std::to_string(*hint) : "policy"));
-      CHECK(std::memcmp(layers.image.data(), r.image.data(), r.image.size() * 4) == 0);
-      CHECK(std::memcmp(layers.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
-    }
-  }
+  // of 7 and 16 planes on 61 (a short last block), and the whole column. One generated case per
+  // z_block and tuning; the layer order's unhinted image is made once per z_block.
+  const int z_block = GENERATE(7, 16, 0);
+  using Tuned = std::pair<std::optional<int>, std::optional<int>>;  // chunk rows, L2 hint; unset: the policy's
+  const Tuned tuned = GENERATE(
+      values<Tuned>({{std::nullopt, 0}, {1, 0}, {3, 0}, {std::nullopt, 2}, {0, 1}, {std::nullopt, std::nullopt}}));
+  const auto& [rows, hint] = tuned;
+  INFO("z_block " << z_block << ", chunk rows " << (rows ? std::to_string(*rows) : "policy") << ", L2 hint "
+                  << (hint ? std::to_string(*hint) : "policy"));
+  Problem p = migration_problem({}, true);
+  const auto data = noise_data(p);
+  auto image_with = [&](std::optional<int> chunk_rows, std::optional<int> l2_hint) {
+    CudaOptions o;
+    o.variant = kernels::Variant::tma;
+    o.z_block = z_block;
+    o.tuning.chunk_rows = chunk_rows;
+    o.tuning.l2_hint = l2_hint;
+    CudaMigrator gpu(p, o);
+    INFO(gpu.name());
+    CHECK_THAT(gpu.name(), Contains("fused"));
+    Result r{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
+    gpu.migrate_shot(0, data.data(), r.image.data(), r.illumination.data(), [](const std::string&, long long) {});
+    return r;
+  };
+  static std::map<int, Result> layer_order;
+  if (!layer_order.count(z_block)) layer_order[z_block] = image_with(0, 0);
+  const Result& layers = layer_order.at(z_block);
+  REQUIRE(validation::max_abs(layers.image.data(), layers.image.size()) > 0);
+  const Result r = image_with(rows, hint);
+  CHECK(std::memcmp(layers.image.data(), r.image.data(), r.image.size() * 4) == 0);
+  CHECK(std::memcmp(layers.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
 }

@@ -262,22 +262,22 @@ TEST_CASE("vti and tti in fp16 storage: naive and tma x orders x z_block agree w
 
 TEST_CASE("a tti forward run takes at most 9 volumes + 10% of device memory (vti: 7)", "[gpu]") {
   // 512 x 256 x 256 cells: 128 MiB per volume, so the fixed buffers (traces, graphs) count.
-  for (const char* equation : {"tti", "vti"})
-    for (const char* memory : {"plain", "compressible"}) {
-      const Problem p = build_problem(
-          parse_config(config_text(equation),
-                       {std::string("physics.equation=") + equation, "grid.shape=[512,256,256]", "time.steps=40",
-                        std::string("solver.memory=") + memory, "boundary.damping_width=20"}));
-      CudaPropagator gpu(p, cuda_options(p.config));
-      gpu.begin_shot(0);
-      gpu.advance(0, 40);
-      const auto mem = gpu.device_memory();
-      const double volumes = double(mem.peak) / mem.volume, n = std::string(equation) == "tti" ? 9 : 7;
-      INFO(equation << " " << memory << ": " << mem.peak << " bytes = " << volumes << " volumes");
-      CHECK(mem.volume == 512ull * 256 * 256 * 4);
-      CHECK(volumes >= n);        // the measurement sees what was allocated
-      CHECK(volumes <= n * 1.1);  // 9 (7) volumes + 10%
-    }
+  // One generated case per equation and memory kind.
+  const std::string equation = GENERATE(as<std::string>{}, "tti", "vti");
+  const std::string memory = GENERATE(as<std::string>{}, "plain", "compressible");
+  INFO(equation << ", " << memory << " memory");
+  const Problem p = build_problem(
+      parse_config(config_text(equation), {"physics.equation=" + equation, "grid.shape=[512,256,256]", "time.steps=40",
+                                           "solver.memory=" + memory, "boundary.damping_width=20"}));
+  CudaPropagator gpu(p, cuda_options(p.config));
+  gpu.begin_shot(0);
+  gpu.advance(0, 40);
+  const auto mem = gpu.device_memory();
+  const double volumes = double(mem.peak) / mem.volume, n = equation == "tti" ? 9 : 7;
+  INFO(equation << " " << memory << ": " << mem.peak << " bytes = " << volumes << " volumes");
+  CHECK(mem.volume == 512ull * 256 * 256 * 4);
+  CHECK(volumes >= n);        // the measurement sees what was allocated
+  CHECK(volumes <= n * 1.1);  // 9 (7) volumes + 10%
 }
 
 TEST_CASE("solver.kernel smem is refused for tti with the variants that exist", "[gpu]") {
