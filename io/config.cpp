@@ -439,11 +439,11 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error(
         "config key 'solver.storage' = fp16 migrates with migration.mode boundary only (snapshots keep "
         "fp32 levels); set migration.mode: boundary or solver.storage: fp32");
-  if (c.migration && c.migration->store_precision == StorePrecision::bf16 &&
+  if (c.migration && c.migration->store_precision != StorePrecision::fp32 &&
       (c.solver.storage == SolverStorage::fp16 || c.migration->mode != MigrationMode::boundary))
-    throw Error(
-        "config key 'migration.store_precision' = bf16 stores the boundary of fp32 levels in boundary mode (fp16 "
-        "storage keeps its halves, snapshots keep volumes); set migration.store_precision: fp32");
+    throw Error("config key 'migration.store_precision' = " + to_text(c.migration->store_precision) +
+                " stores the boundary of fp32 levels in boundary mode (fp16 storage keeps its halves, snapshots keep "
+                "volumes); set migration.store_precision: fp32");
   return c;
 }
 

@@ -201,7 +201,7 @@ struct MigrationConfig {
   // shells + one more wave, about one more forward pass; the same image bit for bit). auto:
   // the store where it fits (GPU: the device or the host), else checkpoints.
   Reconstruction reconstruction = Reconstruction::automatic;
-  // The boundary store's element in fp32 storage: fp32, or bf16 (half the bytes a level).
+  // The boundary store's element in fp32 storage: fp32, or bf16 / fp16 (half the bytes a level).
   StorePrecision store_precision = StorePrecision::fp32;
   // checkpoint: levels between checkpoints (K); 0 = auto: the K with the fewest bytes held,
   // about sqrt(N state / shell) (solver/rtm_schedule.hpp, auto_checkpoint_interval).

@@ -107,13 +107,15 @@ constexpr std::array<const char*, 3> enum_names(Reconstruction) {
   return {"auto", "store", "checkpoint"};
 }
 
-// migration.store_precision: the boundary store's element in fp32 storage. bf16 keeps 8
-// significant bits (rounded to nearest even) in 2 bytes instead of 4, with float's exponent
-// range, so no scale is needed; the rebuilt source field then departs from the forward one by
-// about the rounding of the stored boundary (docs/BENCHMARKS.md, "RTM").
-enum class StorePrecision { fp32, bf16 };
-constexpr std::array<const char*, 2> enum_names(StorePrecision) {
-  return {"fp32", "bf16"};
+// migration.store_precision: the boundary store's element in fp32 storage, 2 bytes instead of 4.
+// bf16 keeps 8 significant bits (rounded to nearest even) with float's exponent range, no scale;
+// fp16 keeps 11 bits of the value over the shot's power-of-two field scale (solver/storage.hpp,
+// source_field_scale: the largest injection near 2^8), below which its range would not reach. The
+// rebuilt source field departs from the forward one by about the rounding of the stored boundary
+// (docs/BENCHMARKS.md, "RTM").
+enum class StorePrecision { fp32, bf16, fp16 };
+constexpr std::array<const char*, 3> enum_names(StorePrecision) {
+  return {"fp32", "bf16", "fp16"};
 }
 
 // The text of a value, as the config file spells it.

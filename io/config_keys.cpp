@@ -485,7 +485,8 @@ void add_migration(std::vector<ConfigKey>& k) {
       SEISRTM_FIELD(c.migration->reconstruction)));
   k.push_back(choice<StorePrecision>(
       "migration.store_precision",
-      "boundary mode, fp32 storage: the store's element; bf16 halves its bytes (8 significant bits, rounded)",
+      "boundary mode, fp32 storage: the store's element; bf16 (8 significant bits) and fp16 (11, over the shot's "
+      "field scale) halve its bytes",
       SEISRTM_FIELD(c.migration->store_precision)));
   k.push_back(field("migration.checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
                     "reconstruction checkpoint: levels between checkpoints; auto: the fewest bytes held, about "

@@ -73,6 +73,27 @@ __global__ void scatter_bf16_kernel(float* p, const Index* cells, long long coun
     p[cells[k]] = __bfloat162float(slot[k]);
 }
 
+// fp32 fields and an fp16 store of the values over a power-of-two scale (migration.store_precision:
+// fp16): the gather rounds v * inv_scale to nearest even, the scatter gives back h * scale (both
+// products exact).
+template <class Index>
+__global__ void gather_f16_kernel(const float* p, const Index* cells, long long count, __half* store,
+                                  const long long* level, long long slot_offset, float inv_scale) {
+  __half* slot = store + (level ? *level + slot_offset : 0) * count;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
+    slot[k] = __float2half_rn(p[cells[k]] * inv_scale);
+}
+
+template <class Index>
+__global__ void scatter_f16_kernel(float* p, const Index* cells, long long count, const __half* store,
+                                   const long long* level, long long slot_offset, float scale) {
+  const __half* slot = store + (level ? *level + slot_offset : 0) * count;
+  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
+       k += (long long)gridDim.x * blockDim.x)
+    p[cells[k]] = __half2float(slot[k]) * scale;
+}
+
 __global__ void add_level_kernel(long long* level, long long delta) {
   *level += delta;
 }
@@ -231,6 +252,25 @@ SEISRTM_RTM_LAUNCHERS(__half)
 SEISRTM_RTM_BF16(unsigned)
 SEISRTM_RTM_BF16(long long)
 #undef SEISRTM_RTM_BF16
+
+#define SEISRTM_RTM_F16(Index)                                                                                       \
+  void launch_gather_at(const float* p, const Index* cells, long long count, __half* store, const long long* level,  \
+                        long long slot_offset, float scale, cudaStream_t stream) {                                   \
+    if (count == 0) return;                                                                                          \
+    gather_f16_kernel<Index>                                                                                         \
+        <<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset, 1.0f / scale);           \
+    SEISRTM_CUDA_LAUNCHED();                                                                                         \
+  }                                                                                                                  \
+  void launch_scatter_at(float* p, const Index* cells, long long count, const __half* store, const long long* level, \
+                         long long slot_offset, float scale, cudaStream_t stream) {                                  \
+    if (count == 0) return;                                                                                          \
+    scatter_f16_kernel<Index>                                                                                        \
+        <<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset, scale);                  \
+    SEISRTM_CUDA_LAUNCHED();                                                                                         \
+  }
+SEISRTM_RTM_F16(unsigned)
+SEISRTM_RTM_F16(long long)
+#undef SEISRTM_RTM_F16
 
 void launch_add_level(long long* level, long long delta, cudaStream_t stream) {
   add_level_kernel<<<1, 1, 0, stream>>>(level, delta);

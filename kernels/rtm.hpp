@@ -62,6 +62,17 @@ void launch_add_level(long long* level, long long delta, cudaStream_t stream);
 SEISRTM_RTM_DECLARE_BF16(unsigned)
 SEISRTM_RTM_DECLARE_BF16(long long)
 #undef SEISRTM_RTM_DECLARE_BF16
+// fp32 fields with an fp16 store of value / scale (migration.store_precision: fp16; scale a power
+// of two, the shot's field scale): rounded to nearest even, widened times scale exactly. level
+// null: slot 0.
+#define SEISRTM_RTM_DECLARE_F16(Index)                                                                               \
+  void launch_gather_at(const float* p, const Index* cells, long long count, __half* store, const long long* level,  \
+                        long long slot_offset, float scale, cudaStream_t stream);                                    \
+  void launch_scatter_at(float* p, const Index* cells, long long count, const __half* store, const long long* level, \
+                         long long slot_offset, float scale, cudaStream_t stream);
+SEISRTM_RTM_DECLARE_F16(unsigned)
+SEISRTM_RTM_DECLARE_F16(long long)
+#undef SEISRTM_RTM_DECLARE_F16
 
 // image += s r, illumination += s^2 over the box [lo, hi) of a padded volume (row stride sy,
 // plane stride sz in elements); the stored values times s_scale and r_scale (fp16 storage's

@@ -31,6 +31,8 @@ void typed(StoreElement e, const DeviceBuffer& field, const DeviceBuffer& store,
       return with_cells(field.as<__half>(), store.as<__half>());
     case StoreElement::bf16:
       return with_cells(field.as<float>(), store.as<__nv_bfloat16>());
+    case StoreElement::scaled_f16:  // BoundaryStore::scaled (the kernels take the scale)
+      throw Error("the scaled fp16 store goes through BoundaryStore::scaled");
   }
 }
 
@@ -145,23 +147,47 @@ BoundaryStore::BoundaryStore(ShellCells shell, int fields, long long levels, Sto
       stream_(stream),
       counter_(counter) {}
 
+// The scaled fp16 store's gather (to_store) or scatter over cells [a, a + n) of the shell, at
+// slot `at` (or the level counter's plus slot_offset: level non-null).
+void BoundaryStore::scaled(bool to_store, const DeviceBuffer& p, long long at, const long long* level,
+                           long long slot_offset, long long a, long long n, cudaStream_t on) const {
+  auto run = [&](auto* cells) {
+    if (to_store)
+      kernels::launch_gather_at(p.as<float>(), cells + a, n, store_.as<__half>() + at + a, level, slot_offset, scale_,
+                                on);
+    else
+      kernels::launch_scatter_at(p.as<float>(), cells + a, n, store_.as<__half>() + at + a, level, slot_offset, scale_,
+                                 on);
+  };
+  if (shell_.narrow)
+    run(shell_.cells.as<unsigned>());
+  else
+    run(shell_.cells.as<long long>());
+}
+
 void BoundaryStore::gather(const DeviceBuffer& p, long long to) {
+  if (element_ == StoreElement::scaled_f16) return scaled(true, p, to, nullptr, 0, 0, shell_.count, stream_);
   typed(element_, p, store_, shell_,
         [&](auto* f, auto* cells, auto* st) { kernels::launch_gather(f, cells, shell_.count, st + to, stream_); });
 }
 
 void BoundaryStore::scatter(const DeviceBuffer& p, long long from) {
+  if (element_ == StoreElement::scaled_f16) return scaled(false, p, from, nullptr, 0, 0, shell_.count, stream_);
   typed(element_, p, store_, shell_,
         [&](auto* f, auto* cells, auto* st) { kernels::launch_scatter(f, cells, shell_.count, st + from, stream_); });
 }
 
 void BoundaryStore::gather_at(const DeviceBuffer& p, long long to, long long slot_offset) {
+  if (element_ == StoreElement::scaled_f16)
+    return scaled(true, p, to, counter_.as<long long>(), slot_offset, 0, shell_.count, stream_);
   typed(element_, p, store_, shell_, [&](auto* f, auto* cells, auto* st) {
     kernels::launch_gather_at(f, cells, shell_.count, st + to, counter_.as<long long>(), slot_offset, stream_);
   });
 }
 
 void BoundaryStore::scatter_at(const DeviceBuffer& p, long long from, long long slot_offset) {
+  if (element_ == StoreElement::scaled_f16)
+    return scaled(false, p, from, counter_.as<long long>(), slot_offset, 0, shell_.count, stream_);
   typed(element_, p, store_, shell_, [&](auto* f, auto* cells, auto* st) {
     kernels::launch_scatter_at(f, cells, shell_.count, st + from, counter_.as<long long>(), slot_offset, stream_);
   });
@@ -176,6 +202,7 @@ void BoundaryStore::restore_part(long long level, int part, const DeviceBuffer& 
                                  cudaStream_t on) {
   const long long a = shell_.split[part], n = shell_.split[part + 1] - a;
   auto part_of = [&](const DeviceBuffer& field, long long from) {
+    if (element_ == StoreElement::scaled_f16) return scaled(false, field, from, nullptr, 0, a, n, on);
     typed(element_, field, store_, shell_,
           [&](auto* f, auto* cells, auto* st) { kernels::launch_scatter(f, cells + a, n, st + from + a, on); });
   };

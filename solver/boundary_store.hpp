@@ -17,8 +17,9 @@ namespace seisrtm {
 inline constexpr int kStoreRing = 8;  // device slots of a boundary store kept in host memory
 
 // What a slot holds: the fields' elements as stored (f32; f16: __half in fp16 storage), or fp32
-// fields as bfloat16 (migration.store_precision: bf16), 2 bytes a cell.
-enum class StoreElement { f32, f16, bf16 };
+// fields in 2 bytes a cell (migration.store_precision): bf16, or scaled_f16 (fp16 of the value
+// over the shot's field scale, set_scale).
+enum class StoreElement { f32, f16, bf16, scaled_f16 };
 
 // The shell cells by padded index (ascending, so a slab's parts are contiguous ranges).
 struct ShellCells {
@@ -56,6 +57,9 @@ class BoundaryStore {
   // segment of levels, the first of them `level` (slot 0) from now on; graphs captured after
   // this call address that segment's slots. A store of every level starts at level 1.
   virtual void set_first(long long level);
+  // scaled_f16: the shot's field scale (a power of two), before its forward pass; graphs
+  // captured after this call carry it.
+  void set_scale(float scale) { scale_ = scale; }
   // One part of level L's shell back into p (and q), on stream `on` (fp32 fields: a slab
   // stores fp32 levels).
   void restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q, cudaStream_t on);
@@ -72,11 +76,14 @@ class BoundaryStore {
   // The same at the slot of the level counter plus slot_offset (graph-safe).
   void gather_at(const DeviceBuffer& p, long long to, long long slot_offset);
   void scatter_at(const DeviceBuffer& p, long long from, long long slot_offset);
+  void scaled(bool to_store, const DeviceBuffer& p, long long at, const long long* level, long long slot_offset,
+              long long a, long long n, cudaStream_t on) const;
 
   ShellCells shell_;
   int fields_;
   long long levels_;
   StoreElement element_;
+  float scale_ = 1;
   cudaStream_t stream_;
   const DeviceBuffer& counter_;
   DeviceBuffer store_;

@@ -70,7 +70,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
   // The store's element: the field's, or bfloat16 (migration.store_precision; fp32 storage).
-  const std::size_t sb = pb.config.migration->store_precision == StorePrecision::bf16 ? 2 : eb;
+  const std::size_t sb = pb.config.migration->store_precision != StorePrecision::fp32 ? 2 : eb;
   f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * sb : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
@@ -336,7 +336,15 @@ struct CudaMigrator::Impl {
   void encode_maps();
   StoreElement store_element() const {
     if (half) return StoreElement::f16;
-    return pb.config.migration->store_precision == StorePrecision::bf16 ? StoreElement::bf16 : StoreElement::f32;
+    switch (pb.config.migration->store_precision) {
+      case StorePrecision::bf16:
+        return StoreElement::bf16;
+      case StorePrecision::fp16:
+        return StoreElement::scaled_f16;
+      case StorePrecision::fp32:
+        break;
+    }
+    return StoreElement::f32;
   }
   // The passes of one shot.
   struct Pass {
@@ -532,7 +540,10 @@ std::string CudaMigrator::name() const {
          (anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
                                                       : "") +
          (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
-         ", boundary store " + (d.store_element() == StoreElement::bf16 ? "in bf16 " : "") +
+         ", boundary store " +
+         (d.store_element() == StoreElement::bf16         ? "in bf16 "
+          : d.store_element() == StoreElement::scaled_f16 ? "in fp16 (over the shot's field scale) "
+                                                          : "") +
          (d.checkpoints ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
                               std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory (" +
                               gib(d.checkpoints->bytes()) + ")"
@@ -685,6 +696,9 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
     make_injection(pb, pb.receivers, 1.0 / r_scale, dims, rec, overlap.get());
   }
   make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / s_scale, dims, src, overlap.get());
+  // An fp16 store keeps the source field over the shot's field scale (CpuMigrator's).
+  if (store_element() == StoreElement::scaled_f16)
+    store->set_scale(source_field_scale(pb, shot, kHalfPeakExponent, "the source"));
   imager.set_scales(s_scale, r_scale);
 }
 

@@ -1,4 +1,5 @@
-// [gpu] Checkpointed reconstruction on the GPU (migration.reconstruction: checkpoint): the
+// [gpu] Checkpointed reconstruction on the GPU (migration.reconstruction: checkpoint) and the
+// 16-bit boundary stores (migration.store_precision): the
 // replays rebuild the first pass's levels from checkpoints, so the image, the illumination and
 // the rebuilt source field equal the full store's bit for bit, for every backward path (fused
 // step, separate kernels of each variant, fp16 storage, vti/tti), with graphs and without, at
@@ -35,7 +36,8 @@ receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count
 )";
 
 // interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels.
-Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true, bool bf16 = false) {
+Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true,
+                StorePrecision precision = StorePrecision::fp32) {
   Config c = parse_config(kGrid, sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
@@ -43,7 +45,7 @@ Problem problem(long long interval, const std::vector<std::string>& sets = {}, b
   mc.fused = fused;
   mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
   mc.checkpoint_interval = interval;
-  mc.store_precision = bf16 ? StorePrecision::bf16 : StorePrecision::fp32;
+  mc.store_precision = precision;
   c.migration = mc;
   return build_problem(c);
 }
@@ -84,7 +86,7 @@ struct Path {
   kernels::Variant variant;
   bool fused;
   std::vector<std::string> sets;
-  bool bf16 = false;  // migration.store_precision
+  StorePrecision precision = StorePrecision::fp32;  // migration.store_precision
 };
 
 // The backward paths: each generated case one path and one interval, named in its INFO.
@@ -105,12 +107,14 @@ const std::vector<Path>& paths() {
        kernels::Variant::naive,
        false,
        {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"}},
-      {"tma fused, bf16 store", kernels::Variant::tma, true, {}, true},
+      {"tma fused, bf16 store", kernels::Variant::tma, true, {}, StorePrecision::bf16},
+      {"tma fused, fp16 store", kernels::Variant::tma, true, {}, StorePrecision::fp16},
       {"tma tti, bf16 store",
        kernels::Variant::tma,
        false,
        {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"},
-       true}};
+       StorePrecision::bf16},
+      {"naive separate, fp16 store", kernels::Variant::naive, false, {}, StorePrecision::fp16}};
   return all;
 }
 
@@ -126,7 +130,7 @@ const std::pair<Result, Result>& store_reference(size_t k) {
   static std::map<size_t, std::pair<Result, Result>> made;
   if (!made.count(k)) {
     const Path& path = paths()[k];
-    const Problem full = problem(0, path.sets, path.fused, path.bf16);
+    const Problem full = problem(0, path.sets, path.fused, path.precision);
     const CudaOptions o = options_of(full, path);
     const auto data = noise(problem(0));
     made[k] = {migrate(full, o, data, false, nullptr), migrate(full, o, data, true, nullptr)};
@@ -137,7 +141,7 @@ const std::pair<Result, Result>& store_reference(size_t k) {
 }  // namespace
 
 TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every backward path", "[gpu]") {
-  const size_t k = GENERATE(range(size_t(0), size_t(11)));
+  const size_t k = GENERATE(range(size_t(0), size_t(13)));
   const long long interval = GENERATE(7LL, 40LL, 1LL);
   const Path& path = paths()[k];
   INFO(path.name << ", checkpoints every " << interval << " levels");
@@ -148,7 +152,7 @@ TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every
   const auto& [ref, ref_levels] = store_reference(k);
   REQUIRE(ref_levels.levels.size() == 3 * ref.image.size());
   const auto data = noise(problem(0));
-  const Problem p = problem(interval, path.sets, path.fused, path.bf16);
+  const Problem p = problem(interval, path.sets, path.fused, path.precision);
   CudaOptions o = options_of(p, path);
   std::string name;
   const Result r = migrate(p, o, data, false, &name);
@@ -167,13 +171,16 @@ TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every
   }
 }
 
-TEST_CASE("a bf16 store on the GPU images as the CPU reference's bf16 store; in host memory the same bits", "[gpu]") {
-  // The GPU rounds as the CPU reference does (__float2bfloat16_rn and round_to_bfloat16), so the
-  // two bf16 images differ by the fp32 arithmetic alone: validate's migration tolerance.
+TEST_CASE("a 16-bit store on the GPU images as the CPU reference's; in host memory the same bits", "[gpu]") {
+  // The GPU rounds as the CPU reference does (__float2bfloat16_rn and round_to_bfloat16;
+  // __float2half_rn and round_to_half over the same field scale), so the two images differ by the
+  // fp32 arithmetic alone: validate's migration tolerance.
   const auto data = noise(problem(0));
-  for (const bool fused : {true, false}) {
-    INFO((fused ? "fused" : "separate"));
-    const Problem p = problem(0, {}, fused, true);
+  const StorePrecision precision = GENERATE(StorePrecision::bf16, StorePrecision::fp16);
+  const bool fused = GENERATE(true, false);
+  {
+    INFO(to_text(precision) << (fused ? ", fused" : ", separate"));
+    const Problem p = problem(0, {}, fused, precision);
     const CudaOptions o = cuda_options(p.config);
     validation::CpuMigrator cpu(p);
     Result ref{std::vector<float>(p.grid.cells(), 0.0f), std::vector<float>(p.grid.cells(), 0.0f), {}};
@@ -181,13 +188,13 @@ TEST_CASE("a bf16 store on the GPU images as the CPU reference's bf16 store; in 
     std::string name;
     const Result gpu = migrate(p, o, data, false, &name);
     INFO(name);
-    CHECK_THAT(name, Contains("boundary store in bf16"));
+    CHECK_THAT(name, Contains("boundary store in " + to_text(precision)));
     const double tol = validation::migration_tolerance(p);
     const double ei = validation::relative_l2(gpu.image.data(), ref.image.data(), ref.image.size());
     INFO("GPU against CPU, both bf16 stores: image relative L2 " << ei << " (tolerance " << tol << ")");
     CHECK(ei <= tol);
     // Against the fp32 store: the rounding shows.
-    const Result f32 = migrate(problem(0, {}, fused, false), o, data, false, nullptr);
+    const Result f32 = migrate(problem(0, {}, fused), o, data, false, nullptr);
     CHECK(validation::relative_l2(gpu.image.data(), f32.image.data(), f32.image.size()) > tol);
     // The store in pinned host memory: the same slots, the same bits.
     Problem host = p;

@@ -80,26 +80,33 @@ std::vector<long long> storage_index(const CpuTti<Real>& w, const Grid& g, const
   }
   return out;
 }
-// A value as the store keeps it (migration.store_precision): bf16, the GPU's __float2bfloat16_rn
-// and back, in the float passes; the double passes store doubles.
-template <class Real>
-Real stored(Real v, bool bf16) {
-  if constexpr (std::is_same_v<Real, float>)
-    return bf16 ? round_to_bfloat16(v) : v;
-  else
+// The store's element (migration.store_precision) in the float passes: bf16 as the GPU's
+// __float2bfloat16_rn and back; fp16 as __float2half_rn of the value over the shot's field scale
+// (a power of two: the division and the product back are exact) and back. The double passes
+// store doubles.
+struct StoreRounding {
+  StorePrecision precision = StorePrecision::fp32;
+  float scale = 1;
+  template <class Real>
+  Real operator()(Real v) const {
+    if constexpr (std::is_same_v<Real, float>) {
+      if (precision == StorePrecision::bf16) return round_to_bfloat16(v);
+      if (precision == StorePrecision::fp16) return round_to_half(v / scale) * scale;
+    }
     return v;
-}
+  }
+};
 template <class Real>
-void save_shell(const CpuWave<Real>& w, const std::vector<long long>& at, Real* slot, bool bf16) {
+void save_shell(const CpuWave<Real>& w, const std::vector<long long>& at, Real* slot, const StoreRounding& r) {
   const Real* p = w.current();
-  for (size_t k = 0; k < at.size(); ++k) slot[k] = stored(p[at[k]], bf16);
+  for (size_t k = 0; k < at.size(); ++k) slot[k] = r(p[at[k]]);
 }
 template <class Real>
-void save_shell(const CpuTti<Real>& w, const std::vector<long long>& at, Real* slot, bool bf16) {
+void save_shell(const CpuTti<Real>& w, const std::vector<long long>& at, Real* slot, const StoreRounding& r) {
   const Real *p = w.p_current(), *q = w.q_current();
   const size_t ns = at.size();
-  for (size_t k = 0; k < ns; ++k) slot[k] = stored(p[at[k]], bf16);
-  for (size_t k = 0; k < ns; ++k) slot[ns + k] = stored(q[at[k]], bf16);
+  for (size_t k = 0; k < ns; ++k) slot[k] = r(p[at[k]]);
+  for (size_t k = 0; k < ns; ++k) slot[ns + k] = r(q[at[k]]);
 }
 template <class Real>
 void restore_shell(CpuWave<Real>& w, const std::vector<long long>& at, const Real* slot) {
@@ -345,7 +352,10 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const Box all = whole(pb_);
   constexpr bool single = std::is_same_v<Real, float>;
   const RtmSchedule schedule(nt, every);
-  const bool bf16 = mc.store_precision == StorePrecision::bf16;  // the float passes' store
+  // The float passes' store element; fp16 over the shot's source-field scale (the GPU's).
+  const StoreRounding rounding{mc.store_precision, mc.store_precision == StorePrecision::fp16
+                                                       ? source_field_scale(pb_, shot, kHalfPeakExponent, "the source")
+                                                       : 1.0f};
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
   // pair steps (boundary), or p at every imaging level (snapshots: imaging reads p only).
@@ -398,7 +408,8 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     if (checkpoint && plan.checkpointed(level))
       save_state(s, state_cells, checkpoints.data() + plan.checkpoint_slot(level) * state_size);
     if (boundary && schedule.saved(level)) {
-      if (!checkpoint || plan.first_pass_saves(level)) save_shell(s, at, store.data() + slot(level) * per_level, bf16);
+      if (!checkpoint || plan.first_pass_saves(level))
+        save_shell(s, at, store.data() + slot(level) * per_level, rounding);
     } else if (!boundary && level % every == 0) {
       const Real* p = grid_p(s, g, buffer);
       snapshots[level / every].assign(p, p + g.cells());
@@ -438,11 +449,11 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     }
     const CheckpointPlan::Segment seg = plan.segment(j);
     restore_state(*replay, state_cells, checkpoints.data() + plan.checkpoint_slot(seg.lo) * state_size);
-    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level, bf16);
+    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level, rounding);
     const RtmSchedule::Range steps = plan.replay_steps(j);
     for (long long k = 0, n = steps.first; k < steps.count; ++k, n += steps.dir) {
       forward_step(*replay, n);
-      save_shell(*replay, at, store.data() + slot(n + 1) * per_level, bf16);
+      save_shell(*replay, at, store.data() + slot(n + 1) * per_level, rounding);
       advance();
     }
   };
