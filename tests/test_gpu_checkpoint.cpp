@@ -191,11 +191,14 @@ TEST_CASE("a 16-bit store on the GPU images as the CPU reference's; in host memo
     CHECK_THAT(name, Contains("boundary store in " + to_text(precision)));
     const double tol = validation::migration_tolerance(p);
     const double ei = validation::relative_l2(gpu.image.data(), ref.image.data(), ref.image.size());
-    INFO("GPU against CPU, both bf16 stores: image relative L2 " << ei << " (tolerance " << tol << ")");
+    INFO("GPU against CPU, both 16-bit stores: image relative L2 " << ei << " (tolerance " << tol << ")");
     CHECK(ei <= tol);
-    // Against the fp32 store: the rounding shows.
+    // Against the fp32 store the rounding shows, and the GPU follows the CPU's rounding more
+    // closely than it departs from fp32 (a GPU that stored fp32 would be the other way round).
     const Result f32 = migrate(problem(0, {}, fused), o, data, false, nullptr);
-    CHECK(validation::relative_l2(gpu.image.data(), f32.image.data(), f32.image.size()) > tol);
+    const double e32 = validation::relative_l2(gpu.image.data(), f32.image.data(), f32.image.size());
+    INFO("GPU 16-bit store against the GPU's fp32 store: " << e32);
+    CHECK(e32 > 4 * ei);
     // The store in pinned host memory: the same slots, the same bits.
     Problem host = p;
     host.config.migration->store = StoreLocation::host;
