@@ -157,6 +157,19 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
       CHECK(read_dataset(many / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
     }
   }
+  // Checkpoints every 23 levels in every rank's migrator: the shots' images, so the stack, are the
+  // store's bit for bit.
+  const fs::path ck = d / "np3_checkpoint";
+  const Result c = run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + migrate +
+                             " --set migration.reconstruction=checkpoint --set migration.checkpoint_interval=23"
+                             " --output " +
+                             ck.string());
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+  for (const char* v : {"image/correlation", "image/illumination"}) {
+    INFO(v);
+    CHECK(read_dataset(ck / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
+  }
   // Rank 0 handing out one shot at a time beyond those stacked (the window the stack keeps rank 0's
   // buffer in, at its smallest): the same image, and no rank waits forever.
   {
