@@ -183,8 +183,9 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
   bench->add_option("--reconstruction", bo.reconstructions,
                     "--rtm: comma-separated migration.reconstruction values (auto, store, checkpoint), a row each "
                     "(default auto)");
-  bench->add_option("--store-precision", bo.store_precisions,
-                    "--rtm: comma-separated migration.store_precision values (fp32, bf16), a row each (default fp32)");
+  bench->add_option(
+      "--store-precision", bo.store_precisions,
+      "--rtm: comma-separated migration.store_precision values (fp32, bf16, fp16), a row each (default fp32)");
   bench->add_flag("--rtm", bo.rtm,
                   "One RTM shot against one forward run (tma, z_block 32, --memory kinds, "
                   "fused and separate backward steps, --steps one count, default 1000)");

@@ -60,8 +60,8 @@ class BoundaryStore {
   // scaled_f16: the shot's field scale (a power of two), before its forward pass; graphs
   // captured after this call carry it.
   void set_scale(float scale) { scale_ = scale; }
-  // One part of level L's shell back into p (and q), on stream `on` (fp32 fields: a slab
-  // stores fp32 levels).
+  // One part of level L's shell back into p (and q), on stream `on` (fp32 fields, in any of the
+  // store's elements: a slab stores fp32 levels).
   void restore_part(long long level, int part, const DeviceBuffer& p, const DeviceBuffer* q, cudaStream_t on);
   const ShellCells& shell() const { return shell_; }
 

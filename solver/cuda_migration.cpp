@@ -69,7 +69,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const bool boundary = pb.config.migration->mode == MigrationMode::boundary;
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
-  // The store's element: the field's, or bfloat16 (migration.store_precision; fp32 storage).
+  // The store's element: the field's, or 2 bytes (migration.store_precision bf16, fp16; fp32 storage).
   const std::size_t sb = pb.config.migration->store_precision != StorePrecision::fp32 ? 2 : eb;
   f.store_per_step = boundary ? fields * static_cast<std::size_t>(shell_cells) * sb : 0;
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);

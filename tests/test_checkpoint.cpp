@@ -426,5 +426,9 @@ TEST_CASE("a 16-bit store is refused with fp16 storage and with snapshots, namin
   CHECK_THROWS_WITH(parse_config(base + ", mode: snapshots}\n"), Contains("migration.store_precision"));
   CHECK_THROWS_WITH(parse_config(grid + "migration: {data: d.h5, store_precision: fp16, mode: snapshots}\n"),
                     Contains("migration.store_precision") && Contains("fp16"));
+  // fp16 scales by the shot's source field: not with slabs, which would each judge their own part.
+  CHECK_THROWS_WITH(parse_config(grid + "solver: {decomposition: z}\nmigration: {data: d.h5, store_precision: fp16}\n"),
+                    Contains("migration.store_precision") && Contains("solver.decomposition"));
+  CHECK_NOTHROW(parse_config(grid + "solver: {decomposition: z}\nmigration: {data: d.h5, store_precision: bf16}\n"));
   CHECK_THROWS_WITH(parse_config(base + "x}\n"), Contains("migration.store_precision") && Contains("bf16"));
 }

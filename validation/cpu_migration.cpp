@@ -353,7 +353,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   constexpr bool single = std::is_same_v<Real, float>;
   const RtmSchedule schedule(nt, every);
   // The float passes' store element; fp16 over the shot's source-field scale (the GPU's).
-  const StoreRounding rounding{mc.store_precision, mc.store_precision == StorePrecision::fp16
+  const StoreRounding rounding{mc.store_precision, single && mc.store_precision == StorePrecision::fp16
                                                        ? source_field_scale(pb_, shot, kHalfPeakExponent, "the source")
                                                        : 1.0f};
 
