@@ -114,8 +114,8 @@ StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_
   return t;
 }
 
-}  // namespace
-
+// Where the store goes (true: pinned host memory) for the GPU's free and total bytes; throws
+// Error with the numbers and the step count that would fit when neither place does.
 bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b,
                              double host) {
   const StoreTier tier = store_tier(pb, fp, free_b, host);
@@ -144,6 +144,8 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   return tier.host;
 }
 
+// The checkpoint interval and the memory it takes; throws Error with the numbers where the
+// device or the host cannot hold them.
 CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global, const CudaOptions& o, const Slab* slab,
                                        const MigrationFootprint& fp, std::size_t free_b, double host) {
   const long long nt = pb.steps;
@@ -193,6 +195,8 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   }
   return c;
 }
+
+}  // namespace
 
 ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& global, const CudaOptions& o,
                                            const Slab* slab, const MigrationFootprint& fp, std::size_t free_b,

@@ -31,28 +31,20 @@ struct MigrationFootprint {
   std::size_t replay = 0;            // the replay field of checkpointed reconstruction (2 levels of p, q)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab = nullptr);
-// Where the boundary store goes (true: pinned host memory) for the GPU's free and total bytes;
-// throws Error with the numbers and the step count that would fit when neither place does.
-// host: the host memory this rank may pin (negative: measured, available_host_memory() over the
-// node's ranks); given by tests.
-bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, std::size_t total_b,
-                             double host = -1);
 // Checkpointed reconstruction (migration.reconstruction: checkpoint, or auto where the store
 // fits neither the device nor the host): the interval (migration.checkpoint_interval, or the
 // one that holds the fewest bytes, from the whole grid's sizes so that every slab takes the
-// same), the checkpoints, their pinned host bytes and the device bytes of the whole migration;
-// throws Error with the numbers where the device or the host cannot hold them.
+// same), the checkpoints, their pinned host bytes and the device bytes of the whole migration.
 struct CheckpointChoice {
   long long interval = 0, checkpoints = 0;
   std::size_t host = 0, device = 0;
 };
-CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global, const CudaOptions& o, const Slab* slab,
-                                       const MigrationFootprint& fp, std::size_t free_b, double host = -1);
 // The reconstruction a migration takes (migration.reconstruction, migration.store): the store on
 // the device or in pinned host memory where it fits (auto: the device first), else checkpoints;
 // `device`: the device bytes of the whole migration. Throws Error with the numbers and what
 // would fit where nothing does. The same choice before the traces are read (seisrtm migrate's
-// plan) and in the migrator.
+// plan) and in the migrator. host: the host memory this rank may pin (negative: measured,
+// available_host_memory() over the node's ranks); given by tests.
 struct ReconstructionChoice {
   bool host_store = false;
   CheckpointChoice checkpoints;  // checkpoints 0: the store holds every level
