@@ -16,6 +16,7 @@
 #include "solver/cuda_migration.hpp"
 #include "solver/device_info.hpp"
 #include "tests/catch.hpp"
+#include "tests/fixtures.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -25,20 +26,16 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// 77 x 53 x 61 cells (no multiple of a tile), an off-grid source and receivers, a damping zone
-// and a free surface; 300 steps (298 saved levels: 7 and 40 do not divide them).
-const char* kGrid = R"(grid: {shape: [77, 53, 61], spacing: 10}
-time: {steps: 300}
-boundary: {damping_width: 10, free_surface: true}
-model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 300, vp: 2500}]}}
-sources: {wavelet: {peak_frequency: 15}, shots: [[383.0, 261.0, 32.0]]}
-receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count: 23}}
-)";
+// 77 x 53 x 61 cells (tests/data/gpu_migration.yaml) (no multiple of a tile), an off-grid source and receivers, a
+// damping zone and a free surface; 300 steps (298 saved levels: 7 and 40 do not divide them).
+std::string grid_yaml() {
+  return test::fixture("gpu_migration.yaml");
+}
 
 // interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels.
 Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true,
                 StorePrecision precision = StorePrecision::fp32) {
-  Config c = parse_config(kGrid, sets);
+  Config c = parse_config(grid_yaml(), sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 3;

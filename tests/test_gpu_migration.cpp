@@ -20,6 +20,7 @@
 #include "solver/device_info.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
+#include "tests/fixtures.hpp"
 #include "validation/cpu_migration.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
@@ -29,19 +30,15 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// 77 x 53 x 61 cells, an off-grid source, receivers off the grid, a damping zone and a free
-// surface; 300 steps.
-const char* kGrid = R"(grid: {shape: [77, 53, 61], spacing: 10}
-time: {steps: 300}
-boundary: {damping_width: 10, free_surface: true}
-model: {vp: {type: layers, layers: [{top: 0, vp: 1800}, {top: 300, vp: 2500}]}}
-sources: {wavelet: {peak_frequency: 15}, shots: [[383.0, 261.0, 32.0]]}
-receivers: {line: {start: [120.5, 260.0, 21.0], end: [640.5, 262.0, 21.0], count: 23}}
-)";
+// 77 x 53 x 61 cells (tests/data/gpu_migration.yaml), an off-grid source, receivers off the grid, a damping zone and a
+// free surface; 300 steps.
+std::string grid_yaml() {
+  return test::fixture("gpu_migration.yaml");
+}
 
 Problem migration_problem(const std::vector<std::string>& sets = {}, bool fused = true,
                           const std::string& store = "auto") {
-  Config c = parse_config(kGrid, sets);
+  Config c = parse_config(grid_yaml(), sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
