@@ -29,16 +29,7 @@ Equation bench_equation(const BenchOptions& b) {
   throw Error("bench --equation: '" + b.equation + "' is not an equation; valid: acoustic, vti, tti");
 }
 
-std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string x; std::getline(ss, x, ',');) {
-    x.erase(0, x.find_first_not_of(' '));
-    x.erase(x.find_last_not_of(' ') + 1);
-    if (!x.empty()) out.push_back(x);
-  }
-  return out;
-}
+using bench::split;
 
 long long positive(const std::string& token, const std::string& option, const std::string& valid) {
   try {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "app/bench/bench.hpp"
 #include "app/commands.hpp"
 #include "app/tuning.hpp"
 #include "base/error.hpp"
@@ -28,8 +29,7 @@ namespace {
 template <class E>
 std::vector<E> enum_list(const std::string& list, const char* flag, E fallback) {
   std::vector<E> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
+  for (const std::string& item : bench::split(list)) {
     const std::optional<E> e = from_text<E>(item);
     if (!e) {
       std::string valid;

@@ -4,6 +4,7 @@
 // measure.cpp (the copy bandwidth and the study), report.cpp (the console), files.cpp (CSV and
 // JSON), plot.cpp (the PNG panels), compare.cpp (--compare). Internal to app/.
 #include <cstddef>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,18 @@ inline double bytes_per_cell(const Problem& p, const std::string& storage = "fp3
 // A variant's name with its storage where that is not fp32 ("tma", "tma fp16").
 inline std::string series_name(const std::string& variant, const std::string& storage) {
   return storage == "fp32" ? variant : variant + " " + storage;
+}
+
+// The items of a comma-separated option, spaces trimmed, empty ones dropped.
+inline std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string x; std::getline(ss, x, ',');) {
+    x.erase(0, x.find_first_not_of(' '));
+    x.erase(x.find_last_not_of(' ') + 1);
+    if (!x.empty()) out.push_back(x);
+  }
+  return out;
 }
 
 inline std::string z_name(int z) {
