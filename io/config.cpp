@@ -444,12 +444,6 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error("config key 'migration.store_precision' = " + to_text(c.migration->store_precision) +
                 " stores the boundary of fp32 levels in boundary mode (fp16 storage keeps its halves, snapshots keep "
                 "volumes); set migration.store_precision: fp32");
-  // An fp16 store scales by the shot's source field, which each slab of a decomposition would
-  // judge from its own part of the source (a slab without one has no scale at all).
-  if (c.migration && c.migration->store_precision == StorePrecision::fp16 && c.solver.decomposition == Decomposition::z)
-    throw Error(
-        "config key 'migration.store_precision' = fp16 is not available with solver.decomposition z (each slab "
-        "would scale by its own part of the source); use migration.store_precision: bf16 or fp32");
   return c;
 }
 

@@ -206,6 +206,10 @@ struct MigrationConfig {
   // checkpoint: levels between checkpoints (K); 0 = auto: the K with the fewest bytes held,
   // about sqrt(N state / shell) (solver/rtm_schedule.hpp, auto_checkpoint_interval).
   long long checkpoint_interval = 0;
+  // checkpoint: levels between the group checkpoints of two levels (K1, rounded down to a
+  // multiple of K; below 2 K: one level); 0 = auto: one level where its checkpoints fit the host
+  // (the CPU: always), else the K1 with the fewest (solver/rtm_schedule.hpp, CheckpointPlan).
+  long long coarse_checkpoint_interval = 0;
   // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;

@@ -506,6 +506,26 @@ void add_migration(std::vector<ConfigKey>& k) {
                               e << "auto";
                           }},
                     "auto"));
+  k.push_back(field("migration.coarse_checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
+                    "reconstruction checkpoint: levels between the group checkpoints of two levels (a multiple of "
+                    "checkpoint_interval; about two more forward passes instead of one); auto: one level where its "
+                    "checkpoints fit the host, else the fewest checkpoints",
+                    Field{[](io::YamlReader& r, const ConfigKey& k, Config& c) {
+                            // 0: auto.
+                            if (r.has("coarse_checkpoint_interval") &&
+                                r.node()["coarse_checkpoint_interval"].IsScalar() &&
+                                r.node()["coarse_checkpoint_interval"].Scalar() == "auto")
+                              c.migration->coarse_checkpoint_interval = 0;
+                            else
+                              read_value(r, k, c.migration->coarse_checkpoint_interval);
+                          },
+                          [](YAML::Emitter& e, const WriteScope& s) {
+                            if (s.c.migration->coarse_checkpoint_interval > 0)
+                              e << s.c.migration->coarse_checkpoint_interval;
+                            else
+                              e << "auto";
+                          }},
+                    "auto"));
   // Both only with SEG-Y data, the only data with a migration.wavelet.
   k.push_back(written_when(
       mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"), segy_data, 3));

@@ -5,10 +5,11 @@
 
 namespace seisrtm {
 
-Checkpoints::Checkpoints(long long count, long long interval, std::size_t volume_bytes, bool anisotropic,
-                         MemoryKind memory, std::string* warning)
+Checkpoints::Checkpoints(long long count, long long interval, long long coarse_interval, std::size_t volume_bytes,
+                         bool anisotropic, MemoryKind memory, std::string* warning)
     : count_(count),
       interval_(interval),
+      coarse_interval_(coarse_interval),
       volume_(volume_bytes),
       per_checkpoint_(anisotropic ? 4 : 2),
       newest_(count, 0) {
@@ -36,16 +37,27 @@ std::vector<DeviceBuffer*> Checkpoints::buffers() {
 void Checkpoints::save(long long k, const DeviceWavefield& w, cudaStream_t stream) {
   if (k < 0 || k >= count_)
     throw Error("Checkpoints::save: checkpoint " + std::to_string(k) + " of " + std::to_string(count_));
+  const std::vector<DeviceBuffer*> to = buffers();
+  char* at = host_ + static_cast<std::size_t>(k) * per_checkpoint_ * volume_;
+  newest_[k] = w.cur;
+  if (&w == &replay_) {
+    // A sweep's own state (two levels): straight down; its next steps overwrite these levels,
+    // so `stream` waits for the copies (per_checkpoint_ volumes at the host link's bandwidth).
+    SEISRTM_CUDA(cudaEventRecord(staged_.get(), stream));
+    SEISRTM_CUDA(cudaStreamWaitEvent(copy_.get(), staged_.get()));
+    for (int b = 0; b < per_checkpoint_; ++b)
+      SEISRTM_CUDA(cudaMemcpyAsync(at + b * volume_, to[b]->as<void>(), volume_, cudaMemcpyDeviceToHost, copy_.get()));
+    SEISRTM_CUDA(cudaEventRecord(sent_.get(), copy_.get()));
+    SEISRTM_CUDA(cudaStreamWaitEvent(stream, sent_.get()));
+    return;
+  }
   // The replay field stages the copy: free once the previous checkpoint went down.
   SEISRTM_CUDA(cudaStreamWaitEvent(stream, sent_.get()));
-  const std::vector<DeviceBuffer*> to = buffers();
   const DeviceBuffer* from[4] = {&w.p[0], &w.p[1], &w.q[0], &w.q[1]};
   for (int b = 0; b < per_checkpoint_; ++b)
     SEISRTM_CUDA(cudaMemcpyAsync(to[b]->as<void>(), from[b]->as<void>(), volume_, cudaMemcpyDeviceToDevice, stream));
-  newest_[k] = w.cur;
   SEISRTM_CUDA(cudaEventRecord(staged_.get(), stream));
   SEISRTM_CUDA(cudaStreamWaitEvent(copy_.get(), staged_.get()));
-  char* at = host_ + static_cast<std::size_t>(k) * per_checkpoint_ * volume_;
   for (int b = 0; b < per_checkpoint_; ++b)
     SEISRTM_CUDA(cudaMemcpyAsync(at + b * volume_, to[b]->as<void>(), volume_, cudaMemcpyDeviceToHost, copy_.get()));
   SEISRTM_CUDA(cudaEventRecord(sent_.get(), copy_.get()));

@@ -20,20 +20,23 @@ namespace seisrtm {
 
 class Checkpoints {
  public:
-  // count checkpoints, one every `interval` levels, of a field of volume_bytes a level (p, and q
-  // where anisotropic).
-  Checkpoints(long long count, long long interval, std::size_t volume_bytes, bool anisotropic, MemoryKind memory,
-              std::string* warning);
+  // count checkpoints of the plan of `interval` and `coarse_interval` levels (CheckpointPlan), of
+  // a field of volume_bytes a level (p, and q where anisotropic).
+  Checkpoints(long long count, long long interval, long long coarse_interval, std::size_t volume_bytes,
+              bool anisotropic, MemoryKind memory, std::string* warning);
   ~Checkpoints();
   Checkpoints(const Checkpoints&) = delete;
   Checkpoints& operator=(const Checkpoints&) = delete;
 
-  // Checkpoint k from w's two levels, after the work queued on `stream` so far.
+  // Checkpoint k from w's two levels, after the work queued on `stream` so far. w may be the
+  // replay field itself (a sweep of two levels keeps its own checkpoints): `stream` then waits
+  // until they are down.
   void save(long long k, const DeviceWavefield& w, cudaStream_t stream);
   // Checkpoint k into the replay field (its newest level in p[cur], as w's was), on `stream`.
   void load(long long k, cudaStream_t stream);
   DeviceWavefield& field() { return replay_; }
   long long interval() const { return interval_; }
+  long long coarse_interval() const { return coarse_interval_; }
   long long count() const { return count_; }
   std::size_t bytes() const { return static_cast<std::size_t>(count_) * per_checkpoint_ * volume_; }  // pinned
   static std::size_t host_bytes(long long count, std::size_t volume_bytes, bool anisotropic) {
@@ -43,7 +46,7 @@ class Checkpoints {
  private:
   // The replay field's buffers in a checkpoint's order: p[0], p[1], then q[0], q[1].
   std::vector<DeviceBuffer*> buffers();
-  long long count_, interval_;
+  long long count_, interval_, coarse_interval_;
   std::size_t volume_;
   int per_checkpoint_;  // volumes: 2 or 4
   char* host_ = nullptr;

@@ -164,16 +164,29 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
     k = auto_checkpoint_interval(nt, 2.0 * fields * double(g.volume), double(g.store_per_step));
     if (!(slab && slab->ranks > 1)) k = std::max(1LL, std::min(k, device_levels));
   }
-  const CheckpointPlan plan(nt, k);
+  const double host_free = host_share(host), own = host_own_volumes(pb) * fp.image_volume;
+  const double room = 0.8 * host_free - own;
+  // Two levels where asked (migration.coarse_checkpoint_interval), or (auto, one GPU or one
+  // rank: the slabs of a decomposition take the same plan) where one level's checkpoints do
+  // not fit the host even at the longest segment the device holds (interval auto).
+  long long k1 = pb.config.migration->coarse_checkpoint_interval;
+  auto host_holds = [&](long long interval) {
+    return double(CheckpointPlan(nt, interval).checkpoints()) * double(state) <= std::max(0.0, room);
+  };
+  if (k1 == 0 && !(slab && slab->ranks > 1) && !host_holds(k)) {
+    if (set == 0) k = std::max(1LL, device_levels);
+    if (!host_holds(k)) k1 = auto_coarse_interval(nt, k);
+  }
+  const CheckpointPlan plan(nt, k, k1);
   CheckpointChoice c;
   c.interval = plan.interval();
+  c.coarse_interval = plan.coarse_interval();
   c.checkpoints = plan.checkpoints();
+  c.replay_steps = plan.replay_steps();
   c.host = static_cast<std::size_t>(c.checkpoints) * state;
   c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
              (c.checkpoints > 0 ? fp.replay : 0);
-  const double host_free = host_share(host), own = host_own_volumes(pb) * fp.image_volume;
-  const std::string what = std::to_string(c.checkpoints) + " checkpoints every " + std::to_string(c.interval) +
-                           " levels (" + gib(c.host) + " of pinned host memory) and a boundary store of " +
+  const std::string what = c.describe() + " (" + gib(c.host) + " of pinned host memory) and a boundary store of " +
                            std::to_string(c.interval) + " levels with the replay field on the device (" +
                            gib(c.device) + " in all)";
   if (c.device > free_b)
@@ -182,16 +195,18 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
                                           " levels beside the volumes (migration.checkpoint_interval " +
                                           std::to_string(device_levels) + " or less)"
                                     : "the volumes and the data leave no room for the store of one level"));
-  const double room = 0.8 * host_free - own;
   if (c.checkpoints > 0 && !(host_free > 0 && double(c.host) <= room)) {
-    // What fits: the checkpoints the host holds at this interval, and the record they cover.
+    // What fits: the checkpoints the host holds, and the record they cover (one level at this
+    // interval; two levels: about (fit / 2 + 1)^2 segments).
     const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
+    const long long one = (fit + 1) * c.interval + 2, two = (fit / 2 + 1) * (fit / 2 + 1) * c.interval + 2;
     throw Error("the checkpointed migration needs " + what + " but the host has " +
                 gib(static_cast<std::size_t>(std::max(0.0, host_free))) +
                 " available (pinned within 80% of it, beside about " + gib(static_cast<std::size_t>(own)) +
                 " of the host's own volumes): it holds " + std::to_string(fit) + " checkpoints, a record of about " +
-                std::to_string((fit + 1) * c.interval + 2) +
-                " steps at this interval (time.steps), or split the grid over more GPUs (solver.decomposition: z)");
+                std::to_string(plan.two_level() ? std::max(one, two) : one) + " steps at this interval (time.steps)" +
+                (plan.two_level() || fit < 2 ? "" : ", or " + std::to_string(two) + " with two levels of checkpoints") +
+                ", or split the grid over more GPUs (solver.decomposition: z)");
   }
   return c;
 }
@@ -223,11 +238,18 @@ ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& glo
   return r;
 }
 
+std::string CheckpointChoice::describe() const {
+  if (coarse_interval <= interval)
+    return std::to_string(checkpoints) + " checkpoints every " + std::to_string(interval) +
+           " levels (about one more forward pass: " + std::to_string(replay_steps) + " steps)";
+  return std::to_string(checkpoints) + " checkpoints in two levels, every " + std::to_string(coarse_interval) +
+         " and every " + std::to_string(interval) +
+         " levels within (about two more forward passes: " + std::to_string(replay_steps) + " steps)";
+}
+
 std::string ReconstructionChoice::describe(const MigrationFootprint& fp) const {
   if (checkpoints.checkpoints > 0)
-    return std::to_string(checkpoints.checkpoints) + " checkpoints every " + std::to_string(checkpoints.interval) +
-           " levels (" + gib(checkpoints.host) +
-           " of pinned host memory; about one more forward pass) and a boundary store of " +
+    return checkpoints.describe() + ", " + gib(checkpoints.host) + " of pinned host memory, and a boundary store of " +
            std::to_string(checkpoints.interval) + " levels (" +
            gib(fp.store_per_step * static_cast<std::size_t>(checkpoints.interval)) +
            ") with the replay field on the device";
@@ -261,6 +283,7 @@ struct CudaMigrator::Impl {
   // fp16: the source field holds s / s_scale, the receiver field r / r_scale (per shot: the
   // wavelet's and the data's largest injections at 2^kHalfPeakExponent).
   float s_scale = 1, r_scale = 1;
+  std::vector<float> store_scales;  // an fp16 store's, per shot, from the whole grid (solver/storage.hpp)
   MemoryWatch memory;
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
@@ -362,9 +385,12 @@ struct CudaMigrator::Impl {
   void begin_shot(long long shot, const float* shot_data);
   void forward(const Pass& pass);
   void forward_step(DeviceWavefield& w, long long n, bool marks, bool save);
-  // Checkpointed reconstruction: segment j's replay, and the rebuilding levels r in runs that
-  // each stay within one segment, the segment's replay first.
-  void replay(const Pass& pass, long long j);
+  // Checkpointed reconstruction: the steps of a sweep in field f, a sweep before the rebuild of
+  // a segment, and the rebuilding levels r in runs that each stay within one segment, the
+  // segment's sweep first.
+  void sweep_steps(const Pass& pass, DeviceWavefield& f, const CheckpointPlan::Sweep& w,
+                   const std::function<void(long long)>& report, const std::function<void()>& launched);
+  void sweep(const Pass& pass, const CheckpointPlan::Sweep& w);
   void by_segment(const Pass& pass, const RtmSchedule::Range& r,
                   const std::function<void(const RtmSchedule::Range&)>& run);
   void receiver_step(bool marks);
@@ -413,6 +439,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
+  if (!half) store_scales = seisrtm::store_scales(global, kHalfPeakExponent);
   if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab != nullptr}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
@@ -503,8 +530,8 @@ long long CudaMigrator::Impl::plan_reconstruction(const Problem& global, const S
   const CheckpointChoice& c = choice.checkpoints;
   if (c.checkpoints == 0) return std::max(0LL, pb.steps - 2);  // one segment: the whole store
   std::string warning;
-  checkpoints =
-      std::make_unique<Checkpoints>(c.checkpoints, c.interval, fp.volume, pb.anisotropic(), opt.memory, &warning);
+  checkpoints = std::make_unique<Checkpoints>(c.checkpoints, c.interval, c.coarse_interval, fp.volume, pb.anisotropic(),
+                                              opt.memory, &warning);
   if (!warning.empty()) notes.push_back(warning);
   return c.interval;
 }
@@ -548,9 +575,14 @@ std::string CudaMigrator::name() const {
          (d.store_element() == StoreElement::bf16         ? "in bf16 "
           : d.store_element() == StoreElement::scaled_f16 ? "in fp16 (over the shot's field scale) "
                                                           : "") +
-         (d.checkpoints ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
-                              std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory (" +
-                              gib(d.checkpoints->bytes()) + ")"
+         (d.checkpoints
+              ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
+                    std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory (" +
+                    gib(d.checkpoints->bytes()) +
+                    (d.checkpoints->coarse_interval() > d.checkpoints->interval()
+                         ? "; two levels, groups of " + std::to_string(d.checkpoints->coarse_interval()) + " levels"
+                         : "") +
+                    ")"
           : d.host_store ? "in pinned host memory"
                          : "on the device") +
          ", on " + query_gpu(d.opt.device).name;
@@ -663,7 +695,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
   // ordered by events) nor when a test reads every level.
   const bool graphs = d.opt.graphs && d.store->graph_safe() && !on_source_level;
   std::optional<CheckpointPlan> plan;
-  if (d.checkpoints) plan.emplace(nt, d.checkpoints->interval());
+  if (d.checkpoints) plan.emplace(nt, d.checkpoints->interval(), d.checkpoints->coarse_interval());
   const Impl::Pass pass{schedule,
                         progress,
                         std::max(1LL, nt / 100),
@@ -701,8 +733,7 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   }
   make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / s_scale, dims, src, overlap.get());
   // An fp16 store keeps the source field over the shot's field scale (CpuMigrator's).
-  if (store_element() == StoreElement::scaled_f16)
-    store->set_scale(source_field_scale(pb, shot, kHalfPeakExponent, "the source"));
+  if (store_element() == StoreElement::scaled_f16) store->set_scale(store_scales.at(static_cast<size_t>(shot)));
   imager.set_scales(s_scale, r_scale);
 }
 
@@ -749,21 +780,11 @@ void CudaMigrator::Impl::forward(const Pass& pass) {
     pass.graph.run(
         sc.saving_steps(), 2, [&](long long n, bool marks) { forward_step(s, n, marks, true); }, report, launched);
   } else {
-    // Segment by segment from level 1: a segment's first step makes its level lo, where the
-    // state (levels lo and lo - 1) is a checkpoint, but in the last segment in time, whose
-    // levels go to the store.
-    const CheckpointPlan& plan = *pass.plan;
-    for (long long j = plan.segments() - 1; j >= 0; --j) {
-      const CheckpointPlan::Segment seg = plan.segment(j);
-      const bool saves = j == 0;
-      if (saves) store->set_first(seg.lo);
-      forward_step(s, seg.lo - 1, true, saves);
-      report(seg.lo - 1);
-      if (!saves) checkpoints->save(plan.checkpoint_slot(seg.lo), s, st);
-      pass.graph.run(
-          {seg.lo, seg.hi - seg.lo, 1}, 2, [&](long long n, bool marks) { forward_step(s, n, marks, saves); }, report,
-          launched);
-    }
+    // The first pass's sweep: from level 1, keeping the plan's checkpoints on its way, the
+    // shells of the last segment in time.
+    const CheckpointPlan::Sweep first = pass.plan->first_pass();
+    store->set_first(first.shells_from);
+    sweep_steps(pass, s, first, report, launched);
   }
   // Levels N - 1 and N stay in the field's buffers: the last two steps one by one.
   for (long long n = std::max(0LL, nt - 2); n < nt; ++n) {
@@ -773,34 +794,61 @@ void CudaMigrator::Impl::forward(const Pass& pass) {
   memory.sample();
 }
 
-// Before the rebuild of level hi of segment j >= 1: its checkpoint into the replay field, the
-// shell of its level lo from there, then its forward steps lo .. hi - 1 saving levels lo + 1 ..
-// hi; the level counter is then back at hi, the level the backward pass makes next.
-void CudaMigrator::Impl::replay(const Pass& pass, long long j) {
+// The steps of sweep w in field f: runs of steps between the segment starts on its way, each
+// start made by a step of its own, after which the sweep may keep a checkpoint; the runs from
+// w.shells_from on save their levels' shells.
+void CudaMigrator::Impl::sweep_steps(const Pass& pass, DeviceWavefield& f, const CheckpointPlan::Sweep& w,
+                                     const std::function<void(long long)>& report,
+                                     const std::function<void()>& launched) {
   const CheckpointPlan& plan = *pass.plan;
-  const CheckpointPlan::Segment seg = plan.segment(j);
+  const long long k = plan.interval();
+  cudaStream_t st = stream.get();
+  long long n = w.from;  // step n makes level n + 1
+  while (n < w.to) {
+    const long long start = 1 + (n + k - 1) / k * k;  // the next segment start, >= n + 1
+    const long long end = std::min(start, w.to + 1);  // steps n .. end - 2 make levels below it
+    if (end - 1 > n) {
+      const bool saves = n + 1 >= w.shells_from;
+      pass.graph.run(
+          {n, end - 1 - n, 1}, 2, [&](long long m, bool marks) { forward_step(f, m, marks, saves); }, report, launched);
+      n = end - 1;
+    }
+    if (start > w.to) break;
+    forward_step(f, n, true, start >= w.shells_from);
+    report(n);
+    if (const long long c = plan.checkpoint_after(w, start); c >= 0) checkpoints->save(c, f, st);
+    n = start;
+  }
+}
+
+// Before the rebuild of level hi of a segment other than segment 0: sweep w from its checkpoint
+// in the replay field, the shell of its first level from there where the sweep saves it, then
+// its forward steps; the level counter is then back at w.to, the level the backward pass makes
+// next.
+void CudaMigrator::Impl::sweep(const Pass& pass, const CheckpointPlan::Sweep& w) {
+  const CheckpointPlan& plan = *pass.plan;
   cudaStream_t st = stream.get();
   timer.mark(PhaseTimer::replay, st);
-  checkpoints->load(plan.checkpoint_slot(seg.lo), st);
-  DeviceWavefield& w = checkpoints->field();
-  store->set_first(seg.lo);
-  set_level(seg.lo - 1);
-  store->save(seg.lo, w.p[w.cur], w.q_at(w.cur));
-  set_level(seg.lo);
-  // The backward count stays at the levels done while the replay runs; reporting it every
-  // pass.report steps keeps the progress line (and its interrupt check) alive through the replay.
-  const long long done = pass.schedule.steps() - seg.hi;
+  checkpoints->load(plan.checkpoint_slot(w.from), st);
+  DeviceWavefield& f = checkpoints->field();
+  store->set_first(w.shells_from);
+  if (w.shells_from == w.from) {
+    set_level(w.from - 1);
+    store->save(w.from, f.p[f.cur], f.q_at(f.cur));
+  }
+  set_level(w.from);
+  // The backward count stays at the levels done while the sweep runs; reporting it every
+  // pass.report steps keeps the progress line (and its interrupt check) alive through the sweep.
+  const long long done = pass.schedule.steps() - w.to;
   auto report = [&](long long n) {
-    if ((n - seg.lo + 1) % pass.report == 0) {
+    if ((n - w.from + 1) % pass.report == 0) {
       timer.flush(st);
       if (overlap) overlap->flush();
       pass.progress("backward", done);
     }
   };
-  pass.graph.run(
-      plan.replay_steps(j), 2, [&](long long n, bool marks) { forward_step(w, n, marks, true); }, report,
-      [&] { timer.mark(PhaseTimer::replay, st); });
-  set_level(seg.hi);
+  sweep_steps(pass, f, w, report, [&] { timer.mark(PhaseTimer::replay, st); });
+  set_level(w.to);
 }
 
 void CudaMigrator::Impl::by_segment(const Pass& pass, const RtmSchedule::Range& r,
@@ -809,9 +857,8 @@ void CudaMigrator::Impl::by_segment(const Pass& pass, const RtmSchedule::Range& 
   const CheckpointPlan& plan = *pass.plan;
   long long n = r.first, left = r.count;  // levels N - 2 down to 1
   while (left > 0) {
-    const long long j = plan.segment_of(n);
-    const CheckpointPlan::Segment seg = plan.segment(j);
-    if (j > 0 && seg.hi == n) replay(pass, j);
+    const CheckpointPlan::Segment seg = plan.segment(plan.segment_of(n));
+    if (const CheckpointPlan::Sweep w = plan.sweep_before(n); w.to > 0) sweep(pass, w);
     const long long count = std::min(left, n - seg.lo + 1);
     run({n, count, -1});
     n -= count;

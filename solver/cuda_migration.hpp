@@ -34,10 +34,15 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
 // Checkpointed reconstruction (migration.reconstruction: checkpoint, or auto where the store
 // fits neither the device nor the host): the interval (migration.checkpoint_interval, or the
 // one that holds the fewest bytes, from the whole grid's sizes so that every slab takes the
-// same), the checkpoints, their pinned host bytes and the device bytes of the whole migration.
+// same), two levels where one level's checkpoints do not fit the host (one GPU or one rank) or
+// where asked (migration.coarse_checkpoint_interval), the checkpoints, their pinned host bytes
+// and the device bytes of the whole migration.
+// coarse_interval: two levels where above interval (CheckpointPlan); replay_steps: the forward
+// steps the sweeps re-run.
 struct CheckpointChoice {
-  long long interval = 0, checkpoints = 0;
+  long long interval = 0, coarse_interval = 0, checkpoints = 0, replay_steps = 0;
   std::size_t host = 0, device = 0;
+  std::string describe() const;  // the checkpoints, their levels and what they cost
 };
 // The reconstruction a migration takes (migration.reconstruction, migration.store): the store on
 // the device or in pinned host memory where it fits (auto: the device first), else checkpoints;

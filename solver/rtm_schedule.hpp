@@ -64,41 +64,62 @@ class RtmSchedule {
 // Segmented checkpointing (migration.reconstruction: checkpoint): the boundary store of a long
 // record holds only one segment of K levels. The saved levels 1 .. N - 2 are cut into segments
 // [lo, hi] of K levels from level 1 up (the last one shorter where K does not divide N - 2).
-// Forward, the full state of the source field at level lo of every segment but the last (the two
-// levels lo and lo - 1 of each field it steps) is a checkpoint, and the last segment's shells go
-// to the store. Backward, before the rebuild of level hi of any other segment, its replay restores
-// the checkpoint into a third wave, saves the shell of level lo, and runs the forward steps
-// lo .. hi - 1 saving the shells of levels lo + 1 .. hi into the same store: the levels, and so the
-// shells, are the first pass's bit for bit (the same deterministic steps from the same state).
-// Memory: checkpoints() x state + K x shell + the replay wave; cost: replay_steps() more forward
-// steps (about one forward pass).
+// The source field is made by forward sweeps: the first pass from rest, and before the rebuild of
+// level hi of every other segment, a replay that restores a checkpoint (the full state: the two
+// levels lo and lo - 1 of each field it steps) into a third wave and re-runs forward steps from
+// there, saving the segment's shells into the same store: the levels, and so the shells, are the
+// first pass's bit for bit (the same deterministic steps from the same state).
+//
+// One level (coarse interval K): a checkpoint at the lo of every segment but the last in time,
+// saved by the first pass; a segment's replay starts at its own lo. Memory: ceil((N - 2) / K) - 1
+// states + K shells + the replay wave; cost: about one more forward pass.
+//
+// Two levels (coarse interval K1 = m K, m >= 2), for records whose one-level checkpoints do not
+// fit the host: segments fall into groups of m from level 1 up; the first pass keeps a checkpoint
+// at the lo of every group, and within the last group the lo of each segment but its last. A
+// group's last segment is replayed from the group's checkpoint by a sweep over the whole group
+// that also keeps the lo of each of the group's other segments (in m - 2 slots the groups share
+// in turn: a group's are used up before the next group back is swept); those segments replay from
+// their own checkpoint as in one level. Memory: ceil((N - 2) / K1) - 1 + m - 2 states + K shells
+// + the replay wave; cost: about two more forward passes (replay_steps).
 class CheckpointPlan {
  public:
   struct Segment {
     long long lo = 0, hi = 0;  // saved levels lo .. hi
   };
-  // interval: K, levels between checkpoints (>= 1); K >= N - 2 is one segment, the plain boundary store.
-  CheckpointPlan(long long steps, long long interval);
+  // A forward sweep of the source field: from the state at level `from` (levels from and
+  // from - 1; from 0: the first pass, from rest) its steps from .. to - 1 make levels from + 1 ..
+  // to. It saves a checkpoint after each level that checkpoint_after() names and the shells of
+  // levels shells_from .. to (a replay with shells_from == from: that level's shell from the
+  // restored state itself).
+  struct Sweep {
+    long long from = 0, to = 0, shells_from = 0;
+    RtmSchedule::Range steps() const { return {from, to - from, 1}; }
+  };
+  // interval: K, levels between checkpoints (>= 1); K >= N - 2 is one segment, the plain boundary
+  // store. coarse_interval: K1, rounded down to a multiple of K (one level where that is below 2 K
+  // or holds every segment).
+  CheckpointPlan(long long steps, long long interval, long long coarse_interval = 0);
   long long steps() const { return steps_; }
-  long long interval() const { return k_; }  // K, at most the N - 2 saved levels (and >= 1)
+  long long interval() const { return k_; }          // K, at most the N - 2 saved levels (and >= 1)
+  long long coarse_interval() const { return k1_; }  // K1 = m K; K for one level
+  bool two_level() const { return k1_ > k_; }
   // Segments in backward order: segment 0 is the last in time (the first pass's), segment
   // segments() - 1 starts at level 1.
   long long segments() const { return segments_; }
   Segment segment(long long j) const;
   long long segment_of(long long level) const;  // of a saved level
-  // The forward pass: whether it saves the shell of `level` (segment 0's levels) and whether
-  // `level` is a checkpoint (lo of every other segment), and which of checkpoints() it is.
-  bool first_pass_saves(long long level) const;
-  bool checkpointed(long long level) const;
-  long long checkpoint_slot(long long level) const { return (level - 1) / k_; }
-  long long checkpoints() const { return segments_ > 0 ? segments_ - 1 : 0; }
-  // The segment whose replay runs before backward level n is rebuilt (n = its hi, segments
-  // 1 ..), or -1.
-  long long replayed_before(long long n) const;
-  // The replay of segment j >= 1: forward steps lo .. hi - 1 (step n makes level n + 1), after
-  // the shell of level lo is saved from the checkpoint; it saves levels lo .. hi.
-  RtmSchedule::Range replay_steps(long long j) const;
-  long long replay_steps() const;  // over every replay
+  // The sweeps: the first pass, and the one that runs before backward level n is rebuilt (n the
+  // hi of a segment other than segment 0; else a sweep with no steps and no shells: to == 0).
+  Sweep first_pass() const;
+  Sweep sweep_before(long long n) const;
+  // The checkpoint slot sweep w fills after making `level` (a level it makes, below its
+  // shells_from), or -1.
+  long long checkpoint_after(const Sweep& w, long long level) const;
+  // The slot that holds the checkpoint at `level` (a sweep's from), or -1 where none does.
+  long long checkpoint_slot(long long level) const;
+  long long checkpoints() const { return coarse_slots_ + fine_slots_; }  // slots
+  long long replay_steps() const;                                        // the steps of every sweep but the first pass
   // Where level's shell is in the store of interval() slots.
   long long slot(long long level) const { return (level - 1) % k_; }
   // Bytes held: checkpoints() states, interval() shells, and the replay wave (a state) where
@@ -106,11 +127,17 @@ class CheckpointPlan {
   double bytes(double state_bytes, double shell_bytes) const;
 
  private:
-  long long steps_, k_, saved_, segments_;
+  long long group_of(long long level) const { return (level - 1) / k1_; }  // from level 1 up
+  long long last_in_group(long long g) const;  // the index within group g of its last segment
+  long long steps_, k_, k1_, saved_, segments_, coarse_slots_ = 0, fine_slots_ = 0;
 };
 
 // migration.checkpoint_interval auto: the K that holds the fewest bytes (CheckpointPlan::bytes;
 // about sqrt(N state / shell) where that is below N - 2), the larger K on a tie.
 long long auto_checkpoint_interval(long long steps, double state_bytes, double shell_bytes);
+// migration.coarse_checkpoint_interval auto where one level's checkpoints do not fit: the coarse
+// interval K1 (a multiple of K) with the fewest checkpoints at interval K (about m = sqrt((N - 2)
+// / K) segments a group), the fewer replay steps on a tie; K where two levels hold no fewer.
+long long auto_coarse_interval(long long steps, long long interval);
 
 }  // namespace seisrtm

@@ -39,6 +39,14 @@ float source_field_scale(const Problem& pb, long long shot, int peak_exponent, c
   return half_field_scale(injection_peak(pb, pb.shots[shot], wmax / pb.cell_volume()), peak_exponent, field);
 }
 
+std::vector<float> store_scales(const Problem& global, int peak_exponent) {
+  std::vector<float> scales;
+  if (!global.config.migration || global.config.migration->store_precision != StorePrecision::fp16) return scales;
+  for (long long s = 0; s < global.shot_count(); ++s)
+    scales.push_back(source_field_scale(global, s, peak_exponent, "the source"));
+  return scales;
+}
+
 float data_field_scale(const Problem& pb, const float* data, int peak_exponent) {
   const double dmax = largest_magnitude(data, static_cast<std::size_t>(pb.receivers.size() * pb.steps));
   return dmax > 0 ? half_field_scale(injection_peak(pb, pb.receivers, dmax), peak_exponent, "the data") : 1.0f;

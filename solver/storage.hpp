@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "base/error.hpp"
 #include "solver/problem.hpp"
@@ -39,6 +40,11 @@ double injection_peak(const Problem& pb, const PointSet& ps, double value);
 // cell volume) at 2^peak_exponent. `field` names it in the error for a source that injects
 // nothing.
 float source_field_scale(const Problem& pb, long long shot, int peak_exponent, const std::string& field);
+// An fp16 boundary store's scale for every shot (migration.store_precision fp16): each shot's
+// source field scale from `global`, the whole grid's problem, so that every slab of a
+// decomposition scales by the same (a slab's own part of the source may be empty); none unless
+// the store is fp16.
+std::vector<float> store_scales(const Problem& global, int peak_exponent);
 // The scale of a migration's receiver field: the data's (receivers x steps samples) largest
 // injection at 2^peak_exponent; 1 for a shot without data (dead or muted: it images nothing, so
 // any scale serves).

@@ -23,65 +23,80 @@ using namespace seisrtm;
 using namespace seisrtm::validation;
 using Catch::Matchers::Contains;
 
-TEST_CASE("the checkpoint plan saves every level's shell once, each replay from a saved checkpoint", "[unit]") {
+// Runs the plan's sweeps as a migrator does, tracking which level each checkpoint slot and each
+// store slot holds: every sweep must start from a slot that holds its level (slots are reused by
+// the groups of two levels in turn), and every rebuilt level must find its own shell.
+TEST_CASE("the checkpoint plan saves every level's shell once, each sweep from the checkpoint of its level", "[unit]") {
   const long long steps = GENERATE(1, 2, 3, 4, 5, 9, 12, 120);
   const long long interval = GENERATE(1, 2, 3, 7, 40, 118, 120, 500);
-  CAPTURE(steps, interval);
+  const long long groups_of = GENERATE(0, 2, 3, 5);  // coarse interval = groups_of x interval
+  CAPTURE(steps, interval, groups_of);
   const RtmSchedule sc(steps, 1);
-  const CheckpointPlan plan(steps, interval);
+  const CheckpointPlan plan(steps, interval, groups_of * interval);
   const long long saved = std::max(0LL, steps - 2), k = plan.interval();
   CHECK(k >= 1);
   CHECK(k <= std::max(1LL, saved));
   CHECK(plan.segments() == (saved + k - 1) / k);
+  CHECK(plan.coarse_interval() % k == 0);
+  CHECK(plan.two_level() == (plan.coarse_interval() > k));
+  if (plan.two_level()) CHECK(plan.coarse_interval() <= groups_of * k);
 
-  // The forward pass: the first segment's shells and the checkpoints.
-  std::map<long long, int> shells;  // level -> times saved
-  std::vector<long long> checkpoints;
-  for (long long level = 1; level <= steps; ++level) {
-    if (plan.first_pass_saves(level)) {
-      CHECK(sc.saved(level));
-      ++shells[level];
+  std::vector<long long> slots(static_cast<size_t>(plan.checkpoints()), -1);  // slot -> level held
+  std::vector<long long> store(static_cast<size_t>(k), -1);                   // store slot -> level
+  std::map<long long, int> shells;                                            // level -> times saved
+  std::vector<bool> slot_used(slots.size(), false);
+  auto run = [&](const CheckpointPlan::Sweep& w) {
+    if (w.from > 0) {
+      const long long from = plan.checkpoint_slot(w.from);
+      REQUIRE(from >= 0);
+      CHECK(slots[static_cast<size_t>(from)] == w.from);
     }
-    if (plan.checkpointed(level)) {
-      CHECK(plan.checkpoint_slot(level) == static_cast<long long>(checkpoints.size()));
-      checkpoints.push_back(level);
+    if (w.shells_from == w.from) {  // a replay's first shell, from the restored state
+      ++shells[w.from];
+      store[static_cast<size_t>(plan.slot(w.from))] = w.from;
     }
-  }
-  CHECK(static_cast<long long>(checkpoints.size()) == plan.checkpoints());
-
-  // Backward: a store of K slots, which level each holds; every rebuilt level finds its shell.
-  std::vector<long long> store(static_cast<size_t>(k), -1);
-  for (long long level = 1; level <= steps; ++level)
-    if (plan.first_pass_saves(level)) store[static_cast<size_t>(plan.slot(level))] = level;
-  long long replay_steps = 0, replays = 0;
+    const RtmSchedule::Range r = w.steps();
+    CHECK(r.dir == 1);
+    for (long long i = 0, n = r.first; i < r.count; ++i, n += r.dir) {
+      const long long level = n + 1;  // step n makes level n + 1
+      const long long c = plan.checkpoint_after(w, level);
+      if (c >= 0) {
+        REQUIRE(c < plan.checkpoints());
+        slots[static_cast<size_t>(c)] = level;
+        slot_used[static_cast<size_t>(c)] = true;
+      }
+      if (level >= w.shells_from) {
+        ++shells[level];
+        store[static_cast<size_t>(plan.slot(level))] = level;
+      }
+    }
+  };
+  const CheckpointPlan::Sweep first = plan.first_pass();
+  CHECK(first.from == 0);
+  CHECK(first.to == saved);
+  run(first);
+  long long replay_steps = 0, sweeps = 0;
   for (long long n = steps; n >= 1; --n) {
     if (!sc.rebuilt(n) || !sc.saved(n)) continue;
-    const long long j = plan.replayed_before(n);
-    if (j > 0) {
-      ++replays;
-      const CheckpointPlan::Segment seg = plan.segment(j);
-      CHECK(seg.hi == n);
-      // The replay starts from a checkpoint the forward pass saved: levels lo and lo - 1.
-      CHECK(std::count(checkpoints.begin(), checkpoints.end(), seg.lo) == 1);
-      ++shells[seg.lo];
-      store[static_cast<size_t>(plan.slot(seg.lo))] = seg.lo;
-      const RtmSchedule::Range r = plan.replay_steps(j);
-      CHECK(r.first == seg.lo);
-      CHECK(r.dir == 1);
-      for (long long i = 0, m = r.first; i < r.count; ++i, m += r.dir) {
-        ++shells[m + 1];  // step m makes level m + 1
-        store[static_cast<size_t>(plan.slot(m + 1))] = m + 1;
-      }
-      CHECK(r.first + r.count == seg.hi);
-      replay_steps += r.count;
+    const CheckpointPlan::Sweep w = plan.sweep_before(n);
+    if (w.to > 0) {
+      ++sweeps;
+      CHECK(w.to == n);
+      CHECK(plan.segment(plan.segment_of(n)).hi == n);
+      CHECK(w.shells_from == plan.segment(plan.segment_of(n)).lo);
+      CHECK(w.from >= 1);
+      CHECK(w.from <= w.shells_from);
+      run(w);
+      replay_steps += w.steps().count;
     }
     CHECK(plan.segment_of(n) >= 0);
     CHECK(plan.segment_of(n) < plan.segments());
     CHECK(store[static_cast<size_t>(plan.slot(n))] == n);
   }
-  CHECK(replays == plan.checkpoints());
+  CHECK(sweeps == std::max(0LL, plan.segments() - 1));
   CHECK(replay_steps == plan.replay_steps());
-  // Every saved level's shell exactly once, by the first pass or by one replay.
+  // Every slot is used; every saved level's shell exactly once, by the first pass or one sweep.
+  for (size_t c = 0; c < slot_used.size(); ++c) CHECK(slot_used[c]);
   CHECK(static_cast<long long>(shells.size()) == saved);
   for (const auto& [level, times] : shells) {
     CAPTURE(level);
@@ -99,6 +114,19 @@ TEST_CASE("the checkpoint plan saves every level's shell once, each replay from 
     next = seg.lo - 1;
   }
   CHECK(next == 0);
+  if (!plan.two_level()) {
+    // One level: a checkpoint at every segment's lo but segment 0's; about one more forward pass.
+    CHECK(plan.checkpoints() == std::max(0LL, plan.segments() - 1));
+    // Every segment but segment 0 re-runs its levels but its first (that one is the checkpoint).
+    const CheckpointPlan::Segment last = plan.segment(0);
+    CHECK(plan.replay_steps() == (plan.segments() > 1 ? saved - (last.hi - last.lo + 1) - (plan.segments() - 1) : 0));
+  } else {
+    // Two levels: fewer states than one level's, bought with more replay steps.
+    const CheckpointPlan one(steps, interval);
+    CHECK(plan.checkpoints() <= one.checkpoints());
+    CHECK(plan.replay_steps() > one.replay_steps());
+    CHECK(plan.replay_steps() <= 2 * saved);
+  }
   // K >= N - 2: the whole store of today, no checkpoint and no replay.
   if (interval >= saved) {
     CHECK(plan.segments() == (saved > 0 ? 1 : 0));
@@ -106,6 +134,27 @@ TEST_CASE("the checkpoint plan saves every level's shell once, each replay from 
     CHECK(plan.replay_steps() == 0);
     for (long long level = 1; level <= saved; ++level) CHECK(plan.slot(level) == level - 1);
   }
+}
+
+TEST_CASE("two checkpoint levels: the coarse interval auto holds the fewest states", "[unit]") {
+  // 1000^3 at K = 600 levels on the device, N = 8000: 14 segments, one level keeps 13
+  // checkpoints; groups of m = 4 (about sqrt(13.3)) keep ceil(7998 / 2400) = 4 group checkpoints
+  // (the last group starts at level 7201, below segment 0's 7801) + m - 2 = 2 others: 6; m = 3
+  // (5 + 1) and m = 5 (3 + 3) also 6, m = 2 (7 + 0) and 7 (2 + 5) 7.
+  const long long k1 = auto_coarse_interval(8000, 600);
+  const CheckpointPlan one(8000, 600), two(8000, 600, k1);
+  CAPTURE(k1, one.checkpoints(), two.checkpoints(), two.replay_steps());
+  CHECK(one.checkpoints() == 13);
+  CHECK(two.two_level());
+  CHECK(two.checkpoints() == 6);
+  for (long long m = 2; m <= one.segments(); ++m)
+    CHECK(two.checkpoints() <= CheckpointPlan(8000, 600, m * 600).checkpoints());
+  // 118 levels of K = 40: 3 segments; groups of 2 keep 1 checkpoint (levels 1 .. 80; the last
+  // group is segment 0) where one level keeps 2. Two segments: nothing fewer to gain.
+  CHECK(auto_coarse_interval(120, 40) == 80);
+  CHECK(CheckpointPlan(120, 40, 80).checkpoints() == 1);
+  CHECK(auto_coarse_interval(120, 60) == 60);
+  CHECK(auto_coarse_interval(2, 1) == 1);
 }
 
 TEST_CASE("checkpoint_interval auto holds the fewest bytes, about sqrt(N state / shell)", "[unit]") {
@@ -176,14 +225,15 @@ sources: {interpolation: trilinear, wavelet: {peak_frequency: 15}, shots: [[193.
 receivers: {interpolation: hicks, list: [[120.0, 95.0, 31.0], [250.5, 260.0, 14.0], [190.0, 170.0, 300.0]]}
 )";
 
-// interval 0: auto.
-Problem checkpoint_problem(const std::string& yaml, Reconstruction how, long long interval) {
+// interval 0: auto; coarse: the coarse interval of two levels (0: one level).
+Problem checkpoint_problem(const std::string& yaml, Reconstruction how, long long interval, long long coarse = 0) {
   Config c = parse_config(yaml);
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 3;
   mc.reconstruction = how;
   mc.checkpoint_interval = interval;
+  mc.coarse_checkpoint_interval = coarse;
   c.migration = mc;
   return build_problem(c);
 }
@@ -255,15 +305,20 @@ TEST_CASE("checkpoint: image, illumination and rebuilt source field bit for bit 
   for (const float v : reference.image) peak = std::max(peak, double(std::abs(v)));
   CHECK(peak > 0);
   CHECK(reference.backward_done == store.steps);
-  // K = 1 (a checkpoint at every level, empty replays), 7 and 40 (the last segment shorter: 118
-  // saved levels), N (one segment: the store), 0 (auto).
-  const long long interval = GENERATE(1LL, 7LL, 40LL, 120LL, 0LL);
-  CAPTURE(equation, interval);
-  const Problem pb = checkpoint_problem(equation == "tti" ? kTti : kAcoustic, Reconstruction::checkpoint, interval);
+  // One level: K = 1 (a checkpoint at every level, empty replays), 7 and 40 (the last segment
+  // shorter: 118 saved levels), N (one segment: the store), 0 (auto). Two levels: groups of 2 and
+  // 3 segments of 7 levels (17 segments: slots shared by the groups in turn), of 10 of 3 levels,
+  // and 40 / 80 (the last group is segment 0 alone).
+  const auto [interval, coarse] = GENERATE(
+      table<long long, long long>({{1, 0}, {7, 0}, {40, 0}, {120, 0}, {0, 0}, {7, 14}, {7, 21}, {3, 30}, {40, 80}}));
+  CAPTURE(equation, interval, coarse);
+  const Problem pb =
+      checkpoint_problem(equation == "tti" ? kTti : kAcoustic, Reconstruction::checkpoint, interval, coarse);
   const Migrated m = migrate(pb);
   check_same(m, reference);
   // The backward pass still counts to N, the replay steps among its reports.
-  const CheckpointPlan plan(pb.steps, interval > 0 ? interval : pb.steps);
+  const CheckpointPlan plan(pb.steps, interval > 0 ? interval : pb.steps, coarse);
+  if (coarse > 0) CHECK(plan.two_level());
   CHECK(m.backward_done == pb.steps);
   if (interval > 0) CHECK(m.backward_reports == 1 + pb.steps + plan.replay_steps());
 }
@@ -389,6 +444,53 @@ TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints wher
                     Contains("migration.store") && Contains("use migration.store: auto or device"));
 }
 
+TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not fit the host", "[unit]") {
+  Config c = parse_config(
+      "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
+      "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 10;
+  c.migration = mc;
+  Problem p = build_problem(c);
+  const CudaOptions o;
+  const MigrationFootprint fp = migration_footprint(p, o);
+  // own: the host's own volumes beside the pinned bytes, 6 for acoustic (image, illumination,
+  // model, data; choose_reconstruction's count).
+  const double state = 2.0 * double(fp.volume), own = 6.0 * double(fp.image_volume);
+  // The device holds 100 levels of the store beside the rest: 40 segments of the 3998 saved
+  // levels, 39 checkpoints in one level. The fewest-bytes interval is longer (about
+  // sqrt(N state / shell)), so interval auto takes the 100 the device holds.
+  const std::size_t room = fp.total - fp.store + fp.replay + 100 * fp.store_per_step;
+  REQUIRE(auto_checkpoint_interval(p.steps, state, double(fp.store_per_step)) > 100);
+  auto host_for = [&](double states) { return (states * state + own) / 0.8; };
+  // A host of 39 states: one level.
+  const ReconstructionChoice one = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(39.5));
+  CHECK(one.checkpoints.interval == 100);
+  CHECK(one.checkpoints.coarse_interval == 100);
+  CHECK(one.checkpoints.checkpoints == 39);
+  CHECK_THAT(one.describe(fp), Contains("39 checkpoints every 100 levels") && Contains("one more forward pass"));
+  // A host of 12: two levels of the fewest checkpoints at K = 100, 11 (groups of m = 5: 8 group
+  // checkpoints + 3; 6: 7 + 4; 7: 6 + 5), and about two more forward passes.
+  const ReconstructionChoice two = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(12.5));
+  CHECK(two.checkpoints.interval == 100);
+  CHECK(two.checkpoints.coarse_interval > 100);
+  CHECK(two.checkpoints.checkpoints == 11);
+  CHECK(two.checkpoints.host == static_cast<std::size_t>(11 * state));
+  CHECK(two.checkpoints.replay_steps > 3998);
+  CHECK(two.checkpoints.replay_steps < 2 * 3998);
+  CHECK(two.device <= room);
+  CHECK_THAT(two.describe(fp), Contains("11 checkpoints in two levels") && Contains("two more forward passes"));
+  // A host of 5: refused, naming what it holds.
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(5.5)),
+                    Contains("it holds 5 checkpoints") && Contains("two levels"));
+  // Asked for (migration.coarse_checkpoint_interval): two levels though one would fit.
+  p.config.migration->coarse_checkpoint_interval = 500;
+  const ReconstructionChoice asked = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(39.5));
+  CHECK(asked.checkpoints.coarse_interval == 500);
+  CHECK(asked.checkpoints.checkpoints == 11);
+}
+
 TEST_CASE("a 16-bit boundary store images within one value's rounding of the fp32 store; checkpoints keep its bits",
           "[cpu]") {
   // The store's values rounded to 8 (bf16) or 11 (fp16, over the shot's field scale) significant
@@ -417,7 +519,7 @@ TEST_CASE("a 16-bit boundary store images within one value's rounding of the fp3
   check_same(migrate(ck), rounded);
 }
 
-TEST_CASE("a 16-bit store is refused with fp16 storage and with snapshots, naming the key", "[unit]") {
+TEST_CASE("a 16-bit store is refused with fp16 storage and with snapshots, naming the key; slabs take it", "[unit]") {
   const std::string grid = "grid: {shape: [40, 30, 20], spacing: 10}\ntime: {steps: 100}\n";
   const std::string base = grid + "migration: {data: d.h5, store_precision: bf16";
   CHECK(parse_config(base + "}\n").migration->store_precision == StorePrecision::bf16);
@@ -426,9 +528,8 @@ TEST_CASE("a 16-bit store is refused with fp16 storage and with snapshots, namin
   CHECK_THROWS_WITH(parse_config(base + ", mode: snapshots}\n"), Contains("migration.store_precision"));
   CHECK_THROWS_WITH(parse_config(grid + "migration: {data: d.h5, store_precision: fp16, mode: snapshots}\n"),
                     Contains("migration.store_precision") && Contains("fp16"));
-  // fp16 scales by the shot's source field: not with slabs, which would each judge their own part.
-  CHECK_THROWS_WITH(parse_config(grid + "solver: {decomposition: z}\nmigration: {data: d.h5, store_precision: fp16}\n"),
-                    Contains("migration.store_precision") && Contains("solver.decomposition"));
+  // fp16 scales by the shot's whole source field: slabs take it too (test_mpi images it bit for bit).
+  CHECK_NOTHROW(parse_config(grid + "solver: {decomposition: z}\nmigration: {data: d.h5, store_precision: fp16}\n"));
   CHECK_NOTHROW(parse_config(grid + "solver: {decomposition: z}\nmigration: {data: d.h5, store_precision: bf16}\n"));
   CHECK_THROWS_WITH(parse_config(base + "x}\n"), Contains("migration.store_precision") && Contains("bf16"));
 }

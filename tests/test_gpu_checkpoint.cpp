@@ -32,9 +32,10 @@ std::string grid_yaml() {
   return test::fixture("gpu_migration.yaml");
 }
 
-// interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels.
+// interval 0: the full store (reconstruction: store); else checkpoints every `interval` levels
+// (in two levels, groups of `coarse` levels, where coarse > 0).
 Problem problem(long long interval, const std::vector<std::string>& sets = {}, bool fused = true,
-                StorePrecision precision = StorePrecision::fp32) {
+                StorePrecision precision = StorePrecision::fp32, long long coarse = 0) {
   Config c = parse_config(grid_yaml(), sets);
   MigrationConfig mc;
   mc.data = "unused.h5";
@@ -42,6 +43,7 @@ Problem problem(long long interval, const std::vector<std::string>& sets = {}, b
   mc.fused = fused;
   mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
   mc.checkpoint_interval = interval;
+  mc.coarse_checkpoint_interval = coarse;
   mc.store_precision = precision;
   c.migration = mc;
   return build_problem(c);
@@ -139,9 +141,13 @@ const std::pair<Result, Result>& store_reference(size_t k) {
 
 TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every backward path", "[gpu]") {
   const size_t k = GENERATE(range(size_t(0), size_t(13)));
-  const long long interval = GENERATE(7LL, 40LL, 1LL);
+  // One level every 7, 40 and 1 levels; two levels: groups of 3 segments of 7 levels (43
+  // segments, 15 groups) and of 10 of 5 (60 segments, 6 groups), which keep their own checkpoints
+  // from the replay field.
+  const auto [interval, coarse] = GENERATE(table<long long, long long>({{7, 0}, {40, 0}, {1, 0}, {7, 21}, {5, 50}}));
   const Path& path = paths()[k];
-  INFO(path.name << ", checkpoints every " << interval << " levels");
+  INFO(path.name << ", checkpoints every " << interval << " levels" << (coarse ? " in groups of " : "")
+                 << (coarse ? std::to_string(coarse) : ""));
   if (path.variant == kernels::Variant::tma && !query_gpu().tma) {
     WARN(path.name << ": no tma on this GPU");
     return;
@@ -149,12 +155,13 @@ TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every
   const auto& [ref, ref_levels] = store_reference(k);
   REQUIRE(ref_levels.levels.size() == 3 * ref.image.size());
   const auto data = noise(problem(0));
-  const Problem p = problem(interval, path.sets, path.fused, path.precision);
+  const Problem p = problem(interval, path.sets, path.fused, path.precision, coarse);
   CudaOptions o = options_of(p, path);
   std::string name;
   const Result r = migrate(p, o, data, false, &name);
   INFO(name);
   CHECK_THAT(name, Contains("levels on the device") && Contains("checkpoints in pinned host memory"));
+  if (coarse > 0) CHECK_THAT(name, Contains("two levels, groups of " + std::to_string(coarse)));
   CHECK(same(r.image, ref.image));
   CHECK(same(r.illumination, ref.illumination));
   if (interval == 7) {
@@ -162,7 +169,7 @@ TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every
     CHECK(same(rl.levels, ref_levels.levels));
     CHECK(same(rl.image, ref.image));
   }
-  if (interval == 40) {
+  if (interval == 40 || coarse == 50) {
     o.graphs = false;
     CHECK(same(migrate(p, o, data, false, nullptr).image, ref.image));
   }

@@ -262,6 +262,7 @@ CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
   find_shell();
   check_reconstruction(*pb.config.migration);
+  store_scales_ = store_scales(pb, kHalfPeakExponent);
 }
 
 CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem& global) : pb_(slab_pb), slab_(slab) {
@@ -274,6 +275,7 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   inner_ = slab_box(inner_box(global), slab);
   find_shell();
   check_reconstruction(*global.config.migration);
+  store_scales_ = store_scales(global, kHalfPeakExponent);
 }
 
 void CpuMigrator::check_reconstruction(const MigrationConfig& mc) {
@@ -285,6 +287,9 @@ void CpuMigrator::check_reconstruction(const MigrationConfig& mc) {
   if (mc.checkpoint_interval < 0)
     throw Error("config key 'migration.checkpoint_interval' must be >= 1 level or auto, got " +
                 std::to_string(mc.checkpoint_interval));
+  if (mc.coarse_checkpoint_interval < 0)
+    throw Error("config key 'migration.coarse_checkpoint_interval' must be >= 1 level or auto, got " +
+                std::to_string(mc.coarse_checkpoint_interval));
 }
 
 void CpuMigrator::find_shell() {
@@ -354,7 +359,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const RtmSchedule schedule(nt, every);
   // The float passes' store element; fp16 over the shot's source-field scale (the GPU's).
   const StoreRounding rounding{mc.store_precision, single && mc.store_precision == StorePrecision::fp16
-                                                       ? source_field_scale(pb_, shot, kHalfPeakExponent, "the source")
+                                                       ? store_scales_.at(static_cast<size_t>(shot))
                                                        : 1.0f};
 
   // Forward: p^{n+1} from p^n, p^{n-1}; keep the shell of levels 1..N-2, of every field the
@@ -377,8 +382,9 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   const std::vector<long long> at = storage_index(s, g, shell_);
   const size_t per_level = fields(s) * shell_.size();
   // checkpoint: the store holds one segment's shells (K slots), the checkpoints the full state at
-  // the first level of every other segment (solver/rtm_schedule.hpp, CheckpointPlan); store
-  // (auto): every saved level's shell, slot level - 1.
+  // the levels the plan names (solver/rtm_schedule.hpp, CheckpointPlan: one level, or two with
+  // migration.coarse_checkpoint_interval; auto is one level here); store (auto): every saved
+  // level's shell, slot level - 1.
   const bool checkpoint = boundary && mc.reconstruction == Reconstruction::checkpoint;
   const size_t state_cells = level_cells(s, pb_), state_size = levels(s).size() * state_cells;
   const long long interval =
@@ -386,7 +392,8 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
       : mc.checkpoint_interval > 0
           ? mc.checkpoint_interval
           : auto_checkpoint_interval(nt, double(state_size * sizeof(Real)), double(per_level * sizeof(Real)));
-  const CheckpointPlan plan(nt, interval);
+  const CheckpointPlan plan(nt, interval, checkpoint ? mc.coarse_checkpoint_interval : 0);
+  const CheckpointPlan::Sweep first = plan.first_pass();
   const size_t slots = !boundary    ? 0
                        : checkpoint ? static_cast<size_t>(plan.interval())
                                     : static_cast<size_t>(std::max(0LL, nt - 2));
@@ -405,10 +412,12 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   for (long long n = 0; n < nt; ++n) {
     forward_step(s, n);
     const long long level = n + 1;
-    if (checkpoint && plan.checkpointed(level))
-      save_state(s, state_cells, checkpoints.data() + plan.checkpoint_slot(level) * state_size);
+    if (checkpoint) {
+      if (const long long c = plan.checkpoint_after(first, level); c >= 0)
+        save_state(s, state_cells, checkpoints.data() + c * state_size);
+    }
     if (boundary && schedule.saved(level)) {
-      if (!checkpoint || plan.first_pass_saves(level))
+      if (!checkpoint || level >= first.shells_from)
         save_shell(s, at, store.data() + slot(level) * per_level, rounding);
     } else if (!boundary && level % every == 0) {
       const Real* p = grid_p(s, g, buffer);
@@ -427,8 +436,9 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   // centred on C(0); p^n chi^n is C(-1), a depth bias of about v dt / 2.
   //
   // checkpoint: before the rebuild of the last level of a segment other than the first pass's,
-  // its replay restores the segment's checkpoint into a third wave (the backward source field
-  // keeps its levels) and re-runs the segment's forward steps, saving its shells into the store.
+  // a sweep restores a checkpoint into a third wave (the backward source field keeps its levels)
+  // and re-runs forward steps from there, saving the checkpoints on its way (two levels) and the
+  // segment's shells into the store.
   // Progress: the backward pass still counts to N, the replay steps counted in with the levels:
   // done = N (levels + replay steps done) / (N + replay steps).
   const long long work = nt + (checkpoint ? plan.replay_steps() : 0);
@@ -438,7 +448,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     progress("backward", static_cast<long long>(static_cast<long double>(nt) * worked / work));
   };
   std::optional<Wave> replay;
-  auto replay_segment = [&](long long j) {
+  auto sweep = [&](const CheckpointPlan::Sweep& w) {
     if (!replay) {
       replay.emplace(pb_);
       if constexpr (std::is_same_v<Wave, CpuWave<float>>) {
@@ -447,13 +457,15 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
                                 HalfFields::levels);
       }
     }
-    const CheckpointPlan::Segment seg = plan.segment(j);
-    restore_state(*replay, state_cells, checkpoints.data() + plan.checkpoint_slot(seg.lo) * state_size);
-    save_shell(*replay, at, store.data() + slot(seg.lo) * per_level, rounding);
-    const RtmSchedule::Range steps = plan.replay_steps(j);
+    restore_state(*replay, state_cells, checkpoints.data() + plan.checkpoint_slot(w.from) * state_size);
+    if (w.shells_from == w.from) save_shell(*replay, at, store.data() + slot(w.from) * per_level, rounding);
+    const RtmSchedule::Range steps = w.steps();
     for (long long k = 0, n = steps.first; k < steps.count; ++k, n += steps.dir) {
       forward_step(*replay, n);
-      save_shell(*replay, at, store.data() + slot(n + 1) * per_level, rounding);
+      const long long level = n + 1;
+      if (const long long c = plan.checkpoint_after(w, level); c >= 0)
+        save_state(*replay, state_cells, checkpoints.data() + c * state_size);
+      if (level >= w.shells_from) save_shell(*replay, at, store.data() + slot(level) * per_level, rounding);
       advance();
     }
   };
@@ -472,7 +484,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
         // forward step n + 1 solved for its oldest level (for the pair, both fields with their
         // operator); the shell comes from the store.
         if (checkpoint) {
-          if (const long long j = plan.replayed_before(n); j > 0) replay_segment(j);
+          if (const CheckpointPlan::Sweep w = plan.sweep_before(n); w.to > 0) sweep(w);
         }
         s.update(inner_);
         for (long long k = 0; k < src.size(); ++k) inject_source(s, pb_, src, k, double(pb_.wavelet[n + 1]), inner_);

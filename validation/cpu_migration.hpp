@@ -86,6 +86,7 @@ class CpuMigrator final : public Migrator {
   bool own_stack_ = false;
   std::vector<float> stack_image_, stack_illumination_;
   std::optional<int> half_peak_exponent_;
+  std::vector<float> store_scales_;  // an fp16 store's, per shot (solver/storage.hpp)
 };
 
 }  // namespace seisrtm::validation
