@@ -18,6 +18,7 @@
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/migration.hpp"
 
 namespace seisrtm::app {
@@ -83,7 +84,7 @@ std::string store_text(const std::string& name) {
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
-                     Reconstruction how, StorePrecision precision) {
+                     Reconstruction how, StorePrecision precision, const BenchOptions& b) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
@@ -92,6 +93,8 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   m.fused = fused;
   m.reconstruction = how;
   m.store_precision = precision;
+  m.checkpoint_interval = b.checkpoint_interval;
+  m.coarse_checkpoint_interval = b.coarse_checkpoint_interval;
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
   CudaMigrator mig(in.problem, gpu_options(mc, t));
@@ -136,9 +139,81 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   std::fflush(stdout);
 }
 
+// --longest: for each plan (the store on the device or in pinned host memory; checkpoints in one
+// level or in two where one does not fit) and store element, the longest record the migration's
+// memory plan (choose_reconstruction, what migrate and the migrator take) admits on this GPU's
+// free memory and this host's, by bisection over the step count (the plan's bytes grow with it).
+int longest_records(const BenchOptions& b, const Config& base) {
+  const GpuInfo g = query_gpu();
+  if (!g.present) throw Error("bench --rtm --longest needs a GPU (its free memory): " + g.reason);
+  Config c = base;
+  c.solver.kernel = SolverKernel::tma;
+  MigrationConfig m;
+  m.data = "unused.h5";
+  m.image_interval = 10;  // boundary mode: the plan does not depend on it
+  c.migration = m;
+  Problem p = build_problem(c);
+  const CudaOptions o = cuda_options(p.config);
+  std::printf(
+      "seisrtm bench --rtm --longest %s\ncommand: %s\ndevice: %s, %.3f GiB free of %.3f GiB; host: %.3f GiB "
+      "available\ngrid %lld x %lld x %lld, order %d, %s, dt %.4g s\n",
+      SEISRTM_VERSION, b.command_line.c_str(), g.name.c_str(), g.free_memory / 1073741824.0,
+      g.total_memory / 1073741824.0, available_host_memory() / 1073741824.0, p.grid.n[0], p.grid.n[1], p.grid.n[2],
+      2 * p.radius, to_text(p.equation).c_str(), p.dt);
+  std::printf("%-26s %-5s %9s %9s %8s  %s\n", "plan", "store", "steps", "record s", "fwd/lvl", "at the longest");
+  struct Plan {
+    const char* name;
+    Reconstruction how;
+    StoreLocation where;
+    long long coarse;  // 1: one level of checkpoints; 0: auto (two where one does not fit)
+  };
+  const Plan plans[] = {{"store on the device", Reconstruction::store, StoreLocation::device, 0},
+                        {"store in pinned host memory", Reconstruction::store, StoreLocation::host, 0},
+                        {"checkpoints, one level", Reconstruction::checkpoint, StoreLocation::automatic, 1},
+                        {"checkpoints, two levels", Reconstruction::checkpoint, StoreLocation::automatic, 0}};
+  constexpr long long kMost = 200000;  // 200 s at 1 ms
+  for (const Plan& plan : plans)
+    for (const StorePrecision precision : {StorePrecision::fp32, StorePrecision::bf16, StorePrecision::fp16}) {
+      p.config.migration->reconstruction = plan.how;
+      p.config.migration->store = plan.where;
+      p.config.migration->coarse_checkpoint_interval = plan.coarse;
+      p.config.migration->store_precision = precision;
+      auto admits = [&](long long steps, ReconstructionChoice* out) {
+        p.steps = steps;
+        const MigrationFootprint fp = migration_footprint(p, o);
+        try {
+          const ReconstructionChoice r = choose_reconstruction(p, p, o, nullptr, fp, g.free_memory, g.total_memory);
+          if (out) *out = r;
+          return true;
+        } catch (const Error&) {
+          return false;
+        }
+      };
+      long long lo = 2, hi = kMost + 1;  // admits(lo); !admits(hi)
+      if (!admits(lo, nullptr)) lo = 0;
+      if (admits(kMost, nullptr)) lo = kMost;
+      while (lo > 0 && lo < kMost && hi - lo > 1) {
+        const long long mid = lo + (hi - lo) / 2;
+        (admits(mid, nullptr) ? lo : hi) = mid;
+      }
+      ReconstructionChoice r;
+      if (lo > 0) admits(lo, &r);
+      p.steps = std::max(lo, 2LL);
+      const MigrationFootprint fp = migration_footprint(p, o);
+      std::printf("%-26s %-5s %8s%lld %9.2f %8.2f  %s\n", plan.name, to_text(precision).c_str(),
+                  lo >= kMost ? ">=" : "", lo, lo * p.dt, lo > 0 ? 1.0 + double(r.checkpoints.replay_steps) / lo : 0.0,
+                  lo > 0 ? r.describe(fp).c_str() : "nothing fits");
+    }
+  std::printf(
+      "fwd/lvl: forward steps a level of the record costs the source field (1: the store; checkpoints "
+      "add their replays)\n");
+  return 0;
+}
+
 }  // namespace
 
 int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
+  if (b.longest) return longest_records(b, base);
   const GpuInfo g = query_gpu();
   const std::vector<std::string> memories = memory_kinds(b);
   const std::vector<Reconstruction> hows = enum_list(b.reconstructions, "--reconstruction", Reconstruction::automatic);
@@ -161,7 +236,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
       for (const StorePrecision precision : precisions)
         for (bool fused : {true, false}) {
           if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-          bench_migration(c, t, fused, data_file, forward, how, precision);
+          bench_migration(c, t, fused, data_file, forward, how, precision, b);
         }
     std::filesystem::remove(data_file);
   }

@@ -53,6 +53,10 @@ struct BenchOptions {
   // --rtm: comma-separated migration.reconstruction and migration.store_precision values, a row
   // (fused and separate) for each pair; empty: auto and fp32.
   std::string reconstructions, store_precisions;
+  // --rtm: migration.checkpoint_interval and coarse_checkpoint_interval of the checkpoint rows
+  // (0: auto).
+  long long checkpoint_interval = 0, coarse_checkpoint_interval = 0;
+  bool longest = false;  // --rtm --longest: the longest record each plan admits here, measuring nothing
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

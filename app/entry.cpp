@@ -186,6 +186,18 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
   bench->add_option(
       "--store-precision", bo.store_precisions,
       "--rtm: comma-separated migration.store_precision values (fp32, bf16, fp16), a row each (default fp32)");
+  bench
+      ->add_option("--checkpoint-interval", bo.checkpoint_interval,
+                   "--rtm: migration.checkpoint_interval of the checkpoint rows (default auto)")
+      ->check(CLI::PositiveNumber);
+  bench
+      ->add_option("--coarse-checkpoint-interval", bo.coarse_checkpoint_interval,
+                   "--rtm: migration.coarse_checkpoint_interval of the checkpoint rows: two levels of checkpoints "
+                   "(default auto: two levels only where one level's do not fit the host)")
+      ->check(CLI::PositiveNumber);
+  bench->add_flag("--longest", bo.longest,
+                  "--rtm: the longest record each reconstruction plan admits on this GPU and host for the config's "
+                  "grid (the migration's memory plan; nothing is run)");
   bench->add_flag("--rtm", bo.rtm,
                   "One RTM shot against one forward run (tma, z_block 32, --memory kinds, "
                   "fused and separate backward steps, --steps one count, default 1000)");
