@@ -219,6 +219,12 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
   const std::vector<Reconstruction> hows = enum_list(b.reconstructions, "--reconstruction", Reconstruction::automatic);
   const std::vector<StorePrecision> precisions =
       enum_list(b.store_precisions, "--store-precision", StorePrecision::fp32);
+  std::vector<bool> paths;
+  for (const std::string& p : bench::split(b.backwards.empty() ? "fused,separate" : b.backwards)) {
+    if (p != "fused" && p != "separate")
+      throw Error("bench --backward: '" + p + "' is not a backward path; valid: fused, separate");
+    paths.push_back(p == "fused");
+  }
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
   std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
@@ -234,7 +240,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
     const double forward = forward_run(c, t, data_file);
     for (const Reconstruction how : hows)
       for (const StorePrecision precision : precisions)
-        for (bool fused : {true, false}) {
+        for (const bool fused : paths) {
           if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
           bench_migration(c, t, fused, data_file, forward, how, precision, b);
         }

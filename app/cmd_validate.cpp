@@ -46,8 +46,9 @@ struct MigrationRows {
   double tol;
   bool half;
   bool ok = true;
-  // em: the emulation's (fp16 storage), else null.
-  void report(const std::string& what, const float* x, const float* ref, std::size_t n, const float* em = nullptr) {
+  // em: the emulation's (fp16 storage), else null. info: printed, not held to the tolerance.
+  void report(const std::string& what, const float* x, const float* ref, std::size_t n, const float* em = nullptr,
+              bool info = false) {
     const double l2 = validation::relative_l2(x, ref, n);
     if (half && em) {
       const double e16 = validation::relative_l2(em, ref, n);
@@ -59,9 +60,12 @@ struct MigrationRows {
       return;
     }
     const bool pass = l2 <= tol;  // NaN fails
-    ok = ok && pass;
+    if (!info) ok = ok && pass;
     std::printf("  %-34s %14.3e %14.3e %14.3e %s\n", what.c_str(), l2, validation::max_abs_difference(x, ref, n),
-                validation::max_abs(ref, n), pass ? "ok" : "FAIL");
+                validation::max_abs(ref, n),
+                info   ? "info (held to the band below)"
+                : pass ? "ok"
+                       : "FAIL");
   }
 };
 
@@ -240,10 +244,16 @@ int validate_migration(const std::string& config_path, const Config& c, double c
       gpu.on_source_level = nullptr;
       if (half) emu->on_source_level = nullptr;
       if (compressed) exact->on_source_level = nullptr;
+      // A 16-bit store: where a shell value lies within the fp32 arithmetic's difference of a
+      // rounding midpoint, the GPU and the CPU store neighbouring 16-bit values, half an element's
+      // ulp apart (2^-9 of the value in bf16, 2^-12 of the scale in fp16), far above the fp32
+      // tolerance, and each such flip stays in the rebuilt levels below it. So the rebuilt levels
+      // are held to the band of the store's own error against the exact store (the table below);
+      // the images, sums over every level, stay within the fp32 tolerance.
       for (long long n : levels)
         if (cpu_levels.count(n) && gpu_levels.count(n))
           rows.report("shot 0 source field level " + std::to_string(n), gpu_levels[n].data(), cpu_levels[n].data(),
-                      cpu_levels[n].size(), half && emu_levels.count(n) ? emu_levels[n].data() : nullptr);
+                      cpu_levels[n].size(), half && emu_levels.count(n) ? emu_levels[n].data() : nullptr, compressed);
     }
   }
   compare_stacks(p, c.migration->illumination_epsilon, gs, cs, es, rows);

@@ -56,7 +56,8 @@ struct BenchOptions {
   // --rtm: migration.checkpoint_interval and coarse_checkpoint_interval of the checkpoint rows
   // (0: auto).
   long long checkpoint_interval = 0, coarse_checkpoint_interval = 0;
-  bool longest = false;  // --rtm --longest: the longest record each plan admits here, measuring nothing
+  std::string backwards;  // --rtm: comma-separated fused,separate (empty: both)
+  bool longest = false;   // --rtm --longest: the longest record each plan admits here, measuring nothing
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

@@ -195,6 +195,8 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
                    "--rtm: migration.coarse_checkpoint_interval of the checkpoint rows: two levels of checkpoints "
                    "(default auto: two levels only where one level's do not fit the host)")
       ->check(CLI::PositiveNumber);
+  bench->add_option("--backward", bo.backwards,
+                    "--rtm: comma-separated backward paths, fused and separate (default both; vti/tti: separate)");
   bench->add_flag("--longest", bo.longest,
                   "--rtm: the longest record each reconstruction plan admits on this GPU and host for the config's "
                   "grid (the migration's memory plan; nothing is run)");

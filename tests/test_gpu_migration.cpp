@@ -247,11 +247,18 @@ TEST_CASE("GPU migration takes at most 7 volumes + the store + the data + 10% of
 
 TEST_CASE("a migration that fits neither as a store nor as checkpoints is refused with what would fit", "[gpu]") {
   // 5.5 GB a volume, 20000 steps: the store (about 4 TB) fits neither the device nor the host,
-  // and the checkpoints at the longest interval the device holds do not fit the host either.
+  // and the checkpoints at the longest interval the device holds do not fit the host either, in
+  // one level or in two.
   Problem p = migration_problem({"grid.shape=[1200,1200,1000]", "time.steps=20000"});
   CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("checkpointed migration needs") &&
-                                                        Contains("checkpoints every") &&
+                                                        Contains("checkpoints in two levels") &&
                                                         Contains("steps at this interval"));
+  // One level asked for (a coarse interval below two segments): refused too, naming two levels.
+  p.config.migration->coarse_checkpoint_interval = 1;
+  CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("checkpointed migration needs") &&
+                                                        Contains("checkpoints every") &&
+                                                        Contains("with two levels of checkpoints"));
+  p.config.migration->coarse_checkpoint_interval = 0;
   // The store alone (migration.reconstruction: store): the steps that would fit, and checkpoints.
   p.config.migration->reconstruction = Reconstruction::store;
   CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("needs") && Contains("steps") && Contains("GiB free") &&
