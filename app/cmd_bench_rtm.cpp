@@ -95,6 +95,10 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   m.store_precision = precision;
   m.checkpoint_interval = b.checkpoint_interval;
   m.coarse_checkpoint_interval = b.coarse_checkpoint_interval;
+  if (!b.checkpoint_directory.empty()) {
+    m.checkpoint_location = CheckpointLocation::disk;
+    m.checkpoint_directory = b.checkpoint_directory;
+  }
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
   CudaMigrator mig(in.problem, gpu_options(mc, t));

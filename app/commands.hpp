@@ -56,8 +56,9 @@ struct BenchOptions {
   // --rtm: migration.checkpoint_interval and coarse_checkpoint_interval of the checkpoint rows
   // (0: auto).
   long long checkpoint_interval = 0, coarse_checkpoint_interval = 0;
-  std::string backwards;  // --rtm: comma-separated fused,separate (empty: both)
-  bool longest = false;   // --rtm --longest: the longest record each plan admits here, measuring nothing
+  std::string backwards;             // --rtm: comma-separated fused,separate (empty: both)
+  std::string checkpoint_directory;  // --rtm: the checkpoint rows keep their checkpoints in files there
+  bool longest = false;              // --rtm --longest: the longest record each plan admits here, measuring nothing
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

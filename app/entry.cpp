@@ -195,6 +195,9 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
                    "--rtm: migration.coarse_checkpoint_interval of the checkpoint rows: two levels of checkpoints "
                    "(default auto: two levels only where one level's do not fit the host)")
       ->check(CLI::PositiveNumber);
+  bench->add_option("--checkpoint-directory", bo.checkpoint_directory,
+                    "--rtm: the checkpoint rows keep every checkpoint in files in this directory "
+                    "(migration.checkpoint_location disk)");
   bench->add_option("--backward", bo.backwards,
                     "--rtm: comma-separated backward paths, fused and separate (default both; vti/tti: separate)");
   bench->add_flag("--longest", bo.longest,

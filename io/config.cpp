@@ -444,6 +444,11 @@ Config from_tree(const YAML::Node& root_node) {
     throw Error("config key 'migration.store_precision' = " + to_text(c.migration->store_precision) +
                 " stores the boundary of fp32 levels in boundary mode (fp16 storage keeps its halves, snapshots keep "
                 "volumes); set migration.store_precision: fp32");
+  if (c.migration && c.migration->checkpoint_location == CheckpointLocation::disk &&
+      c.migration->checkpoint_directory.empty())
+    throw Error(
+        "config key 'migration.checkpoint_location' = disk needs migration.checkpoint_directory: a directory for the "
+        "checkpoint files");
   return c;
 }
 

@@ -210,6 +210,10 @@ struct MigrationConfig {
   // multiple of K; below 2 K: one level); 0 = auto: one level where its checkpoints fit the host
   // (the CPU: always), else the K1 with the fewest (solver/rtm_schedule.hpp, CheckpointPlan).
   long long coarse_checkpoint_interval = 0;
+  // checkpoint, GPU: where the checkpoints go (io/config_enums.hpp) and the directory of those
+  // on disk (empty: none; required for disk).
+  CheckpointLocation checkpoint_location = CheckpointLocation::automatic;
+  std::string checkpoint_directory;
   // SEG-Y data (migration.data ends in .sgy or .segy, a glob allowed): where the geometry is in
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;

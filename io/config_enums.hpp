@@ -107,6 +107,16 @@ constexpr std::array<const char*, 3> enum_names(Reconstruction) {
   return {"auto", "store", "checkpoint"};
 }
 
+// migration.checkpoint_location: where a checkpointed migration on the GPU keeps its checkpoints.
+// host: pinned host memory; disk: files in migration.checkpoint_directory (each loaded through
+// one pinned state before its segment's replay); auto: the host, in one level, else in two, else
+// (with a directory) one level whose checkpoints beyond what the host holds go to the directory.
+// The CPU reference keeps its checkpoints in memory.
+enum class CheckpointLocation { automatic, host, disk };
+constexpr std::array<const char*, 3> enum_names(CheckpointLocation) {
+  return {"auto", "host", "disk"};
+}
+
 // migration.store_precision: the boundary store's element in fp32 storage, 2 bytes instead of 4.
 // bf16 keeps 8 significant bits (rounded to nearest even) with float's exponent range, no scale;
 // fp16 keeps 11 bits of the value over the shot's power-of-two field scale (solver/storage.hpp,

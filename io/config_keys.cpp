@@ -526,6 +526,15 @@ void add_migration(std::vector<ConfigKey>& k) {
                               e << "auto";
                           }},
                     "auto"));
+  k.push_back(choice<CheckpointLocation>(
+      "migration.checkpoint_location",
+      "reconstruction checkpoint, GPU: host (pinned memory), disk (files in checkpoint_directory) or auto: the host "
+      "in one level, else in two, else the checkpoints beyond what the host holds in checkpoint_directory",
+      SEISRTM_FIELD(c.migration->checkpoint_location)));
+  k.push_back(field("migration.checkpoint_directory", "string", {},
+                    "a directory for checkpoints on disk (checkpoint_location disk, or auto where the host holds too "
+                    "few); files removed at the end",
+                    SEISRTM_FIELD(c.migration->checkpoint_directory), "none"));
   // Both only with SEG-Y data, the only data with a migration.wavelet.
   k.push_back(written_when(
       mapping("migration.segy_headers", "SEG-Y data only: trace header bytes that carry the geometry"), segy_data, 3));

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -169,33 +170,59 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   // Two levels where asked (migration.coarse_checkpoint_interval), or (auto, one GPU or one
   // rank: the slabs of a decomposition take the same plan) where one level's checkpoints do
   // not fit the host even at the longest segment the device holds (interval auto).
-  long long k1 = pb.config.migration->coarse_checkpoint_interval;
-  auto host_holds = [&](long long interval) {
-    return double(CheckpointPlan(nt, interval).checkpoints()) * double(state) <= std::max(0.0, room);
+  const MigrationConfig& mc = *pb.config.migration;
+  long long k1 = mc.coarse_checkpoint_interval;
+  const bool disk = mc.checkpoint_location == CheckpointLocation::disk;
+  auto host_holds = [&](long long interval, long long coarse) {
+    return double(CheckpointPlan(nt, interval, coarse).checkpoints()) * double(state) <= std::max(0.0, room);
   };
-  if (k1 == 0 && !(slab && slab->ranks > 1) && !host_holds(k)) {
+  if (k1 == 0 && !disk && !(slab && slab->ranks > 1) && !host_holds(k, 0)) {
     if (set == 0) k = std::max(1LL, device_levels);
-    if (!host_holds(k)) k1 = auto_coarse_interval(nt, k);
+    if (!host_holds(k, 0)) k1 = auto_coarse_interval(nt, k);
+    // Where even two levels do not fit the host, a directory takes one level's beyond it.
+    if (!host_holds(k, k1) && mc.checkpoint_location == CheckpointLocation::automatic &&
+        !mc.checkpoint_directory.empty())
+      k1 = 0;
   }
   const CheckpointPlan plan(nt, k, k1);
+  // The checkpoints the host holds; those beyond go to the directory (location disk: all).
+  const long long host_fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
+  const bool spill = disk || (mc.checkpoint_location == CheckpointLocation::automatic &&
+                              !mc.checkpoint_directory.empty() && plan.checkpoints() > host_fit);
   CheckpointChoice c;
   c.interval = plan.interval();
   c.coarse_interval = plan.coarse_interval();
   c.checkpoints = plan.checkpoints();
   c.replay_steps = plan.replay_steps();
-  c.host = static_cast<std::size_t>(c.checkpoints) * state;
+  c.host_checkpoints = spill ? (disk ? 0 : std::min(c.checkpoints, host_fit)) : c.checkpoints;
+  c.host = static_cast<std::size_t>(c.host_checkpoints) * state;
+  c.disk = static_cast<std::size_t>(c.checkpoints - c.host_checkpoints) * state;
+  if (c.disk > 0) c.directory = mc.checkpoint_directory;
   c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
              (c.checkpoints > 0 ? fp.replay : 0);
-  const std::string what = c.describe() + " (" + gib(c.host) + " of pinned host memory) and a boundary store of " +
-                           std::to_string(c.interval) + " levels with the replay field on the device (" +
-                           gib(c.device) + " in all)";
+  const std::string what = c.describe() + " (" + gib(c.host) + " of pinned host memory" +
+                           (c.disk > 0 ? ", " + gib(c.disk) + " in " + c.directory : "") +
+                           ") and a boundary store of " + std::to_string(c.interval) +
+                           " levels with the replay field on the device (" + gib(c.device) + " in all)";
   if (c.device > free_b)
     throw Error("the checkpointed migration needs " + what + " but the GPU has " + gib(free_b) + " free; " +
                 (device_levels >= 1 ? "it holds the store of at most " + std::to_string(device_levels) +
                                           " levels beside the volumes (migration.checkpoint_interval " +
                                           std::to_string(device_levels) + " or less)"
                                     : "the volumes and the data leave no room for the store of one level"));
-  if (c.checkpoints > 0 && !(host_free > 0 && double(c.host) <= room)) {
+  if (c.disk > 0) {
+    std::error_code ec;
+    const std::filesystem::space_info sp = std::filesystem::space(c.directory, ec);
+    if (ec || !std::filesystem::is_directory(c.directory))
+      throw Error("config key 'migration.checkpoint_directory' '" + c.directory + "' is not a directory" +
+                  (ec ? " (" + ec.message() + ")" : std::string()) + "; the checkpointed migration puts " +
+                  std::to_string(c.checkpoints - c.host_checkpoints) + " checkpoints (" + gib(c.disk) + ") there");
+    if (double(sp.available) < double(c.disk))
+      throw Error("the checkpointed migration needs " + what + " but '" + c.directory + "' has " +
+                  gib(static_cast<std::size_t>(sp.available)) +
+                  " available (migration.checkpoint_directory: a directory with room for them)");
+  }
+  if (c.checkpoints > 0 && c.host_checkpoints > 0 && !(host_free > 0 && double(c.host) <= room)) {
     // What fits: the checkpoints the host holds, and the record they cover (one level at this
     // interval; two levels: about (fit / 2 + 1)^2 segments).
     const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
@@ -206,7 +233,8 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
                 " of the host's own volumes): it holds " + std::to_string(fit) + " checkpoints, a record of about " +
                 std::to_string(plan.two_level() ? std::max(one, two) : one) + " steps at this interval (time.steps)" +
                 (plan.two_level() || fit < 2 ? "" : ", or " + std::to_string(two) + " with two levels of checkpoints") +
-                ", or split the grid over more GPUs (solver.decomposition: z)");
+                ", or a directory for the checkpoints beyond that (migration.checkpoint_directory), or split the grid "
+                "over more GPUs (solver.decomposition: z)");
   }
   return c;
 }
@@ -249,8 +277,12 @@ std::string CheckpointChoice::describe() const {
 
 std::string ReconstructionChoice::describe(const MigrationFootprint& fp) const {
   if (checkpoints.checkpoints > 0)
-    return checkpoints.describe() + ", " + gib(checkpoints.host) + " of pinned host memory, and a boundary store of " +
-           std::to_string(checkpoints.interval) + " levels (" +
+    return checkpoints.describe() + ", " + gib(checkpoints.host) + " of pinned host memory" +
+           (checkpoints.disk > 0 ? " and " + gib(checkpoints.disk) + " (" +
+                                       std::to_string(checkpoints.checkpoints - checkpoints.host_checkpoints) +
+                                       " checkpoints) in files under " + checkpoints.directory
+                                 : "") +
+           ", and a boundary store of " + std::to_string(checkpoints.interval) + " levels (" +
            gib(fp.store_per_step * static_cast<std::size_t>(checkpoints.interval)) +
            ") with the replay field on the device";
   return "boundary store " + gib(fp.store) + (host_store ? " in pinned host memory" : " on the device");
@@ -531,7 +563,7 @@ long long CudaMigrator::Impl::plan_reconstruction(const Problem& global, const S
   if (c.checkpoints == 0) return std::max(0LL, pb.steps - 2);  // one segment: the whole store
   std::string warning;
   checkpoints = std::make_unique<Checkpoints>(c.checkpoints, c.interval, c.coarse_interval, fp.volume, pb.anisotropic(),
-                                              opt.memory, &warning);
+                                              opt.memory, &warning, c.host_checkpoints, c.directory);
   if (!warning.empty()) notes.push_back(warning);
   return c.interval;
 }
@@ -577,12 +609,15 @@ std::string CudaMigrator::name() const {
                                                           : "") +
          (d.checkpoints
               ? "of " + std::to_string(d.checkpoints->interval()) + " levels on the device, " +
-                    std::to_string(d.checkpoints->count()) + " checkpoints in pinned host memory (" +
-                    gib(d.checkpoints->bytes()) +
+                    std::to_string(d.checkpoints->count() - d.checkpoints->on_disk()) +
+                    " checkpoints in pinned host memory (" + gib(d.checkpoints->bytes()) +
                     (d.checkpoints->coarse_interval() > d.checkpoints->interval()
                          ? "; two levels, groups of " + std::to_string(d.checkpoints->coarse_interval()) + " levels"
                          : "") +
-                    ")"
+                    ")" +
+                    (d.checkpoints->on_disk() > 0 ? " and " + std::to_string(d.checkpoints->on_disk()) +
+                                                        " in files (migration.checkpoint_directory)"
+                                                  : "")
           : d.host_store ? "in pinned host memory"
                          : "on the device") +
          ", on " + query_gpu(d.opt.device).name;

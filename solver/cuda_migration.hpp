@@ -39,9 +39,12 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
 // and the device bytes of the whole migration.
 // coarse_interval: two levels where above interval (CheckpointPlan); replay_steps: the forward
 // steps the sweeps re-run.
+// host_checkpoints of them in pinned host memory (host bytes), the others in files under
+// `directory` (disk bytes; migration.checkpoint_location).
 struct CheckpointChoice {
-  long long interval = 0, coarse_interval = 0, checkpoints = 0, replay_steps = 0;
-  std::size_t host = 0, device = 0;
+  long long interval = 0, coarse_interval = 0, checkpoints = 0, replay_steps = 0, host_checkpoints = 0;
+  std::size_t host = 0, device = 0, disk = 0;
+  std::string directory;
   std::string describe() const;  // the checkpoints, their levels and what they cost
 };
 // The reconstruction a migration takes (migration.reconstruction, migration.store): the store on

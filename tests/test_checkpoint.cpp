@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -444,7 +445,8 @@ TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints wher
                     Contains("migration.store") && Contains("use migration.store: auto or device"));
 }
 
-TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not fit the host", "[unit]") {
+TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not fit the host, files beyond that",
+          "[unit]") {
   Config c = parse_config(
       "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
       "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
@@ -489,6 +491,46 @@ TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not
   const ReconstructionChoice asked = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(39.5));
   CHECK(asked.checkpoints.coarse_interval == 500);
   CHECK(asked.checkpoints.checkpoints == 11);
+  CHECK(asked.checkpoints.disk == 0);
+  p.config.migration->coarse_checkpoint_interval = 0;
+
+  // A directory (migration.checkpoint_directory) beside a host of 5: one level, 5 checkpoints in
+  // pinned memory, the other 34 in files.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "seisrtm_checkpoint_plan";
+  std::filesystem::create_directories(dir);
+  p.config.migration->checkpoint_directory = dir.string();
+  const ReconstructionChoice spilled = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(5.5));
+  CHECK(spilled.checkpoints.coarse_interval == 100);
+  CHECK(spilled.checkpoints.checkpoints == 39);
+  CHECK(spilled.checkpoints.host_checkpoints == 5);
+  CHECK(spilled.checkpoints.host == static_cast<std::size_t>(5 * state));
+  CHECK(spilled.checkpoints.disk == static_cast<std::size_t>(34 * state));
+  CHECK_THAT(spilled.describe(fp), Contains("(34 checkpoints) in files under " + dir.string()));
+  // A host that holds two levels keeps them there, the directory unused.
+  CHECK(choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(12.5)).checkpoints.disk == 0);
+  // checkpoint_location disk: every checkpoint in files, none pinned.
+  p.config.migration->checkpoint_location = CheckpointLocation::disk;
+  const ReconstructionChoice on_disk = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(39.5));
+  CHECK(on_disk.checkpoints.host_checkpoints == 0);
+  CHECK(on_disk.checkpoints.host == 0);
+  CHECK(on_disk.checkpoints.disk == static_cast<std::size_t>(39 * state));
+  // checkpoint_location host: the directory unused, the host's refusal.
+  p.config.migration->checkpoint_location = CheckpointLocation::host;
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(5.5)),
+                    Contains("it holds 5 checkpoints") && Contains("migration.checkpoint_directory"));
+  // A directory that is not one: refused naming the key.
+  p.config.migration->checkpoint_location = CheckpointLocation::disk;
+  p.config.migration->checkpoint_directory = (dir / "missing").string();
+  CHECK_THROWS_WITH(choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(5.5)),
+                    Contains("migration.checkpoint_directory") && Contains("is not a directory"));
+  std::filesystem::remove_all(dir);
+  // The key's checks: disk needs a directory.
+  CHECK_THROWS_WITH(parse_config("grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, "
+                                 "checkpoint_location: disk}\n"),
+                    Contains("migration.checkpoint_location") && Contains("migration.checkpoint_directory"));
+  CHECK(parse_config("grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, checkpoint_location: disk, "
+                     "checkpoint_directory: /tmp}\n")
+            .migration->checkpoint_location == CheckpointLocation::disk);
 }
 
 TEST_CASE("a 16-bit boundary store images within one value's rounding of the fp32 store; checkpoints keep its bits",

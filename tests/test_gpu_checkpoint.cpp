@@ -5,6 +5,7 @@
 // step, separate kernels of each variant, fp16 storage, vti/tti), with graphs and without, at
 // intervals that divide the record and that do not. The plan's refusals name their keys.
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -173,6 +174,39 @@ TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every
     o.graphs = false;
     CHECK(same(migrate(p, o, data, false, nullptr).image, ref.image));
   }
+}
+
+TEST_CASE("checkpoints in files (migration.checkpoint_location disk) keep the store's bits; the files go", "[gpu]") {
+  // Every checkpoint through a file and the pinned bounce state: the first pass's (written by
+  // the writer thread while the steps go on) and, in two levels, a sweep's own (from the replay
+  // field); read back before each sweep.
+  const size_t k = GENERATE(2, 7, 12);  // tma fused, tma tti, naive separate with an fp16 store
+  const auto [interval, coarse] = GENERATE(table<long long, long long>({{7, 0}, {7, 21}}));
+  const Path& path = paths()[k];
+  INFO(path.name << ", checkpoints every " << interval << (coarse ? " in groups of 21" : "") << ", in files");
+  if (path.variant == kernels::Variant::tma && !query_gpu().tma) {
+    WARN(path.name << ": no tma on this GPU");
+    return;
+  }
+  const auto& [ref, ref_levels] = store_reference(k);
+  const auto data = noise(problem(0));
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "seisrtm_gpu_checkpoint_files";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  Problem p = problem(interval, path.sets, path.fused, path.precision, coarse);
+  p.config.migration->checkpoint_location = CheckpointLocation::disk;
+  p.config.migration->checkpoint_directory = dir.string();
+  const CudaOptions o = options_of(p, path);
+  std::string name;
+  const Result r = migrate(p, o, data, false, &name);
+  INFO(name);
+  CHECK_THAT(name, Contains("0 checkpoints in pinned host memory") && Contains("in files"));
+  CHECK(same(r.image, ref.image));
+  CHECK(same(r.illumination, ref.illumination));
+  const Result rl = migrate(p, o, data, true, nullptr);
+  CHECK(same(rl.levels, ref_levels.levels));
+  CHECK(std::filesystem::is_empty(dir));  // the migrator removed its files
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a 16-bit store on the GPU images as the CPU reference's; in host memory the same bits", "[gpu]") {
