@@ -166,8 +166,8 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
   std::snprintf(xy, sizeof xy, "%.17g %.17g", c.origin[0], c.origin[1]);
   std::snprintf(z0, sizeof z0, "%.17g", c.origin[2]);
   const std::vector<std::string> map = {
-      "depth image " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) + " cells (x y z), " +
-          fmt(c.h[0]) + " " + fmt(c.h[1]) + " " + fmt(c.h[2]) + " m",
+      "depth image " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+          " cells (x y z), " + fmt(c.h[0]) + " " + fmt(c.h[1]) + " " + fmt(c.h[2]) + " m",
       "cell (i, j, k) at origin + (i hx, j hy, k hz), origin (cell 0 0 0):",
       std::string("ORIGIN X Y = ") + xy + " M",
       std::string("ORIGIN Z (FIRST SAMPLE DEPTH) = ") + z0 + " M",
@@ -176,8 +176,8 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
       "cdp x, y 181/185 = source 73/77 = group 81/85, scalar 71: " + scalar_text(c.coordinate_scalar),
       "z down, m; interval 3217/117 = dz x 1000 (mm, shown as m where ms) = " + std::to_string(c.interval),
       std::string("EXACT DEPTH INTERVAL DZ = ") + dz + " M",
-      "first sample depth: delay 109 = " + std::to_string(c.first_depth) + ", time scalar 215: " +
-          scalar_text(c.depth_scalar),
+      "first sample depth: delay 109 = " + std::to_string(c.first_depth) +
+          ", time scalar 215: " + scalar_text(c.depth_scalar),
       "format 5 (IEEE float, big-endian), fixed-length traces, units: m",
   };
   lines.insert(lines.end(), map.begin(), map.end());

@@ -12,14 +12,14 @@ namespace seisrtm::io {
 
 // What a cube writes, fixed before the data exist: the scalars and the rounded header values.
 struct SegyCube {
-  int revision = 1;                        // 1 or 2
-  std::array<long long, 3> n{0, 0, 0};     // cells x, y, z
-  std::array<double, 3> h{0, 0, 0};        // m
-  std::array<double, 3> origin{0, 0, 0};   // m, survey coordinates of cell (0, 0, 0)
-  int coordinate_scalar = 1;               // byte 71: -100 = cm
-  int interval = 0;                        // bytes 3217 and 117: h[2] in mm (metres x 1000)
-  int first_depth = 0;                     // byte 109: origin[2] scaled by `depth_scalar`
-  int depth_scalar = 1;                    // byte 215 (rev 2); 1 in rev 1
+  int revision = 1;                       // 1 or 2
+  std::array<long long, 3> n{0, 0, 0};    // cells x, y, z
+  std::array<double, 3> h{0, 0, 0};       // m
+  std::array<double, 3> origin{0, 0, 0};  // m, survey coordinates of cell (0, 0, 0)
+  int coordinate_scalar = 1;              // byte 71: -100 = cm
+  int interval = 0;                       // bytes 3217 and 117: h[2] in mm (metres x 1000)
+  int first_depth = 0;                    // byte 109: origin[2] scaled by `depth_scalar`
+  int depth_scalar = 1;                   // byte 215 (rev 2); 1 in rev 1
 };
 
 // Checks a cube before any work and picks its scalars; throws Error naming `what` (the config

@@ -243,9 +243,9 @@ with segyio.open(path, iline=189, xline=193) as f:
     assert np.allclose(f.samples, 12.0 + 5.0 * np.arange(nz)), f.samples  # depths, m
 print("segyio.tools.cube:", cube.shape)
 )");
-  const test::Result r = test::run_shell("'" + py + "' '" + check + "' '" + file + "' '" + raw.string() + "' " +
-                                         std::to_string(kN[0]) + " " + std::to_string(kN[1]) + " " +
-                                         std::to_string(kN[2]));
+  const test::Result r =
+      test::run_shell("'" + py + "' '" + check + "' '" + file + "' '" + raw.string() + "' " + std::to_string(kN[0]) +
+                      " " + std::to_string(kN[1]) + " " + std::to_string(kN[2]));
   INFO(r.output);
   CHECK(r.code == 0);
 }
