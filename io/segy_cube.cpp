@@ -1,0 +1,291 @@
+#include "io/segy_cube.hpp"
+
+#include <segyio/segy.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <vector>
+
+#include "base/error.hpp"
+#include "io/output_file.hpp"
+#include "io/segy.hpp"
+
+namespace seisrtm::io {
+
+namespace {
+
+// The header helpers below follow io/segy.cpp's (scalar choice, 80-column textual header,
+// big-endian rev 2 fields), which keeps them in its own unnamed namespace.
+
+struct SegyCloser {
+  void operator()(segy_file* f) const {
+    if (f) segy_close(f);  // only on a failure path: the writer closes itself and checks
+  }
+};
+using SegyHandle = std::unique_ptr<segy_file, SegyCloser>;
+
+constexpr int kText = SEGY_TEXT_HEADER_SIZE, kBin = SEGY_BINARY_HEADER_SIZE, kTrace = SEGY_TRACE_HEADER_SIZE;
+constexpr long kTrace0 = kText + kBin;  // no extended textual headers
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(10);
+  s << v;
+  return s.str();
+}
+
+void put_be(char* p, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+}
+
+// Decimal exponent k of the scalar -10^k (k = 0: scalar 1): the smallest k that holds every
+// value exactly (to 1e-9 of its unit), else the largest whose values stay within `limit`;
+// -1 when even scalar 1 exceeds it.
+int scalar_exponent(const std::vector<double>& values, double limit) {
+  int fits = -1;
+  for (int k = 0; k <= 4; ++k) {
+    const double unit = std::pow(10.0, k);
+    bool ok = true, exact = true;
+    for (double v : values) {
+      const double s = v * unit;
+      if (!(std::abs(s) <= limit)) ok = false;
+      if (std::abs(s - std::round(s)) > 1e-9 * std::max(1.0, std::abs(s))) exact = false;
+    }
+    if (!ok) break;
+    fits = k;
+    if (exact) return k;
+  }
+  return fits;
+}
+
+int scalar_of(int k) {
+  return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k)));
+}
+
+long long scaled(double v, int scalar) {
+  const double f = scalar < 0 ? -scalar : 1.0 / scalar;  // stored = value x f
+  return std::llround(v * f);
+}
+
+std::string scalar_text(int s) {
+  return std::to_string(s) + (s == 1       ? " (m)"
+                              : s == -10   ? " (dm)"
+                              : s == -100  ? " (cm)"
+                              : s == -1000 ? " (mm)"
+                                           : " (0.1 mm)");
+}
+
+// 40 lines of 80 characters, "C01 ..." to "C40 ...".
+std::string text_header(const std::vector<std::string>& lines) {
+  std::string t(kText, ' ');
+  for (int i = 0; i < 40; ++i) {
+    char head[8];
+    std::snprintf(head, sizeof head, "C%02d ", i + 1);
+    std::string l(head);
+    if (i < static_cast<int>(lines.size())) l.append(lines[i]);
+    l.resize(80, ' ');
+    t.replace(i * 80, 80, l);
+  }
+  return t;
+}
+
+}  // namespace
+
+SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long long, 3> n, std::array<double, 3> h,
+                        std::array<double, 3> origin) {
+  auto bad = [&](const std::string& why) { return Error(what + ": " + why); };
+  if (revision != 1 && revision != 2) throw bad("SEG-Y revision " + std::to_string(revision) + "; valid: 1, 2");
+  const long long max_samples = segy_max_samples(revision);
+  if (n[0] < 1 || n[1] < 1 || n[2] < 1)
+    throw bad("an image of " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
+              " cells has no trace to write");
+  if (n[2] > max_samples)
+    throw bad(std::to_string(n[2]) + " depth samples a trace exceed the " + std::to_string(max_samples) +
+              " of the 16-bit count (bytes 3221, 115) of SEG-Y rev " + std::to_string(revision) +
+              (revision == 1 ? "; rev 2 holds 65535" : ""));
+  if (n[0] * n[1] > INT32_MAX)
+    throw bad(std::to_string(n[0]) + " x " + std::to_string(n[1]) + " traces exceed the 2147483647 segyio can address");
+  for (int a = 0; a < 3; ++a)
+    if (!(h[a] > 0) || !std::isfinite(h[a]) || !std::isfinite(origin[a]))
+      throw bad("spacing " + fmt(h[a]) + " m and origin " + fmt(origin[a]) + " m along axis " + std::to_string(a) +
+                " must be finite, the spacing positive");
+  // Depth samples: the interval fields hold metres x 1000 (mm) where time data hold us, so
+  // tools that show the interval in ms show it in m (docs/SEGY.md).
+  const double mm = std::round(h[2] * 1000.0);
+  if (mm < 1 || mm > double(max_samples))
+    throw bad("depth spacing " + fmt(h[2]) + " m is " + fmt(h[2] * 1000.0) + " mm, outside the 1 to " +
+              std::to_string(max_samples) + " mm the 16-bit SEG-Y sample interval (bytes 3217, 117) holds");
+
+  SegyCube c;
+  c.revision = revision;
+  c.n = n;
+  c.h = h;
+  c.origin = origin;
+  c.interval = static_cast<int>(mm);
+  // x and y: every column's coordinate (nx + ny values: x depends on i only, y on j only).
+  std::vector<double> xy;
+  for (long long i = 0; i < n[0]; ++i) xy.push_back(origin[0] + double(i) * h[0]);
+  for (long long j = 0; j < n[1]; ++j) xy.push_back(origin[1] + double(j) * h[1]);
+  const int kc = scalar_exponent(xy, 2147483647.0);
+  if (kc < 0)
+    throw bad("an x or y coordinate of the image (origin " + fmt(origin[0]) + ", " + fmt(origin[1]) +
+              " m) exceeds the 32-bit range of the SEG-Y position fields (2147483647 m)");
+  c.coordinate_scalar = scalar_of(kc);
+  // The first sample's depth in the 16-bit delay field (109, "ms", here m), scaled by byte 215.
+  const int kz = scalar_exponent({origin[2]}, 32767.0);
+  if (kz < 0)
+    throw bad("the image's first depth " + fmt(origin[2]) +
+              " m exceeds the 16-bit SEG-Y delay field (bytes 109-110, -32768 to 32767)");
+  c.depth_scalar = scalar_of(kz);
+  c.first_depth = static_cast<int>(scaled(origin[2], c.depth_scalar));
+  return c;
+}
+
+void write_segy_cube(const std::string& path, const SegyCube& c, const float* volume, const std::string& textual) {
+  const std::string shown = shown_name(path);
+  const long long nx = c.n[0], ny = c.n[1], nz = c.n[2];
+  auto fail = [&](const std::string& what) {
+    throw Error("writing SEG-Y file '" + shown + "' failed: " + what + write_failure_reason());
+  };
+  SegyHandle f(segy_open(path.c_str(), "w+b"));
+  if (!f) fail("cannot create it");
+
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(textual);
+    for (std::string l; std::getline(in, l) && lines.size() < 20;) lines.push_back(l.substr(0, 76));
+  }
+  char dz[40], xy[80], z0[40];
+  std::snprintf(dz, sizeof dz, "%.17g", c.h[2]);
+  std::snprintf(xy, sizeof xy, "%.17g %.17g", c.origin[0], c.origin[1]);
+  std::snprintf(z0, sizeof z0, "%.17g", c.origin[2]);
+  const std::vector<std::string> map = {
+      "depth image " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
+          " cells (x y z), " + fmt(c.h[0]) + " " + fmt(c.h[1]) + " " + fmt(c.h[2]) + " m",
+      "cell (i, j, k) at origin + (i hx, j hy, k hz), origin (cell 0 0 0):",
+      std::string("ORIGIN X Y = ") + xy + " M",
+      std::string("ORIGIN Z (FIRST SAMPLE DEPTH) = ") + z0 + " M",
+      "a trace a column (x, y); inline 189 = j + 1 (y), crossline 193 = i + 1 (x)",
+      "sorted inline slowest, crossline fastest; cdp/ensemble 21 = trace + 1",
+      "cdp x, y 181/185 = source 73/77 = group 81/85, scalar 71: " + scalar_text(c.coordinate_scalar),
+      "z down, m; interval 3217/117 = dz x 1000 (mm, shown as m where ms) = " + std::to_string(c.interval),
+      std::string("EXACT DEPTH INTERVAL DZ = ") + dz + " M",
+      "first sample depth: delay 109 = " + std::to_string(c.first_depth) +
+          ", time scalar 215: " + scalar_text(c.depth_scalar),
+      "format 5 (IEEE float, big-endian), fixed-length traces, units: m",
+  };
+  lines.insert(lines.end(), map.begin(), map.end());
+  while (lines.size() < 38) lines.emplace_back();
+  lines.resize(38);
+  lines.push_back(c.revision == 1 ? "SEG Y REV1" : "SEG-Y_REV2.0");
+  lines.push_back(c.revision == 1 ? "END TEXTUAL HEADER" : "END TEXT");
+  std::string text = text_header(lines);
+  text.push_back('\0');
+  if (segy_write_textheader(f.get(), 0, text.data()) != SEGY_OK) fail("textual header");
+
+  char bin[kBin] = {};
+  auto bset = [&](int field, int v) {
+    if (segy_set_bfield(bin, field, v) != SEGY_OK) fail("binary header field " + std::to_string(field));
+  };
+  const int per_inline = static_cast<int>(std::min<long long>(nx, 32767));
+  bset(SEGY_BIN_JOB_ID, 1);
+  bset(SEGY_BIN_LINE_NUMBER, 1);
+  bset(SEGY_BIN_REEL_NUMBER, 1);
+  bset(SEGY_BIN_TRACES, per_inline);  // an ensemble is an inline
+  bset(SEGY_BIN_INTERVAL, c.interval);
+  bset(SEGY_BIN_INTERVAL_ORIG, c.interval);
+  bset(SEGY_BIN_SAMPLES, static_cast<int>(nz));
+  bset(SEGY_BIN_SAMPLES_ORIG, static_cast<int>(nz));
+  bset(SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
+  bset(SEGY_BIN_ENSEMBLE_FOLD, 1);
+  bset(SEGY_BIN_SORTING_CODE, 4);        // horizontally stacked
+  bset(SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
+  bset(SEGY_BIN_SEGY_REVISION, c.revision == 1 ? 0x0100 : 0x0200);
+  bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
+  bset(SEGY_BIN_EXT_HEADERS, 0);
+  const long long traces = nx * ny;
+  if (c.revision == 2) {
+    // Rev 2 fields (offsets into the 400-byte header): extended traces per ensemble (3261),
+    // samples (3269), sample interval as a double in the 16-bit field's units (3273, 3281: mm
+    // here), byte order constant (3297), traces in the file (3513, 64 bits), byte offset of the
+    // first trace (3521, 64 bits).
+    put_be(bin + 3261 - 3201, static_cast<uint32_t>(nx), 4);
+    put_be(bin + 3269 - 3201, static_cast<uint32_t>(nz), 4);
+    const double ext = c.h[2] * 1000.0;
+    uint64_t bits;
+    std::memcpy(&bits, &ext, 8);
+    put_be(bin + 3273 - 3201, bits, 8);
+    put_be(bin + 3281 - 3201, bits, 8);
+    put_be(bin + 3297 - 3201, 16909060, 4);
+    put_be(bin + 3513 - 3201, static_cast<uint64_t>(traces), 8);
+    put_be(bin + 3521 - 3201, static_cast<uint64_t>(kTrace0), 8);
+  }
+  if (segy_write_binheader(f.get(), bin) != SEGY_OK) fail("binary header");
+
+  // One inline at a time: the volume's rows [z][j][*] (contiguous in x) are transposed into nx
+  // traces of nz samples, so the volume is read in order once; 4 nx nz bytes of buffer.
+  const int trsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, static_cast<int>(nz));
+  std::vector<float> line(static_cast<size_t>(nx * nz));
+  for (long long j = 0; j < ny; ++j) {
+    for (long long k = 0; k < nz; ++k) {
+      const float* row = volume + (k * ny + j) * nx;
+      for (long long i = 0; i < nx; ++i) line[static_cast<size_t>(i * nz + k)] = row[i];
+    }
+    if (segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(line.size()), line.data()) != SEGY_OK)
+      fail("sample conversion");
+    const double y = c.origin[1] + double(j) * c.h[1];
+    for (long long i = 0; i < nx; ++i) {
+      const int t = static_cast<int>(j * nx + i);
+      char hdr[kTrace] = {};
+      auto set = [&](int field, long long v) {
+        if (v < INT32_MIN || v > INT32_MAX || segy_set_field(hdr, field, static_cast<int32_t>(v)) != SEGY_OK)
+          fail("trace " + std::to_string(t + 1) + " header byte " + std::to_string(field) + " = " + std::to_string(v));
+      };
+      const double x = c.origin[0] + double(i) * c.h[0];
+      const long long sx = scaled(x, c.coordinate_scalar), sy = scaled(y, c.coordinate_scalar);
+      set(SEGY_TR_SEQ_LINE, i + 1);
+      set(SEGY_TR_SEQ_FILE, t + 1);
+      set(SEGY_TR_ENSEMBLE, t + 1);
+      set(SEGY_TR_TRACE_ID, 1);  // seismic data
+      set(SEGY_TR_SUMMED_TRACES, 1);
+      set(SEGY_TR_STACKED_TRACES, 1);
+      set(SEGY_TR_DATA_USE, 1);
+      set(SEGY_TR_SOURCE_GROUP_SCALAR, c.coordinate_scalar);
+      // Zero offset: readers that take positions from the source or group fields see the cell.
+      set(SEGY_TR_SOURCE_X, sx);
+      set(SEGY_TR_SOURCE_Y, sy);
+      set(SEGY_TR_GROUP_X, sx);
+      set(SEGY_TR_GROUP_Y, sy);
+      set(SEGY_TR_COORD_UNITS, 1);  // length (m)
+      set(SEGY_TR_DELAY_REC_TIME, c.first_depth);
+      set(SEGY_TR_SAMPLE_COUNT, nz);
+      set(SEGY_TR_SAMPLE_INTER, c.interval);
+      set(SEGY_TR_CDP_X, sx);
+      set(SEGY_TR_CDP_Y, sy);
+      set(SEGY_TR_INLINE, j + 1);
+      set(SEGY_TR_CROSSLINE, i + 1);
+      set(SEGY_TR_SCALAR_TRACE_HEADER, c.depth_scalar);
+      if (segy_write_traceheader(f.get(), t, hdr, kTrace0, trsize) != SEGY_OK)
+        fail("trace header " + std::to_string(t + 1));
+      if (segy_writetrace(f.get(), t, line.data() + i * nz, kTrace0, trsize) != SEGY_OK)
+        fail("trace " + std::to_string(t + 1));
+    }
+  }
+  // segy_close flushes (checked: a full disk shows here), as io/segy.cpp's writer does.
+  errno = 0;
+  if (segy_close(f.release()) != SEGY_OK) fail("flush");
+}
+
+void write_segy_cube(const std::string& path, const float* volume, std::array<long long, 3> n, std::array<double, 3> h,
+                     std::array<double, 3> origin, int revision, const std::string& textual) {
+  const SegyCube c = plan_segy_cube("SEG-Y cube '" + shown_name(path) + "'", revision, n, h, origin);
+  write_segy_cube(path, c, volume, textual);
+}
+
+}  // namespace seisrtm::io
