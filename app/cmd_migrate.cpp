@@ -93,6 +93,7 @@ void print_migration_summary(const Problem& p, const MigrationSummary& s, const 
   std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
   if (!quiet) {
     std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
+    if (!s.segy_path.empty()) std::fprintf(stderr, ", %s", s.segy_path.c_str());
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
   }
   if (!quiet)

@@ -255,6 +255,10 @@ Config from_tree(const YAML::Node& root_node) {
   if (!grid.has("spacing")) throw Error("config key 'grid.spacing' is required: h or [hx, hy, hz] in m");
   c.grid.shape = grid.int_triple("shape", c.grid.shape);
   c.grid.spacing = grid.triple("spacing", c.grid.spacing, true);
+  c.grid.origin = grid.triple("origin", c.grid.origin, false);
+  for (int a = 0; a < 3; ++a)
+    if (!std::isfinite(c.grid.origin[a]))
+      throw Error("config key 'grid.origin' must be finite survey coordinates [x, y, z] in m");
   for (int a = 0; a < 3; ++a) {
     if (c.grid.shape[a] <= 0)
       throw Error("config key 'grid.shape[" + std::to_string(a) + "]' must be a positive number of cells, got " +
@@ -403,11 +407,11 @@ Config from_tree(const YAML::Node& root_node) {
   if (c.output.name.size() > 128)
     throw Error("config key 'output.name' has " + std::to_string(c.output.name.size()) +
                 " bytes; valid: at most 128 (the output files add their suffixes to it within a file name's 255)");
-  if (c.output.segy != SegyRevision::none) {
+  if (c.output.segy != SegyRevision::none && !migration) {
     // A SEG-Y trace holds the run's samples and t = 0 (io/segy.hpp); its length is a 16-bit
-    // field: signed in rev 1, unsigned in rev 2.
+    // field: signed in rev 1, unsigned in rev 2. (A migration's image cube is checked by
+    // io::plan_segy_cube once its grid is known.)
     const long long most = io::segy_max_samples(c.output.segy == SegyRevision::rev1 ? 1 : 2) - 1;
-    if (migration) throw Error("config key 'output.segy' applies to seisrtm run only (a migration writes an image)");
     if (c.time.steps > most)
       throw Error("config key 'output.segy' = " + to_text(c.output.segy) + " holds at most " + std::to_string(most) +
                   " time steps a trace (the samples field is 16 bits; t = 0 is written too), but time.steps = " +

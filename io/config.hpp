@@ -14,6 +14,11 @@ namespace seisrtm {
 struct GridConfig {
   std::array<long long, 3> shape{0, 0, 0};  // cells [nx, ny, nz], damping zone included
   std::array<double, 3> spacing{0, 0, 0};   // m [hx, hy, hz]
+  // m: the survey coordinates [x, y, z] of cell (0, 0, 0) (eastings, northings, depth below the
+  // datum). Every position of the config (shots, receivers, layer tops, bodies, depth slice), of
+  // the data and of the outputs is in survey coordinates; the solver works relative to cell 0
+  // (solver/problem.cpp, local_positions).
+  std::array<double, 3> origin{0, 0, 0};
 };
 
 struct TimeConfig {
@@ -131,7 +136,8 @@ struct OutputConfig {
   bool traces = true;
   bool model = true;
   bool pictures = true;
-  // SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (io/segy.hpp): none | rev1 | rev2.
+  // run: a SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (io/segy.hpp); migrate: the
+  // image as a SEG-Y cube, <name>_image.sgy (io/segy_cube.hpp): none | rev1 | rev2.
   SegyRevision segy = SegyRevision::none;
 };
 

@@ -261,6 +261,10 @@ void add_top(std::vector<ConfigKey>& k) {
                   "cells [nx, ny, nz], damping zone included", SEISRTM_WRITE3(c.grid.shape), "required"));
   k.push_back(key("grid.spacing", "[x, y, z]", "> 0 m", "m [hx, hy, hz]; a single number for all three axes",
                   SEISRTM_WRITE3(c.grid.spacing), "required"));
+  k.push_back(key("grid.origin", "[x, y, z]", "finite m",
+                  "m: the survey coordinates of cell (0, 0, 0); every position (config, data, outputs) is in survey "
+                  "coordinates",
+                  SEISRTM_WRITE3(c.grid.origin), "[0, 0, 0]"));
   k.push_back(checked("time.steps", "integer",
                       with_note(at_least(1, "", "be a positive integer"), "auto in migration configs only"),
                       "number of time steps; auto (migration): the record length of migration.data",
@@ -399,8 +403,11 @@ void add_receivers_output(std::vector<ConfigKey>& k) {
   k.push_back(field("output.traces", "bool", {}, "write the shot gathers", SEISRTM_FIELD(c.output.traces)));
   k.push_back(field("output.model", "bool", {}, "write the model volumes", SEISRTM_FIELD(c.output.model)));
   k.push_back(field("output.pictures", "bool", {}, "write PNG pictures", SEISRTM_FIELD(c.output.pictures)));
-  k.push_back(choice<SegyRevision>("output.segy", "SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (run only)",
-                                   SEISRTM_FIELD(c.output.segy)));
+  k.push_back(choice<SegyRevision>(
+      "output.segy",
+      "run: a SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy; migrate: the image as a SEG-Y cube, "
+      "<name>_image.sgy",
+      SEISRTM_FIELD(c.output.segy)));
 }
 
 void add_solver_checks(std::vector<ConfigKey>& k) {

@@ -162,7 +162,7 @@ void OutputFile::commit() {
 }
 
 bool in_output_set(const std::string& name, const std::string& f) {
-  if (f == name + ".h5" || f == name + ".xmf") return true;
+  if (f == name + ".h5" || f == name + ".xmf" || f == name + "_image.sgy") return true;
   // SEG-Y shot gathers (output.segy): <name>_shot_NNNN.sgy.
   const std::string sgy = name + "_shot_";
   if (f.size() > sgy.size() + 4 && f.compare(0, sgy.size(), sgy) == 0 && f.compare(f.size() - 4, 4, ".sgy") == 0 &&
@@ -318,18 +318,20 @@ void hdf_item(pugi::xml_node parent, const std::string& dims, const std::string&
 }  // namespace
 
 void write_xdmf(const std::string& path, const std::string& h5, const std::array<long long, 3>& n,
-                const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes) {
+                const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes,
+                const std::array<double, 3>& origin) {
   // 3DCoRectMesh lists dimensions and spacing slowest axis first: z y x.
   const std::string dims = std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
   const std::string spacing = number_text(h[2]) + " " + number_text(h[1]) + " " + number_text(h[0]);
-  // The mesh of every grid: node (ix, iy, iz) at (ix hx, iy hy, iz hz) m.
+  const std::string corner = number_text(origin[2]) + " " + number_text(origin[1]) + " " + number_text(origin[0]);
+  // The mesh of every grid: node (ix, iy, iz) at origin + (ix hx, iy hy, iz hz) m.
   auto mesh = [&](pugi::xml_node grid) {
     pugi::xml_node topo = grid.append_child("Topology");
     topo.append_attribute("TopologyType") = "3DCoRectMesh";
     topo.append_attribute("Dimensions") = dims.c_str();
     pugi::xml_node geo = grid.append_child("Geometry");
     geo.append_attribute("GeometryType") = "ORIGIN_DXDYDZ";
-    xml_item(geo, "3", "0 0 0");
+    xml_item(geo, "3", corner);
     xml_item(geo, "3", spacing);
   };
   auto attribute = [](pugi::xml_node grid, const std::string& name) {

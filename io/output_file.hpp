@@ -73,8 +73,8 @@ class OutputFile {
 
 // The files of one result set `<directory>/<name>`: `<name>.h5`, `<name>.xmf` and the pictures
 // `<name>_<kind>.png` of the kinds run and migrate draw (gather_shot_NNNN, wavefield_shot_NNNN,
-// model_vp, image_xz, image_normalized_xz, image_depth) and the SEG-Y shot gathers
-// `<name>_shot_NNNN.sgy` (output.segy). Nothing else in the directory is ever
+// model_vp, image_xz, image_normalized_xz, image_depth), the SEG-Y shot gathers
+// `<name>_shot_NNNN.sgy` and the image cube `<name>_image.sgy` (output.segy). Nothing else in the directory is ever
 // taken for part of a set.
 bool in_output_set(const std::string& name, const std::string& file_name);
 
@@ -124,8 +124,9 @@ struct XdmfVolume {
   std::vector<double> times;  // s, one per time step
 };
 // Writes the sidecar at `path` (a member's temporary path) through pugixml, so names and paths
-// are escaped; checks the close.
+// are escaped; checks the close. origin: the survey coordinates of node (0, 0, 0), [x, y, z] m.
 void write_xdmf(const std::string& path, const std::string& h5_file_name, const std::array<long long, 3>& n,
-                const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes);
+                const std::array<double, 3>& h, const std::vector<XdmfVolume>& volumes,
+                const std::array<double, 3>& origin = {0, 0, 0});
 
 }  // namespace seisrtm::io

@@ -22,6 +22,7 @@
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
+#include "io/segy_cube.hpp"
 #include "solver/cluster.hpp"
 #include "solver/decomposition.hpp"
 #include "solver/hooks.hpp"
@@ -159,16 +160,18 @@ void check_wavelet_not_zero(const MigrationConfig& mc, bool segy, const io::Obse
                    "field and the image would be zero; the data file needs the source time function of its traces");
 }
 
-// Positions are checked here so that the message names the data file and the row.
+// Positions are checked here so that the message names the data file and the row (survey
+// coordinates, as the file holds them).
 void check_positions(const MigrationConfig& mc, const Grid& g, const io::ObservedData& d) {
   auto check = [&](const std::vector<std::array<double, 3>>& pos, const std::string& name) {
     for (size_t i = 0; i < pos.size(); ++i)
       for (int a = 0; a < 3; ++a)
-        if (!(pos[i][a] >= 0 && pos[i][a] <= g.extent(a)))
+        if (const double q = pos[i][a] - g.origin[a]; !(q >= 0 && q <= g.extent(a)))
           throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" + fmt(pos[i][0]) +
-                      ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) + "] m lies outside the migration grid: x in [0, " +
-                      fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) +
-                      "] m (grid.shape x grid.spacing)");
+                      ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) + "] m lies outside the migration grid: x in [" +
+                      fmt(g.origin[0]) + ", " + fmt(g.origin[0] + g.extent(0)) + "], y in [" + fmt(g.origin[1]) + ", " +
+                      fmt(g.origin[1] + g.extent(1)) + "], z in [" + fmt(g.origin[2]) + ", " +
+                      fmt(g.origin[2] + g.extent(2)) + "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
   };
   check(d.source_positions, "/sources/positions");
   check(d.receiver_positions, "/receivers/positions");
@@ -334,12 +337,14 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   cc.receivers.list = d.receiver_positions;
   const bool steps_auto = c.time.steps == 0;
   if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
-  const Grid g{cc.grid.shape, cc.grid.spacing};
+  const Grid g{cc.grid.shape, cc.grid.spacing, cc.grid.origin};
   check_positions(mc, g, d);
 
-  if (mc.depth_slice && *mc.depth_slice > g.extent(2))
-    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies below the grid; valid: [0, " +
-                fmt(g.extent(2)) + "] m or auto");
+  if (mc.depth_slice && !(*mc.depth_slice >= g.origin[2] && *mc.depth_slice <= g.origin[2] + g.extent(2)))
+    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies outside the grid; valid: [" +
+                fmt(g.origin[2]) + ", " + fmt(g.origin[2] + g.extent(2)) + "] m or auto");
+  if (c.output.segy != SegyRevision::none)  // the image cube's header values, before any work
+    (void)io::plan_segy_cube("output.segy", c.output.segy == SegyRevision::rev1 ? 1 : 2, g.n, g.h, g.origin);
   MigrationInput in;
   in.problem = build_problem(cc);
   Problem& p = in.problem;
@@ -657,10 +662,13 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
   out.create_group("sources");
   out.create_group("receivers");
   std::vector<double> pos;
-  for (const auto& p : pb.shots) pos.insert(pos.end(), p.position[0].begin(), p.position[0].end());
+  for (const auto& p : pb.shots) {
+    const std::array<double, 3> s = g.survey(p.position[0]);
+    pos.insert(pos.end(), s.begin(), s.end());
+  }
   io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
   pos.clear();
-  for (const auto& r : pb.receivers.position) pos.insert(pos.end(), r.begin(), r.end());
+  for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
   io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
 }
 
@@ -671,7 +679,7 @@ long long depth_slice_index(const Problem& pb, const Images& im) {
   const CellBox b = interior_box(pb);
   long long iz = 0;
   if (mc.depth_slice) {
-    iz = std::clamp<long long>(std::llround(*mc.depth_slice / g.h[2]), 0, g.n[2] - 1);
+    iz = std::clamp<long long>(std::llround((*mc.depth_slice - g.origin[2]) / g.h[2]), 0, g.n[2] - 1);
   } else {  // the depth with the strongest image
     double best = -1;
     for (long long z = b.lo[2]; z < b.hi[2]; ++z) {
@@ -691,7 +699,7 @@ void write_pictures(io::OutputSet& set, const Problem& pb, const Images& im, lon
   auto picture = [&](const std::string& suffix, const std::vector<float>& v, char normal, long long index,
                      const std::string& what, const std::string& label, const std::string& unit) {
     if (!c.output.pictures) return;
-    io::Image2D p = io::volume_slice(v.data(), g.n, g.h, {0, 0, 0}, normal, index);
+    io::Image2D p = io::volume_slice(v.data(), g.n, g.h, g.origin, normal, index);
     p.title = c.output.name + ": " + what + ", " + p.title;
     p.value_label = label, p.value_unit = unit;
     p.map = io::Colormap::grey;
@@ -741,17 +749,27 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   for (const auto& p : pb.shots) ys += p.position[0][1];
   const long long iy = std::clamp<long long>(std::llround(ys / nshots / g.h[1]), 0, g.n[1] - 1);
   const long long iz = depth_slice_index(pb, im);
-  sum.depth_slice = iz * g.h[2];
+  sum.depth_slice = g.origin[2] + iz * g.h[2];
   io::write_attribute(out.root(), "depth_slice", std::vector<double>{sum.depth_slice});
 
   write_pictures(set, pb, im, iy, iz);
+  // The Laplacian-filtered image as a SEG-Y cube for interpretation tools (output.segy; its
+  // header values were checked by prepare_migration).
+  if (c.output.segy != SegyRevision::none) {
+    const int rev = c.output.segy == SegyRevision::rev1 ? 1 : 2;
+    io::write_segy_cube(set.add("_image.sgy"), io::plan_segy_cube("output.segy", rev, g.n, g.h, g.origin),
+                        im.laplacian.data(),
+                        opt.producer + "\nseisrtm migrate: the Laplacian-filtered image (image/laplacian of " +
+                            c.output.name + ".h5), 1/m^2 x correlation units\nconfig: " + c.source_file);
+  }
 
   io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h,
                  {{"/image/laplacian", "image_laplacian", 0, {}},
                   {"/image/normalized", "image_normalized", 0, {}},
                   {"/image/correlation", "image_correlation", 0, {}},
                   {"/image/illumination", "illumination", 0, {}},
-                  {"/model/vp", "vp", 0, {}}});
+                  {"/model/vp", "vp", 0, {}}},
+                 g.origin);
   cluster::settle_before_commit();  // (mpirun's SIGTERM may be on its way)
   io::check_interrupt("writing the image", c.output.directory);
   set.commit();
@@ -759,6 +777,8 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   for (const auto& f : set.others()) {
     if (fs::path(f).extension() == ".xmf")
       sum.xdmf_path = f;
+    else if (fs::path(f).extension() == ".sgy")
+      sum.segy_path = f;
     else
       sum.pictures.push_back(f);
   }

@@ -114,7 +114,7 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
                    std::vector<float>& illumination);
 
 struct MigrationSummary {
-  std::string h5_path, xdmf_path;
+  std::string h5_path, xdmf_path, segy_path;  // segy_path: the image cube (output.segy), or empty
   std::vector<std::string> pictures;
   double seconds = 0;       // all passes of all shots
   double depth_slice = 0;   // m
@@ -122,7 +122,8 @@ struct MigrationSummary {
 };
 
 // Migrates every shot, stacks, writes <name>.h5 (images, illumination, model, config), the
-// XDMF sidecar and PNG slices, all under temporary names until complete.
+// XDMF sidecar, PNG slices and (output.segy) the image as a SEG-Y cube <name>_image.sgy, all
+// under temporary names until complete.
 MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& options);
 
 }  // namespace seisrtm

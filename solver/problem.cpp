@@ -38,11 +38,17 @@ std::string fmt3(const std::array<double, 3>& p) {
   return s;
 }
 
+// p relative to cell 0; the message in survey coordinates (grid.origin).
 void check_inside(const Grid& g, const std::array<double, 3>& p, const std::string& key) {
   for (int a = 0; a < 3; ++a) {
-    if (!(p[a] >= 0 && p[a] <= g.extent(a)))
-      throw Error("config key '" + key + "' = " + fmt3(p) + " m lies outside the grid; valid: x in [0, " +
-                  fmt(g.extent(0)) + "], y in [0, " + fmt(g.extent(1)) + "], z in [0, " + fmt(g.extent(2)) + "] m");
+    if (!(p[a] >= 0 && p[a] <= g.extent(a))) {
+      std::string valid;
+      for (int b = 0; b < 3; ++b)
+        valid += std::string(b ? ", " : "") + "xyz"[b] + " in [" + fmt(g.origin[b]) + ", " +
+                 fmt(g.origin[b] + g.extent(b)) + "]";
+      throw Error("config key '" + key + "' = " + fmt3(g.survey(p)) + " m lies outside the grid; valid: " + valid +
+                  " m (grid.origin + [0, (grid.shape - 1) x grid.spacing])");
+    }
   }
 }
 
@@ -625,6 +631,30 @@ void warn_fp16_storage(const Config& c, Problem& p, double f_max) {
   }
 }
 
+}  // namespace
+
+Config local_positions(const Config& c) {
+  Config l = c;
+  const std::array<double, 3>& o = c.grid.origin;
+  auto shift = [&](std::array<double, 3>& q) {
+    for (int a = 0; a < 3; ++a) q[a] -= o[a];
+  };
+  for (auto& s : l.sources.shots) shift(s);
+  shift(l.receivers.line.start);
+  shift(l.receivers.line.end);
+  shift(l.receivers.grid.origin);
+  for (auto& r : l.receivers.list) shift(r);
+  for (VolumeConfig* v : {&l.model.vp, &l.model.epsilon, &l.model.delta, &l.model.theta, &l.model.phi}) {
+    for (auto& layer : v->layers) layer.top -= o[2];
+    for (auto& b : v->bodies) shift(b.center);
+    if (v->type == VolumeType::gradient) v->value += v->gradient * o[2];  // the value at cell 0's depth
+  }
+  if (l.migration && l.migration->depth_slice) *l.migration->depth_slice -= o[2];
+  return l;
+}
+
+namespace {
+
 void add_shots(const Config& c, Problem& p) {
   const Grid& g = p.grid;
   const int w = c.boundary.damping_width;
@@ -632,13 +662,13 @@ void add_shots(const Config& c, Problem& p) {
     const std::string key = "sources.shots[" + std::to_string(s) + "]";
     check_inside(g, c.sources.shots[s], key);
     if (in_damping_zone(g, c.sources.shots[s], w, p.free_surface))
-      p.warnings.push_back(key + " = " + fmt3(c.sources.shots[s]) + " m lies in the damping zone");
+      p.warnings.push_back(key + " = " + fmt3(g.survey(c.sources.shots[s])) + " m lies in the damping zone");
     // p = 0 is enforced on the plane z = 0: a source there injects into a value that is then
     // zeroed (all-zero output at z = 0 with nearest or trilinear interpolation), and within the
     // first cell part of its injection is lost.
     if (p.free_surface && c.sources.shots[s][2] < g.h[2])
       p.warnings.push_back(
-          key + " = " + fmt3(c.sources.shots[s]) +
+          key + " = " + fmt3(g.survey(c.sources.shots[s])) +
           " m lies less than one cell below the free surface, "
           "where p = 0 is enforced: its injection is partly or (at z = 0) wholly zeroed and the output "
           "is weak or all zero; put it at least one cell deep, z >= " +
@@ -694,15 +724,16 @@ void add_receivers(const Config& c, Problem& p) {
     p.receivers.add(g, rec[r], rc.interpolation);
   }
   if (moved > 0)
-    p.warnings.push_back(std::to_string(moved) + " of " + std::to_string(rec.size()) +
-                         " receivers lie on the free surface (z = 0, " + to_text(rc.interpolation) +
-                         " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
-                         "down, to z = " +
-                         fmt(g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
-                         (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
+    p.warnings.push_back(
+        std::to_string(moved) + " of " + std::to_string(rec.size()) +
+        " receivers lie on the free surface (z = " + fmt(g.origin[2]) + ", " + to_text(rc.interpolation) +
+        " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
+        "down, to z = " +
+        fmt(g.origin[2] + g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
+        (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
   if (shallow > 0)
     p.warnings.push_back(std::to_string(shallow) + " of " + std::to_string(rec.size()) +
-                         " receivers lie less than one cell below the free surface (z < " + fmt(g.h[2]) +
+                         " receivers lie less than one cell below the free surface (z < " + fmt(g.origin[2] + g.h[2]) +
                          " m), where part of their interpolation weight falls on the plane z = 0 and p = 0 is "
                          "enforced: their traces are weak; put them at least one cell deep (" +
                          (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
@@ -711,8 +742,8 @@ void add_receivers(const Config& c, Problem& p) {
     std::string interior;
     for (int a = 0; a < 3; ++a) {
       const double lo = a == 2 && p.free_surface ? 0.0 : w * g.h[a];
-      interior +=
-          std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(lo) + ", " + fmt((g.n[a] - 1 - w) * g.h[a]) + "]";
+      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(g.origin[a] + lo) + ", " +
+                  fmt(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
     }
     p.warnings.push_back(std::to_string(damped) + " of " + std::to_string(rec.size()) +
                          " receivers lie in the damping zone (boundary.damping_width " + std::to_string(w) +
@@ -723,11 +754,14 @@ void add_receivers(const Config& c, Problem& p) {
 
 }  // namespace
 
-Problem build_problem(const Config& c) {
+Problem build_problem(const Config& survey) {
+  // Built from positions relative to cell 0; the problem keeps the config as given.
+  const Config c = local_positions(survey);
   Problem p;
-  p.config = c;
+  p.config = survey;
   p.grid.n = c.grid.shape;
   p.grid.h = c.grid.spacing;
+  p.grid.origin = c.grid.origin;
   p.radius = c.physics.space_order / 2;
   p.steps = c.time.steps;
   p.free_surface = c.boundary.free_surface;

@@ -45,7 +45,13 @@ struct Problem {
 };
 
 // Builds and checks the problem. Throws seisrtm::Error naming the key or file at fault.
+// c's positions are survey coordinates (grid.origin); the problem's points are relative to cell 0
+// and its config is c.
 Problem build_problem(const Config& c);
+// c with every position relative to cell 0: survey coordinates less grid.origin (the shots, the
+// receivers, the model volumes' layer tops and bodies, a gradient's value at cell 0's depth,
+// migration.depth_slice).
+Config local_positions(const Config& c);
 
 // Builds the velocity volume of the config's model section (throws on a bad model file).
 std::vector<float> build_velocity(const Config& c, const Grid& g);

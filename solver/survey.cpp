@@ -108,7 +108,7 @@ void write_model_and_geometry(io::SurveyFile& file, const Problem& pb) {
       file.write_model_volume(a == &pb.theta ? "theta" : "phi", deg.data());
     }
   }
-  file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, pb.receivers.position);
+  file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, pb.grid.survey(pb.receivers.position));
 }
 
 // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
@@ -117,7 +117,7 @@ io::SegyRun plan_segy_copies(const Problem& pb, const std::string& producer) {
   io::SegyRun segy;
   if (c.output.segy == SegyRevision::none) return segy;
   segy = io::plan_segy(c.output.segy == SegyRevision::rev1 ? 1 : 2, pb.dt, pb.steps, c.sources.shots,
-                       pb.receivers.position);
+                       pb.grid.survey(pb.receivers.position));
   segy.producer = producer;
   segy.config_file = c.source_file;
   segy.shape = pb.grid.n;
@@ -142,13 +142,13 @@ void deliver_traces(const Problem& pb, io::SurveyFile& file, io::OutputSet& set,
   file.write_traces(s, data);
   if (c.output.segy != SegyRevision::none)
     io::write_segy_shot(set.add(std::string("_").append(io::shot_name(s)).append(".sgy")), segy, s, c.sources.shots[s],
-                        pb.receivers.position, data);
+                        pb.grid.survey(pb.receivers.position), data);
   if (c.output.pictures && nrec > 0) {
     // Seismic data in a symmetric colour scale clipped at a percentile of |p| (stated in the
     // picture), so a few large samples near the source do not wash out the rest.
     const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
-    io::Image2D im =
-        io::gather_picture(std::vector<float>(data, data + nrec * nt), nrec, nt, pb.dt, pb.receivers.position, src);
+    io::Image2D im = io::gather_picture(std::vector<float>(data, data + nrec * nt), nrec, nt, pb.dt,
+                                        pb.grid.survey(pb.receivers.position), src);
     im.title = c.output.name + ": " + io::shot_name(s) + " " + im.title;
     picture(set, "gather_" + io::shot_name(s), im);
   }
@@ -161,15 +161,15 @@ void first_shot_pictures(const Problem& pb, Propagator& prop, std::vector<float>
   const std::string front = c.output.name + ": " + io::shot_name(0);
   const io::Point3 src{c.sources.shots[0][0], c.sources.shots[0][1], c.sources.shots[0][2]};
   prop.wavefield(field.data());
-  const long long iy = std::clamp<long long>(std::llround(src[1] / g.h[1]), 0, g.n[1] - 1);
-  io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+  const long long iy = std::clamp<long long>(std::llround((src[1] - g.origin[1]) / g.h[1]), 0, g.n[1] - 1);
+  io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {g.origin[0], g.origin[1], g.origin[2]}, 'y', iy);
   char t[64];
   std::snprintf(t, sizeof t, "wavefield p at t = %.3f s, ", double(pb.steps) * pb.dt);
   wf.title = front + " " + t + wf.title;
   wf.value_label = "p", wf.value_unit = "arb. units";
   wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
   picture(set, "wavefield_" + io::shot_name(0), wf);
-  io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {0, 0, 0}, 'y', iy);
+  io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {g.origin[0], g.origin[1], g.origin[2]}, 'y', iy);
   vp.title = c.output.name + ": model vp, " + vp.title;
   vp.value_label = "vp", vp.value_unit = "m/s";
   vp.map = io::Colormap::viridis, vp.symmetric = false, vp.clip_percentile = 100;
@@ -245,7 +245,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   file.write_stepping_seconds(sum.seconds);
 
   const std::vector<io::XdmfVolume> vols = file.xdmf_volumes();
-  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), set.h5().file_name(), g.n, g.h, vols);
+  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), set.h5().file_name(), g.n, g.h, vols, g.origin);
   // Every rank stops when any was signalled, rank 0 after the last write included: the set is
   // committed only when none was.
   const std::string end = "the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -12,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/error.hpp"
@@ -350,6 +353,91 @@ TEST_CASE("migrate: sources and receivers come from the data, not the config", "
   SECTION("a plain run config") {
     expect_refused("plain", kTrueModel, "", {"has no 'migration' section"});
   }
+}
+
+TEST_CASE("grid.origin: shifting every coordinate and the origin by one vector keeps the traces and image bits",
+          "[integration]") {
+  // Survey coordinates (UTM-like eastings and northings, a datum 250 m below cell 0): every
+  // position and the origin moved by d. Positions on a lattice of whole metres, so that the
+  // shifted values and their differences are exact in float64 and the solver sees the same
+  // positions relative to cell 0, bit for bit; the outputs carry survey coordinates.
+  const std::array<double, 3> d{500000, 4200000, -250};
+  auto shifted = [&](double x, double y, double z) {
+    return "[" + std::to_string(x + d[0]) + ", " + std::to_string(y + d[1]) + ", " + std::to_string(z + d[2]) + "]";
+  };
+  const std::string receivers = "{grid: {origin: [70, 145, 20], spacing: [20, 20], count: [12, 1]}}";
+  const std::string receivers_d = "{grid: {origin: " + shifted(70, 145, 20) + ", spacing: [20, 20], count: [12, 1]}}";
+  const std::string model_d = "\n  vp:\n    type: layers\n    layers:\n      - {top: " + std::to_string(0 + d[2]) +
+                              ", vp: 2000}\n      - {top: " + std::to_string(160 + d[2]) + ", vp: 2800}";
+  const std::string grid_d = "{shape: [36, 30, 32], spacing: 10, origin: " + shifted(0, 0, 0) + "}";
+  const fs::path dir = fresh_dir("origin");
+  const std::string a_cfg = write_text(dir / "a.yaml", seisrtm::test::two_layers({{"receivers", receivers}}));
+  const std::string b_cfg = write_text(
+      dir / "b.yaml",
+      seisrtm::test::two_layers({{"grid", grid_d},
+                                 {"model", model_d},
+                                 {"sources", "{wavelet: {peak_frequency: 15}, shots: [" + shifted(175, 145, 20) + "]}"},
+                                 {"receivers", receivers_d}}));
+  for (const auto& [cfg, out] : {std::pair{a_cfg, "a"}, std::pair{b_cfg, "b"}}) {
+    const Result r = run_cli("run " + cfg + " --quiet --backend cpu --output " + (dir / out).string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+  }
+  const std::string a_h5 = (dir / "a" / "data.h5").string(), b_h5 = (dir / "b" / "data.h5").string();
+  CHECK(seisrtm::test::read_dataset(a_h5, "traces") == seisrtm::test::read_dataset(b_h5, "traces"));
+  for (const char* pos : {"/sources/positions", "/receivers/positions"}) {
+    INFO(pos);
+    const Array pa = read_array(a_h5, pos), pb = read_array(b_h5, pos);
+    REQUIRE(pa.values.size() == pb.values.size());
+    for (size_t i = 0; i < pa.values.size(); ++i) CHECK(pb.values[i] == pa.values[i] + d[i % 3]);
+  }
+  // Migrations of each data set on its own grid: the same image, bit for bit.
+  for (const auto& [data, out, grid] :
+       {std::tuple{a_h5, "ma", std::string("{shape: [36, 30, 32], spacing: 10}")}, std::tuple{b_h5, "mb", grid_d}}) {
+    const std::string cfg = write_text(
+        dir / (std::string(out) + ".yaml"),
+        seisrtm::test::two_layers_migration({{"grid", grid},
+                                             {"output", "{name: rtm}"},
+                                             {"migration", "\n  data: " + data + "\n  mute: {velocity: 2000}"}}));
+    const Result r =
+        run_cli("migrate " + cfg + " --quiet --backend cpu --set output.segy=rev2 --output " + (dir / out).string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+  }
+  for (const char* v : {"image/correlation", "image/illumination", "image/laplacian"}) {
+    INFO(v);
+    CHECK(seisrtm::test::read_dataset((dir / "ma" / "rtm.h5").string(), v) ==
+          seisrtm::test::read_dataset((dir / "mb" / "rtm.h5").string(), v));
+  }
+  // The image cube (output.segy; its layout is test_segy_cube's): a trace of 32 depth samples
+  // for each of the 36 x 30 columns, the first column's samples the Laplacian image's there, its
+  // CDP x (bytes 181, with the scalar at 71) the survey x of cell 0.
+  const fs::path cube = dir / "mb" / "rtm_image.sgy";
+  REQUIRE(fs::exists(cube));
+  CHECK(fs::file_size(cube) == 3600u + 36u * 30u * (240u + 32u * 4u));
+  std::ifstream in(cube, std::ios::binary);
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto be32 = [&](size_t at) {
+    return static_cast<std::int32_t>((uint32_t(bytes[at]) << 24) | (uint32_t(bytes[at + 1]) << 16) |
+                                     (uint32_t(bytes[at + 2]) << 8) | uint32_t(bytes[at + 3]));
+  };
+  auto be16 = [&](size_t at) { return static_cast<std::int16_t>((bytes[at] << 8) | bytes[at + 1]); };
+  const int scalar = be16(3600 + 70);
+  const double cdp_x = scalar < 0 ? double(be32(3600 + 180)) / -scalar : double(be32(3600 + 180)) * std::max(1, scalar);
+  CHECK(cdp_x == d[0]);
+  const std::vector<float> lap = seisrtm::test::read_dataset((dir / "mb" / "rtm.h5").string(), "image/laplacian");
+  for (size_t z = 0; z < 32; ++z) {
+    const std::uint32_t u = static_cast<std::uint32_t>(be32(3600 + 240 + 4 * z));
+    float v;
+    std::memcpy(&v, &u, 4);
+    CHECK(v == lap[z * 36 * 30]);
+  }
+  // A position outside the grid is named in survey coordinates.
+  const Result bad =
+      run_cli("run " + b_cfg + " --quiet --backend cpu --set 'sources.shots=[[175, 145, 20]]' --output " +
+              (dir / "bad").string());
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.output, Contains("sources.shots[0]") && Contains("x in [500000, 500350]"));
 }
 
 TEST_CASE("migrate: broken data files are refused with the dataset named", "[integration]") {
