@@ -1,5 +1,7 @@
 #include "io/hdf5_file.hpp"
 
+#include <hdf5_hl.h>
+
 #include <filesystem>
 
 #include "base/error.hpp"
@@ -166,6 +168,10 @@ void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t
   write_any(loc, name, dims, H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, data);
 }
 
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const long long* data) {
+  write_any(loc, name, dims, H5T_NATIVE_LLONG, H5T_STD_I64LE, data);
+}
+
 void write_attribute(hid_t loc, const std::string& name, const std::string& value) {
   H5Handle t(H5Tcopy(H5T_C_S1), H5Tclose);
   H5Tset_size(t.get(), value.size() + 1);
@@ -197,6 +203,94 @@ void write_attribute(hid_t loc, const std::string& name, const std::vector<long 
   H5Handle a(H5Acreate2(loc, name.c_str(), H5T_STD_I64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
   if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_LLONG, value.data()) < 0)
     throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
+}
+
+void write_attribute(hid_t loc, const std::string& name, double value) {
+  H5Handle s(H5Screate(H5S_SCALAR), H5Sclose);
+  H5Handle a(H5Acreate2(loc, name.c_str(), H5T_IEEE_F64LE, s.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  if (!a.valid() || H5Awrite(a.get(), H5T_NATIVE_DOUBLE, &value) < 0)
+    throw Error("writing HDF5 attribute '" + name + "'" + failed_at(loc));
+}
+
+std::vector<double> read_attribute(hid_t loc, const std::string& name) {
+  if (H5Aexists(loc, name.c_str()) <= 0) return {};
+  H5Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
+  if (!a.valid()) throw Error("HDF5 attribute '" + name + "' cannot be opened");
+  H5Handle t(H5Aget_type(a.get()), H5Tclose);
+  if (H5Tget_class(t.get()) != H5T_FLOAT && H5Tget_class(t.get()) != H5T_INTEGER)
+    throw Error("HDF5 attribute '" + name + "' does not hold numbers");
+  H5Handle s(H5Aget_space(a.get()), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(s.get());  // 1 for a scalar
+  std::vector<double> v(n > 0 ? size_t(n) : 0);
+  if (n <= 0 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, v.data()) < 0)
+    throw Error("HDF5 attribute '" + name + "' cannot be read as numbers");
+  return v;
+}
+
+namespace {
+
+H5Handle open_for_write(hid_t loc, const std::string& name) {
+  H5Handle d(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.valid()) throw Error("opening HDF5 dataset '" + name + "'" + failed_at(loc));
+  return d;
+}
+
+// The last path component: the dimension's name in netCDF-4 readers.
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
+void describe_dataset(hid_t loc, const std::string& dataset, const std::string& units, const std::string& long_name) {
+  H5Handle d = open_for_write(loc, dataset);
+  if (!units.empty()) write_attribute(d.get(), "units", units);
+  write_attribute(d.get(), "long_name", long_name);
+}
+
+void make_axis(hid_t loc, const std::string& name, const std::string& units, const std::string& long_name) {
+  describe_dataset(loc, name, units, long_name);
+  H5Handle d = open_for_write(loc, name);
+  if (H5DSset_scale(d.get(), base_name(name).c_str()) < 0)
+    throw Error("making HDF5 dataset '" + name + "' a dimension scale" + failed_at(loc));
+}
+
+void write_axis(hid_t loc, const std::string& name, const std::vector<double>& values, const std::string& units,
+                const std::string& long_name) {
+  write_dataset(loc, name, {hsize_t(values.size())}, values.data());
+  make_axis(loc, name, units, long_name);
+}
+
+void write_index_axis(hid_t loc, const std::string& name, long long count, const std::string& long_name) {
+  std::vector<long long> index(static_cast<size_t>(count));
+  for (long long i = 0; i < count; ++i) index[i] = i;
+  write_dataset(loc, name, {hsize_t(count)}, index.data());
+  make_axis(loc, name, "", long_name);
+}
+
+void attach_axes(hid_t loc, const std::string& dataset, const std::vector<std::string>& axes) {
+  H5Handle d = open_for_write(loc, dataset);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    H5Handle a = open_for_write(loc, axes[k]);
+    if (H5DSattach_scale(d.get(), a.get(), static_cast<unsigned>(k)) < 0)
+      throw Error("attaching the axis '" + axes[k] + "' to dimension " + std::to_string(k) + " of HDF5 dataset '" +
+                  dataset + "'" + failed_at(loc));
+  }
+}
+
+void write_grid_axes(hid_t root, const std::array<long long, 3>& n, const std::array<double, 3>& h,
+                     const std::array<double, 3>& origin) {
+  for (int a = 0; a < 3; ++a) {
+    std::vector<double> c(static_cast<size_t>(n[a]));
+    for (long long i = 0; i < n[a]; ++i) c[i] = origin[a] + double(i) * h[a];
+    const std::string name(1, "xyz"[a]);
+    write_axis(root, name, c, "m", a == 2 ? "depth z (positive down) of the cell" : name + " of the cell");
+  }
+}
+
+void write_component_axis(hid_t root) {
+  write_index_axis(root, "component", 3, "position component: 0 x, 1 y, 2 z");
 }
 
 void write_float_file(const std::string& file, const std::string& dataset, const std::vector<hsize_t>& dims,

@@ -72,10 +72,40 @@ DeclaredDataset declared_dataset(const std::string& file, const std::string& dat
 // Dataset writers used by the output file and by tests that make inputs.
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const float* data);
 void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const double* data);
+void write_dataset(hid_t loc, const std::string& name, const std::vector<hsize_t>& dims, const long long* data);
 void write_attribute(hid_t loc, const std::string& name, const std::string& value);
 void write_attribute(hid_t loc, const std::string& name, const std::vector<double>& value);
 void write_attribute(hid_t loc, const std::string& name, long long value);
 void write_attribute(hid_t loc, const std::string& name, const std::vector<long long>& value);
+// A scalar float64 (dt, stepping_seconds): h5py and xarray read it as a number, not an array.
+void write_attribute(hid_t loc, const std::string& name, double value);
+// A numeric attribute of `loc` as doubles (a scalar as one value, an array as its values);
+// empty when absent. Readers of dt take either form: files before dt was a scalar hold [dt].
+std::vector<double> read_attribute(hid_t loc, const std::string& name);
+
+// Dimension scales (HDF5 High-Level H5DS, the netCDF-4 data model): a 1D coordinate dataset
+// ("axis") attached to each dimension of a dataset names that dimension for xarray, h5netcdf,
+// ncdump and HDFView (instead of phony_dim_N) and gives its coordinates. The dimension's name
+// is the axis' last path component: /x, /time, /snapshots/time.
+//
+// Writes the axis `name` (float64 coordinates, with `units` and `long_name` attributes).
+void write_axis(hid_t loc, const std::string& name, const std::vector<double>& values, const std::string& units,
+                const std::string& long_name);
+// Writes the axis `name` of indices 0..count-1 (int64, no units: shot, receiver, component).
+void write_index_axis(hid_t loc, const std::string& name, long long count, const std::string& long_name);
+// Makes the existing 1D dataset `name` an axis, with `units` (none when empty) and `long_name`.
+void make_axis(hid_t loc, const std::string& name, const std::string& units, const std::string& long_name);
+// Attaches axes[d] to dimension d of `dataset` (one axis a dimension, slowest first).
+void attach_axes(hid_t loc, const std::string& dataset, const std::vector<std::string>& axes);
+// The `units` and `long_name` attributes of the dataset `dataset` (units omitted when empty).
+void describe_dataset(hid_t loc, const std::string& dataset, const std::string& units, const std::string& long_name);
+
+// The grid's axes /x, /y, /z (float64, m): cell i of axis a is at origin[a] + i h[a], the
+// position the solver gives it. n, h and origin are [x, y, z]. Volumes attach {"z", "y", "x"}.
+void write_grid_axes(hid_t root, const std::array<long long, 3>& n, const std::array<double, 3>& h,
+                     const std::array<double, 3>& origin);
+// /component: int64 0, 1, 2 for the columns [x, y, z] of position datasets [n, 3].
+void write_component_axis(hid_t root);
 
 // Creates a file holding one float32 dataset (used for model and wavelet inputs).
 void write_float_file(const std::string& file, const std::string& dataset, const std::vector<hsize_t>& dims,

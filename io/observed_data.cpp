@@ -77,11 +77,15 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
   if (H5Aexists(f.get(), "dt") <= 0)
     throw Error("data file '" + file + "': the root attribute 'dt' (the trace sample interval in s) is missing");
   {
-    H5Handle a(H5Aopen(f.get(), "dt", H5P_DEFAULT), H5Aclose);
-    H5Handle s(H5Aget_space(a.get()), H5Sclose);
-    if (H5Sget_simple_extent_npoints(s.get()) != 1 || H5Aread(a.get(), H5T_NATIVE_DOUBLE, &o.dt) < 0 || !(o.dt > 0) ||
-        !std::isfinite(o.dt))
+    // A scalar (this version) or a 1-element array (files written before): both hold one value.
+    std::vector<double> dt;
+    try {
+      dt = read_attribute(f.get(), "dt");
+    } catch (const Error&) {  // not numbers: refused below with what dt must be
+    }
+    if (dt.size() != 1 || !(dt[0] > 0) || !std::isfinite(dt[0]))
       throw Error("data file '" + file + "': the root attribute 'dt' must be one positive number (s)");
+    o.dt = dt[0];
   }
 
   const std::string traces_what = "[shot, receiver, time] floats";
@@ -143,10 +147,20 @@ void write_observed(const std::string& file, const ObservedData& d) {
   H5QuietErrors quiet;
   H5Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("cannot create data file '" + file + "'");
-  write_attribute(f.get(), "dt", std::vector<double>{d.dt});
-  write_dataset(f.get(), "traces", {hsize_t(d.shots), hsize_t(d.receivers), hsize_t(d.samples)}, d.traces.data());
+  const hid_t root = f.get();
+  write_attribute(root, "dt", d.dt);
+  // The axes of run's file (io/survey_file.hpp) that these datasets use.
+  write_index_axis(root, "shot", d.shots, "shot index");
+  write_index_axis(root, "receiver", d.receivers, "receiver index");
+  write_component_axis(root);
+  std::vector<double> time(static_cast<size_t>(d.samples));
+  for (long long n = 0; n < d.samples; ++n) time[n] = (n + 1) * d.dt;
+  write_axis(root, "time", time, "s", "time of the trace sample ((n + 1) dt)");
+  write_dataset(root, "traces", {hsize_t(d.shots), hsize_t(d.receivers), hsize_t(d.samples)}, d.traces.data());
+  describe_dataset(root, "traces", "same as sources/wavelet (pressure-like, unit source)", "p at the receivers");
+  attach_axes(root, "traces", {"shot", "receiver", "time"});
   for (const char* g : {"sources", "receivers"}) {
-    H5Handle grp(H5Gcreate2(f.get(), g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    H5Handle grp(H5Gcreate2(root, g, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     if (!grp.valid()) throw Error("cannot create group '" + std::string(g) + "' in '" + file + "'");
   }
   auto flat = [](const std::vector<std::array<double, 3>>& v) {
@@ -155,9 +169,19 @@ void write_observed(const std::string& file, const ObservedData& d) {
     return out;
   };
   const auto sp = flat(d.source_positions), rp = flat(d.receiver_positions);
-  write_dataset(f.get(), "sources/positions", {hsize_t(d.source_positions.size()), 3}, sp.data());
-  write_dataset(f.get(), "receivers/positions", {hsize_t(d.receiver_positions.size()), 3}, rp.data());
-  write_dataset(f.get(), "sources/wavelet", {hsize_t(d.wavelet.size())}, d.wavelet.data());
+  write_dataset(root, "sources/positions", {hsize_t(d.source_positions.size()), 3}, sp.data());
+  describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
+  attach_axes(root, "sources/positions", {"shot", "component"});
+  write_dataset(root, "receivers/positions", {hsize_t(d.receiver_positions.size()), 3}, rp.data());
+  describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
+  attach_axes(root, "receivers/positions", {"receiver", "component"});
+  // f(n dt), n = 0..: its own axis, as long as the wavelet (which may differ from the traces).
+  std::vector<double> wavelet_time(d.wavelet.size());
+  for (size_t n = 0; n < wavelet_time.size(); ++n) wavelet_time[n] = double(n) * d.dt;
+  write_axis(root, "sources/wavelet_time", wavelet_time, "s", "time of the wavelet sample (n dt)");
+  write_dataset(root, "sources/wavelet", {hsize_t(d.wavelet.size())}, d.wavelet.data());
+  describe_dataset(root, "sources/wavelet", "arbitrary (traces are in its units)", "source time function");
+  attach_axes(root, "sources/wavelet", {"sources/wavelet_time"});
   if (H5Fflush(f.get(), H5F_SCOPE_GLOBAL) < 0) throw Error("writing data file '" + file + "' failed (disk full?)");
 }
 

@@ -1,6 +1,7 @@
 #include "io/survey_file.hpp"
 
 #include <cstdio>
+#include <utility>
 
 #include "base/error.hpp"
 
@@ -17,9 +18,9 @@ void write_run_attributes(hid_t root, const RunAttributes& a) {
   write_attribute(root, "backend", a.backend);
   write_attribute(root, "config", a.config);
   write_attribute(root, "spacing", std::vector<double>{a.h[0], a.h[1], a.h[2]});
-  write_attribute(root, "origin", std::vector<double>{0, 0, 0});
+  write_attribute(root, "origin", std::vector<double>{a.origin[0], a.origin[1], a.origin[2]});
   write_attribute(root, "shape", std::vector<long long>{a.n[0], a.n[1], a.n[2]});  // int64
-  write_attribute(root, "dt", std::vector<double>{a.dt});
+  write_attribute(root, "dt", a.dt);
   write_attribute(root, "steps", a.steps);
 }
 
@@ -30,6 +31,18 @@ std::string snapshot_step_name(long long k) {
 }
 
 namespace {
+
+// What /traces, the snapshots and the wavelet hold: p from the wavelet injected as a unit source.
+constexpr const char* kFieldUnits = "same as sources/wavelet (pressure-like, unit source)";
+const std::vector<std::string> kVolumeAxes{"z", "y", "x"};
+
+// Units and long name of /model/<name> (vp, and epsilon, delta, theta, phi of vti and tti).
+std::pair<std::string, std::string> model_description(const std::string& name) {
+  if (name == "vp") return {"m/s", "P-wave velocity"};
+  if (name == "theta") return {"degree", "tilt of the symmetry axis from vertical"};
+  if (name == "phi") return {"degree", "azimuth of the symmetry axis"};
+  return {"1", "Thomsen " + name};
+}
 
 // Dataset `view` [z][y][x]: a virtual dataset whose values are snapshot k of `source`
 // [snapshot][z][y][x] in the same file ("."). ParaView's Xdmf3 readers load no HyperSlab
@@ -65,19 +78,43 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
   snapshots_ = snapshot_count(l);
   for (long long k = 0; k < snapshots_; ++k) snapshot_times_.push_back((k + 1) * l.snapshot_interval * l.dt);
 
-  if (traces_) out_.create_chunked("traces", {hsize_t(l.shots), hsize_t(l.receivers), hsize_t(l.steps)});
+  const hid_t root = out_.root();
+  write_grid_axes(root, l.n, l.h, l.origin);
+  write_index_axis(root, "shot", l.shots, "shot index");
+  if (l.receivers > 0) write_index_axis(root, "receiver", l.receivers, "receiver index");
+  write_component_axis(root);
+  // Sample n of a trace is p after step n + 1: t = (n + 1) dt.
+  std::vector<double> time(l.steps);
+  for (long long n = 0; n < l.steps; ++n) time[n] = (n + 1) * l.dt;
+  write_axis(root, "time", time, "s", "time of the trace sample ((n + 1) dt)");
+
+  if (traces_) {
+    out_.create_chunked("traces", {hsize_t(l.shots), hsize_t(l.receivers), hsize_t(l.steps)});
+    describe_dataset(root, "traces", kFieldUnits, "p at the receivers");
+    attach_axes(root, "traces", {"shot", "receiver", "time"});
+  }
   if (snapshots_ > 0) {
     out_.create_group("snapshots");
-    write_dataset(out_.root(), "snapshots/time", {hsize_t(snapshots_)}, snapshot_times_.data());
+    write_axis(root, "snapshots/time", snapshot_times_, "s", "time of the snapshot");
     // Chunked datasets allocate their chunks when written: creating every shot's now costs
     // nothing until its snapshots arrive.
     out_.create_group("snapshot_steps");
     for (long long s = 0; s < l.shots; ++s) {
       const std::string source = "snapshots/" + shot_name(s), steps = "snapshot_steps/" + shot_name(s);
       out_.create_chunked(source, {hsize_t(snapshots_), hsize_t(l.n[2]), hsize_t(l.n[1]), hsize_t(l.n[0])});
+      describe_dataset(root, source, kFieldUnits, "p of " + shot_name(s));
+      attach_axes(root, source, {"snapshots/time", "z", "y", "x"});
       out_.create_group(steps);
-      for (long long k = 0; k < snapshots_; ++k)
-        create_snapshot_view(out_, steps + "/" + snapshot_step_name(k), "/" + source, k, snapshots_, l.n);
+      for (long long k = 0; k < snapshots_; ++k) {
+        const std::string view = steps + "/" + snapshot_step_name(k);
+        create_snapshot_view(out_, view, "/" + source, k, snapshots_, l.n);
+        // No axes: each attachment adds an entry to the REFERENCE_LIST attribute of /x, /y and /z,
+        // 16 B each (a reference and a dimension index), and an attribute of the file's default
+        // format holds at most 64 KiB (about 4000 entries), which shots x snapshots views would pass. Their values have
+        // axes on the source.
+        describe_dataset(root, view, kFieldUnits,
+                         "p of " + shot_name(s) + " at snapshots/time[" + std::to_string(k) + "]");
+      }
     }
   }
 }
@@ -87,7 +124,7 @@ void SurveyFile::write_attributes(const RunAttributes& a) {
   write_run_attributes(root, a);
   write_attribute(root, "units",
                   "lengths m, times s, velocities m/s, angles (model/theta, model/phi) degrees; spacing, origin and "
-                  "shape are [x, y, z]");
+                  "shape are [x, y, z]; each dataset has its own units attribute");
   write_attribute(root, "layout",
                   "volumes are [z][y][x] (x fastest); traces are [shot][receiver][time]; "
                   "snapshots/shot_NNNN are [time][z][y][x]; snapshot_steps/shot_NNNN/KKKK are [z][y][x] views of their "
@@ -99,6 +136,9 @@ void SurveyFile::write_model(const float* vp) {
   const auto& n = layout_.n;
   out_.create_group("model");
   write_dataset(out_.root(), "model/vp", {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, vp);
+  const auto [units, long_name] = model_description("vp");
+  describe_dataset(out_.root(), "model/vp", units, long_name);
+  attach_axes(out_.root(), "model/vp", kVolumeAxes);
   model_volumes_.push_back("vp");
 }
 
@@ -106,6 +146,9 @@ void SurveyFile::write_model_volume(const std::string& name, const float* values
   if (!layout_.model) return;
   const auto& n = layout_.n;
   write_dataset(out_.root(), "model/" + name, {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, values);
+  const auto [units, long_name] = model_description(name);
+  describe_dataset(out_.root(), "model/" + name, units, long_name);
+  attach_axes(out_.root(), "model/" + name, kVolumeAxes);
   model_volumes_.push_back(name);
 }
 
@@ -117,19 +160,28 @@ void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::arr
                 std::to_string(receivers.size()) + " receivers, but the layout has " + std::to_string(l.shots) +
                 " and " + std::to_string(l.receivers));
   const hid_t root = out_.root();
-  // Sample n of a trace is p after step n + 1: t = (n + 1) dt.
-  std::vector<double> time(l.steps);
-  for (long long n = 0; n < l.steps; ++n) time[n] = (n + 1) * l.dt;
-  write_dataset(root, "time", {hsize_t(l.steps)}, time.data());
   out_.create_group("sources");
   out_.create_group("receivers");
+  // The wavelet is f(n dt), n = 0..: one dt before the trace sample of the same index.
+  std::vector<double> wavelet_time(l.steps);
+  for (long long n = 0; n < l.steps; ++n) wavelet_time[n] = n * l.dt;
+  write_axis(root, "sources/wavelet_time", wavelet_time, "s", "time of the wavelet sample (n dt)");
   write_dataset(root, "sources/wavelet", {hsize_t(l.steps)}, wavelet);
+  describe_dataset(root, "sources/wavelet", "arbitrary (traces and snapshots are in its units)",
+                   "source time function");
+  attach_axes(root, "sources/wavelet", {"sources/wavelet_time"});
   std::vector<double> pos;
   for (const auto& s : sources) pos.insert(pos.end(), s.begin(), s.end());
   write_dataset(root, "sources/positions", {hsize_t(l.shots), 3}, pos.data());
+  describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
+  attach_axes(root, "sources/positions", {"shot", "component"});
   pos.clear();
   for (const auto& r : receivers) pos.insert(pos.end(), r.begin(), r.end());
-  if (l.receivers > 0) write_dataset(root, "receivers/positions", {hsize_t(l.receivers), 3}, pos.data());
+  if (l.receivers > 0) {
+    write_dataset(root, "receivers/positions", {hsize_t(l.receivers), 3}, pos.data());
+    describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
+    attach_axes(root, "receivers/positions", {"receiver", "component"});
+  }
 }
 
 void SurveyFile::write_traces(long long shot, const float* gather) {
@@ -141,7 +193,7 @@ void SurveyFile::write_snapshot(long long shot, long long k, const float* p) {
 }
 
 void SurveyFile::write_stepping_seconds(double seconds) {
-  write_attribute(out_.root(), "stepping_seconds", std::vector<double>{seconds});
+  write_attribute(out_.root(), "stepping_seconds", seconds);
 }
 
 std::vector<XdmfVolume> SurveyFile::xdmf_volumes() const {

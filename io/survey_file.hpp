@@ -3,19 +3,27 @@
 //
 //   /traces                     [shot, receiver, time]  float32, chunked one shot a chunk
 //   /time                       [time]                  float64, s; sample n at t = (n + 1) dt
-//   /snapshots/shot_NNNN        [snapshot, z, y, x]     float32, chunked one snapshot a chunk
-//   /snapshots/time             [snapshot]              float64, s
+//   /snapshots/shot_NNNN        [time, z, y, x]         float32, chunked one snapshot a chunk
+//   /snapshots/time             [time]                  float64, s, the snapshots' times
 //   /snapshot_steps/shot_NNNN/KKKK  [z, y, x]           float32, snapshot KKKK of shot_NNNN: a
 //                               virtual dataset (HDF5 >= 1.10) over /snapshots/shot_NNNN, no copy
 //   /model/vp                   [z, y, x]               float32, m/s
-//   /sources/positions          [shot, 3]               float64, m, [x, y, z]
-//   /receivers/positions        [receiver, 3]           float64, m, [x, y, z]
-//   /sources/wavelet            [time]                  float32, f(n dt)
+//   /sources/positions          [shot, component]       float64, m, [x, y, z]
+//   /receivers/positions        [receiver, component]   float64, m, [x, y, z]
+//   /sources/wavelet            [wavelet_time]          float32, f(n dt)
+//   /sources/wavelet_time       [wavelet_time]          float64, s, n dt
+//   /x, /y, /z                  [x], [y], [z]           float64, m, origin + i h: the cells' positions
+//   /shot, /receiver            [shot], [receiver]      int64, 0..n-1
+//   /component                  [component]             int64, 0 x, 1 y, 2 z
 //   attributes of /             see write_attributes
 //
+// Each 1D axis above is an HDF5 dimension scale attached to the dimensions of its name (the
+// bracketed names), so netCDF-4 readers (xarray with h5netcdf) name the dimensions and give
+// their coordinates; every dataset carries `units` and `long_name`.
+//
 // The writer knows nothing of the solver: it is given sizes and plain arrays. The constructor
-// creates the datasets the time loop fills (traces and snapshots), so the shapes are fixed
-// before any stepping; the write_* calls fill them and the static parts.
+// creates the datasets the time loop fills (traces and snapshots) and the axes, so the shapes are
+// fixed before any stepping; the write_* calls fill them and the static parts.
 #include <hdf5.h>
 
 #include <array>
@@ -30,13 +38,14 @@ namespace seisrtm::io {
 struct SurveyLayout {
   long long shots = 0;
   long long receivers = 0;
-  long long steps = 0;                  // time samples per trace
-  double dt = 0;                        // s
-  std::array<long long, 3> n{0, 0, 0};  // cells [x, y, z]
-  std::array<double, 3> h{0, 0, 0};     // m [x, y, z]
-  long long snapshot_interval = 0;      // steps between snapshots; 0 = none
-  bool traces = true;                   // /traces (only with receivers)
-  bool model = true;                    // /model/vp
+  long long steps = 0;                    // time samples per trace
+  double dt = 0;                          // s
+  std::array<long long, 3> n{0, 0, 0};    // cells [x, y, z]
+  std::array<double, 3> h{0, 0, 0};       // m [x, y, z]
+  long long snapshot_interval = 0;        // steps between snapshots; 0 = none
+  bool traces = true;                     // /traces (only with receivers)
+  bool model = true;                      // /model/vp
+  std::array<double, 3> origin{0, 0, 0};  // m [x, y, z], the survey coordinates of cell (0, 0, 0)
 };
 // Snapshots a run of this layout stores: one every snapshot_interval steps.
 inline long long snapshot_count(const SurveyLayout& l) {
@@ -52,10 +61,11 @@ struct RunAttributes {
   std::array<double, 3> h{0, 0, 0};     // m [x, y, z]
   double dt = 0;                        // s
   long long steps = 0;
+  std::array<double, 3> origin{0, 0, 0};  // m [x, y, z], the survey coordinates of cell (0, 0, 0)
 };
 
-// Writes producer, backend, config, spacing, origin (0, float64), shape (int64), all [x, y, z],
-// dt and steps to `root`.
+// Writes producer, backend, config, spacing, origin (float64, m), shape (int64), all [x, y, z],
+// dt (a scalar float64, s) and steps to `root`.
 void write_run_attributes(hid_t root, const RunAttributes& a);
 
 // `shot_NNNN`, the name of a shot's members (datasets, pictures, SEG-Y files).

@@ -648,17 +648,31 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
                       "image/correlation: sum over shots and time steps of S R (data units x source "
                       "field units; image_interval k times the sum over the imaging steps); image/illumination: "
                       "sum of S^2 (the same way); image/normalized: correlation / "
-                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2");
+                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2; "
+                      "each dataset has its own units attribute");
   io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
-  io::write_attribute(root, "stepping_seconds", std::vector<double>{seconds});
+  io::write_attribute(root, "stepping_seconds", seconds);
+  io::write_grid_axes(root, g.n, g.h, g.origin);  // at the origin write_run_attributes wrote
+  io::write_index_axis(root, "shot", nshots, "shot index");
+  io::write_index_axis(root, "receiver", nrec, "receiver index");
+  io::write_component_axis(root);
   const std::vector<hsize_t> n3{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])};
+  auto volume = [&](const std::string& name, const float* v, const std::string& units, const std::string& long_name) {
+    io::write_dataset(root, name, n3, v);
+    io::describe_dataset(root, name, units, long_name);
+    io::attach_axes(root, name, {"z", "y", "x"});
+  };
+  // S: the source field (p of the wavelet, a unit source); R: the receiver field (p of the data).
   out.create_group("image");
-  io::write_dataset(root, "image/correlation", n3, im.correlation.data());
-  io::write_dataset(root, "image/illumination", n3, im.illumination.data());
-  io::write_dataset(root, "image/normalized", n3, im.normalized.data());
-  io::write_dataset(root, "image/laplacian", n3, im.laplacian.data());
+  volume("image/correlation", im.correlation.data(), "data units x source field units",
+         "sum over shots and imaging steps of S R");
+  volume("image/illumination", im.illumination.data(), "source field units^2",
+         "sum over shots and imaging steps of S^2");
+  volume("image/normalized", im.normalized.data(), "data units / source field units",
+         "correlation / (illumination + epsilon max illumination)");
+  volume("image/laplacian", im.laplacian.data(), "1/m^2 x image/normalized units", "-lap(normalized)");
   out.create_group("model");
-  io::write_dataset(root, "model/vp", n3, pb.vp.data());
+  volume("model/vp", pb.vp.data(), "m/s", "P-wave velocity");
   out.create_group("sources");
   out.create_group("receivers");
   std::vector<double> pos;
@@ -667,9 +681,13 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
     pos.insert(pos.end(), s.begin(), s.end());
   }
   io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
+  io::describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
+  io::attach_axes(root, "sources/positions", {"shot", "component"});
   pos.clear();
   for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
   io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+  io::describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
+  io::attach_axes(root, "receivers/positions", {"receiver", "component"});
 }
 
 // The depth slice's z index: migration.depth_slice, or the depth with the strongest image.

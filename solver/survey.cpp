@@ -20,7 +20,7 @@ namespace seisrtm {
 namespace {
 
 io::RunAttributes run_attributes(const Problem& pb, const std::string& producer, const std::string& backend) {
-  return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps};
+  return {producer, backend, to_yaml(pb.config), pb.grid.n, pb.grid.h, pb.dt, pb.steps, pb.grid.origin};
 }
 
 // What every rank does with a shot of a run: the time steps, the snapshots (each one written a
@@ -75,7 +75,8 @@ struct RunShot {
 RunSummary run_on_other_rank(const Problem& pb, Propagator& prop) {
   const Grid& g = pb.grid;
   const long long interval = pb.config.output.snapshot_interval;
-  const io::SurveyLayout layout{pb.shot_count(), pb.receivers.size(), pb.steps, pb.dt, g.n, g.h, interval, true, true};
+  const io::SurveyLayout layout{pb.shot_count(), pb.receivers.size(), pb.steps, pb.dt, g.n, g.h, interval, true, true,
+                                g.origin};
   const ShotPlan plan = every_shot(pb, true);
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
   if (!plan.slabs) {
@@ -199,7 +200,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   io::OutputSet set(c.output.directory, c.output.name);
   // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
   // fills now, and takes plain arrays.
-  const io::SurveyLayout layout{nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model};
+  const io::SurveyLayout layout{nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model, g.origin};
   io::SurveyFile file(set.h5(), layout);
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));

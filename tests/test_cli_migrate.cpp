@@ -391,6 +391,13 @@ TEST_CASE("grid.origin: shifting every coordinate and the origin by one vector k
     REQUIRE(pa.values.size() == pb.values.size());
     for (size_t i = 0; i < pa.values.size(); ++i) CHECK(pb.values[i] == pa.values[i] + d[i % 3]);
   }
+  // The files' axes (dimension scales /x, /y, /z) in survey coordinates.
+  for (int a = 0; a < 3; ++a) {
+    const Array axis = read_array(b_h5, std::string("/") + "xyz"[a]);
+    REQUIRE(axis.values.size() >= 2);
+    CHECK(axis.values[0] == d[a]);
+    CHECK(axis.values[1] == d[a] + 10);
+  }
   // Migrations of each data set on its own grid: the same image, bit for bit.
   for (const auto& [data, out, grid] :
        {std::tuple{a_h5, "ma", std::string("{shape: [36, 30, 32], spacing: 10}")}, std::tuple{b_h5, "mb", grid_d}}) {
