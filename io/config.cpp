@@ -207,7 +207,9 @@ void parse_volume(io::YamlReader& model, const std::string& name, VolumeConfig& 
     }
     if (v.type == VolumeType::file) {
       v.file = r.text("file", "");
-      if (v.file.empty()) throw Error("config key '" + key + ".file' is required for type file: an HDF5 path");
+      if (v.file.empty())
+        throw Error("config key '" + key +
+                    ".file' is required for type file: an HDF5 path or a SEG-Y cube (.sgy, .segy)");
     }
     v.dataset = r.text("dataset", v.dataset);
     if (r.has("bodies")) {

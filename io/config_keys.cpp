@@ -309,7 +309,11 @@ void add_model(std::vector<ConfigKey>& k) {
       [](const WriteScope& s) { return s.v->layers.size(); },
       [](const WriteScope& s) { return s.v->type == VolumeType::layers; }));
   // to_yaml writes file, dataset and smoothing after the bodies.
-  k.push_back(written_when(key(v + "file", "string", "", "file: the HDF5 file", SEISRTM_WRITE(s.v->file)), nullptr, 1));
+  k.push_back(written_when(
+      key(v + "file", "string", "",
+          "file: an HDF5 file, or a SEG-Y cube (.sgy, .segy); resampled where it has its own origin and spacing",
+          SEISRTM_WRITE(s.v->file)),
+      nullptr, 1));
   k.push_back(written_when(key(v + "dataset", "string", "", "file: the dataset, shape [nz, ny, nx]",
                                SEISRTM_WRITE(s.v->dataset), "the volume's name"),
                            nullptr, 1));

@@ -132,6 +132,10 @@ DeclaredDataset declared_dataset(const std::string& file, const std::string& dat
   // A dt that is not one number is taken as absent here (model files never use theirs); the
   // reader of a sampled dataset (read_float1) refuses it.
   out.dt = dt_attribute(d.get()).value;
+  for (const hid_t at : {d.get(), f.get()}) {
+    if (out.origin.empty()) out.origin = read_attribute(at, "origin");
+    if (out.spacing.empty()) out.spacing = read_attribute(at, "spacing");
+  }
   return out;
 }
 

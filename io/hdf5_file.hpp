@@ -63,9 +63,12 @@ std::vector<float> read_float1(const std::string& file, const std::string& datas
 // reader then says why). A small file can declare a huge dataset (a chunked one that was never
 // written costs no disk), so shapes are compared with what a reader accepts before any value
 // is read.
+// origin, spacing: the dataset's attributes of those names, else the file root's (a result file
+// of seisrtm run or migrate), as [x, y, z] m; empty when absent.
 struct DeclaredDataset {
   std::vector<hsize_t> dims;
   double dt = 0;
+  std::vector<double> origin, spacing;
 };
 DeclaredDataset declared_dataset(const std::string& file, const std::string& dataset);
 

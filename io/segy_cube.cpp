@@ -288,4 +288,111 @@ void write_segy_cube(const std::string& path, const float* volume, std::array<lo
   write_segy_cube(path, c, volume, textual);
 }
 
+namespace {
+
+// A scaled header value: the SEG-Y scalar convention (negative divides, positive multiplies, 0 is 1).
+double unscaled(int32_t v, int32_t scalar) {
+  if (scalar < 0) return double(v) / -double(scalar);
+  return double(v) * (scalar > 0 ? double(scalar) : 1.0);
+}
+
+}  // namespace
+
+CubeVolume read_segy_cube(const std::string& path, double host_limit) {
+  const std::string where = "model file '" + path + "' (SEG-Y cube)";
+  auto fail = [&](const std::string& why) -> void { throw Error(where + ": " + why); };
+  SegyHandle f(segy_open(path.c_str(), "rb"));
+  if (!f) fail(std::string("cannot be opened: ") + std::strerror(errno));
+  char bin[kBin];
+  if (segy_binheader(f.get(), bin) != SEGY_OK) fail("no binary header (a file shorter than 3600 bytes?)");
+  const int ns = segy_samples(bin), format = segy_format(bin);
+  if (ns <= 0) fail("the binary header gives " + std::to_string(ns) + " samples a trace (bytes 3221)");
+  if (format != SEGY_IEEE_FLOAT_4_BYTE && format != SEGY_IBM_FLOAT_4_BYTE)
+    fail("sample format " + std::to_string(format) + " (bytes 3225); valid: 5 (IEEE float) or 1 (IBM float)");
+  const long trace0 = segy_trace0(bin);
+  const int trsize = segy_trsize(format, ns);
+  int traces = 0;
+  if (segy_traces(f.get(), &traces, trace0, trsize) != SEGY_OK || traces <= 0)
+    fail("its size is not a whole number of traces of " + std::to_string(ns) + " samples after the headers");
+  int32_t interval = 0;
+  segy_get_bfield(bin, SEGY_BIN_INTERVAL, &interval);
+  struct Trace {
+    int32_t il = 0, xl = 0;
+    double x = 0, y = 0, z0 = 0;
+  };
+  std::vector<Trace> t(static_cast<size_t>(traces));
+  char th[kTrace];
+  for (int i = 0; i < traces; ++i) {
+    if (segy_traceheader(f.get(), i, th, trace0, trsize) != SEGY_OK) fail("trace header " + std::to_string(i));
+    int32_t cx = 0, cy = 0, sc = 0, delay = 0, dsc = 0, tr_interval = 0;
+    segy_get_field(th, SEGY_TR_INLINE, &t[i].il);
+    segy_get_field(th, SEGY_TR_CROSSLINE, &t[i].xl);
+    segy_get_field(th, SEGY_TR_CDP_X, &cx);
+    segy_get_field(th, SEGY_TR_CDP_Y, &cy);
+    segy_get_field(th, SEGY_TR_SOURCE_GROUP_SCALAR, &sc);
+    segy_get_field(th, SEGY_TR_DELAY_REC_TIME, &delay);
+    segy_get_field(th, SEGY_TR_SCALAR_TRACE_HEADER, &dsc);
+    segy_get_field(th, SEGY_TR_SAMPLE_INTER, &tr_interval);
+    if (interval <= 0) interval = tr_interval;
+    t[i].x = unscaled(cx, sc), t[i].y = unscaled(cy, sc), t[i].z0 = unscaled(delay, dsc);
+  }
+  if (interval <= 0) fail("no sample interval (bytes 3217 or trace bytes 117): the depth step in mm");
+  // The inline and crossline ranges, every pair once.
+  int32_t il0 = t[0].il, il1 = t[0].il, xl0 = t[0].xl, xl1 = t[0].xl;
+  for (const Trace& r : t)
+    il0 = std::min(il0, r.il), il1 = std::max(il1, r.il), xl0 = std::min(xl0, r.xl), xl1 = std::max(xl1, r.xl);
+  const long long nx = static_cast<long long>(xl1) - xl0 + 1, ny = static_cast<long long>(il1) - il0 + 1;
+  if (nx * ny != traces)
+    fail(std::to_string(traces) + " traces for inlines " + std::to_string(il0) + ".." + std::to_string(il1) +
+         " and crosslines " + std::to_string(xl0) + ".." + std::to_string(xl1) + " (" + std::to_string(nx * ny) +
+         " pairs; bytes 189 and 193): a cube holds every pair once");
+  std::vector<long long> at(static_cast<size_t>(traces), -1);  // (il, xl) -> trace
+  for (int i = 0; i < traces; ++i) {
+    long long& k = at[static_cast<size_t>((t[i].il - il0) * nx + (t[i].xl - xl0))];
+    if (k >= 0) fail("inline " + std::to_string(t[i].il) + ", crossline " + std::to_string(t[i].xl) + " twice");
+    k = i;
+  }
+  CubeVolume v;
+  v.n = {nx, ny, ns};
+  const Trace& first = t[static_cast<size_t>(at[0])];
+  v.origin = {first.x, first.y, first.z0};
+  v.h[2] = interval / 1000.0;
+  v.h[0] = nx > 1 ? t[static_cast<size_t>(at[static_cast<size_t>(nx - 1)])].x - first.x : 0;
+  v.h[1] = ny > 1 ? t[static_cast<size_t>(at[static_cast<size_t>((ny - 1) * nx)])].y - first.y : 0;
+  if (nx > 1) v.h[0] /= double(nx - 1);
+  if (ny > 1) v.h[1] /= double(ny - 1);
+  // Axis-aligned and regular: x from the crossline alone, y from the inline alone, to within
+  // half a unit of the coordinate scalar's precision (a millimetre).
+  for (long long j = 0; j < ny; ++j)
+    for (long long i = 0; i < nx; ++i) {
+      const Trace& r = t[static_cast<size_t>(at[static_cast<size_t>(j * nx + i)])];
+      if (std::abs(r.x - (first.x + double(i) * v.h[0])) > 5e-4 ||
+          std::abs(r.y - (first.y + double(j) * v.h[1])) > 5e-4 || r.z0 != first.z0)
+        fail("inline " + std::to_string(r.il) + ", crossline " + std::to_string(r.xl) + " is at (" + fmt(r.x) + ", " +
+             fmt(r.y) + ", first depth " + fmt(r.z0) + ") m, off the regular grid of the first trace (" + fmt(first.x) +
+             ", " + fmt(first.y) + ") + (crossline " + fmt(v.h[0]) + ", inline " + fmt(v.h[1]) +
+             ") m: only cubes with x along the crosslines and y along the inlines (not rotated) are read");
+    }
+  if ((nx > 1 && !(v.h[0] > 0)) || (ny > 1 && !(v.h[1] > 0)))
+    fail("x must grow with the crossline number and y with the inline number (steps " + fmt(v.h[0]) + ", " +
+         fmt(v.h[1]) + " m)");
+  if (nx == 1) v.h[0] = 1;
+  if (ny == 1) v.h[1] = 1;
+  const double bytes = double(nx) * double(ny) * double(ns) * 4;
+  if (host_limit > 0 && bytes > host_limit)
+    fail("its " + std::to_string(nx * ny * ns) + " samples (" + fmt(bytes / 1073741824.0) +
+         " GiB) exceed the host memory this run may use");
+  v.data.resize(static_cast<size_t>(nx * ny * ns));
+  std::vector<float> tr(static_cast<size_t>(ns));
+  for (long long j = 0; j < ny; ++j)
+    for (long long i = 0; i < nx; ++i) {
+      const int k = static_cast<int>(at[static_cast<size_t>(j * nx + i)]);
+      if (segy_readtrace(f.get(), k, tr.data(), trace0, trsize) != SEGY_OK) fail("trace " + std::to_string(k));
+      segy_to_native(format, ns, tr.data());
+      for (long long z = 0; z < ns; ++z)
+        v.data[static_cast<size_t>((z * ny + j) * nx + i)] = tr[static_cast<size_t>(z)];
+    }
+  return v;
+}
+
 }  // namespace seisrtm::io

@@ -7,6 +7,7 @@
 // byte map and the depth units are in docs/SEGY.md ("The image as a SEG-Y cube").
 #include <array>
 #include <string>
+#include <vector>
 
 namespace seisrtm::io {
 
@@ -36,6 +37,22 @@ SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long l
 // (format 5, big-endian), the samples bit for bit. Every write is checked, the flush included;
 // a failure throws Error naming the final file.
 void write_segy_cube(const std::string& path, const SegyCube& cube, const float* volume, const std::string& textual);
+
+// A post-stack SEG-Y cube read back as a volume (a model from an interpretation tool): its
+// geometry from the headers, inline (189) and crossline (193) numbers, CDP x and y (181, 185)
+// with the coordinate scalar (71), the depth step from the sample interval in mm (3217, the
+// convention write_segy_cube and the tools use) and the first depth from the delay (109, scaled
+// by 215 where set). The cube must be regular and axis-aligned: every (inline, crossline) pair
+// of the two ranges once, x along the crosslines and y along the inlines at even steps; IEEE
+// (5) or IBM (1) floats. Throws Error naming the file and what is wrong.
+struct CubeVolume {
+  std::array<long long, 3> n{0, 0, 0};    // x (crosslines), y (inlines), z (samples)
+  std::array<double, 3> h{0, 0, 0};       // m
+  std::array<double, 3> origin{0, 0, 0};  // m, survey coordinates of the first sample of the first trace
+  std::vector<float> data;                // [z][y][x], x fastest
+};
+// host_limit: bytes the volume may take (0: no limit); a larger cube is refused before reading.
+CubeVolume read_segy_cube(const std::string& path, double host_limit = 0);
 
 // plan_segy_cube and write_segy_cube in one.
 void write_segy_cube(const std::string& path, const float* volume, std::array<long long, 3> n, std::array<double, 3> h,

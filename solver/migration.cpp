@@ -163,15 +163,22 @@ void check_wavelet_not_zero(const MigrationConfig& mc, bool segy, const io::Obse
 // Positions are checked here so that the message names the data file and the row (survey
 // coordinates, as the file holds them).
 void check_positions(const MigrationConfig& mc, const Grid& g, const io::ObservedData& d) {
+  auto coord = [](double v) {  // survey coordinates need more than fmt's digits
+    std::ostringstream s;
+    s.precision(12);
+    s << v;
+    return s.str();
+  };
   auto check = [&](const std::vector<std::array<double, 3>>& pos, const std::string& name) {
     for (size_t i = 0; i < pos.size(); ++i)
       for (int a = 0; a < 3; ++a)
         if (const double q = pos[i][a] - g.origin[a]; !(q >= 0 && q <= g.extent(a)))
-          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" + fmt(pos[i][0]) +
-                      ", " + fmt(pos[i][1]) + ", " + fmt(pos[i][2]) + "] m lies outside the migration grid: x in [" +
-                      fmt(g.origin[0]) + ", " + fmt(g.origin[0] + g.extent(0)) + "], y in [" + fmt(g.origin[1]) + ", " +
-                      fmt(g.origin[1] + g.extent(1)) + "], z in [" + fmt(g.origin[2]) + ", " +
-                      fmt(g.origin[2] + g.extent(2)) + "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
+          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" + coord(pos[i][0]) +
+                      ", " + coord(pos[i][1]) + ", " + coord(pos[i][2]) +
+                      "] m lies outside the migration grid: x in [" + coord(g.origin[0]) + ", " +
+                      coord(g.origin[0] + g.extent(0)) + "], y in [" + coord(g.origin[1]) + ", " +
+                      coord(g.origin[1] + g.extent(1)) + "], z in [" + coord(g.origin[2]) + ", " +
+                      coord(g.origin[2] + g.extent(2)) + "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
   };
   check(d.source_positions, "/sources/positions");
   check(d.receiver_positions, "/receivers/positions");
@@ -341,8 +348,9 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
   check_positions(mc, g, d);
 
   if (mc.depth_slice && !(*mc.depth_slice >= g.origin[2] && *mc.depth_slice <= g.origin[2] + g.extent(2)))
-    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies outside the grid; valid: [" +
-                fmt(g.origin[2]) + ", " + fmt(g.origin[2] + g.extent(2)) + "] m or auto");
+    throw Error("config key 'migration.depth_slice' = " + fmt(*mc.depth_slice) + " m lies " +
+                (*mc.depth_slice > g.origin[2] ? "below" : "above") + " the grid; valid: [" + fmt(g.origin[2]) + ", " +
+                fmt(g.origin[2] + g.extent(2)) + "] m or auto");
   if (c.output.segy != SegyRevision::none)  // the image cube's header values, before any work
     (void)io::plan_segy_cube("output.segy", c.output.segy == SegyRevision::rev1 ? 1 : 2, g.n, g.h, g.origin);
   MigrationInput in;

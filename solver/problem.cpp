@@ -11,6 +11,8 @@
 
 #include "base/error.hpp"
 #include "io/hdf5_file.hpp"
+#include "io/segy.hpp"
+#include "io/segy_cube.hpp"
 #include "solver/device_info.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/model_smoothing.hpp"
@@ -32,9 +34,17 @@ std::string fmt(double v) {
   return s.str();
 }
 
+// A coordinate in m: survey coordinates (UTM northings) need more than fmt's 6 digits.
+std::string coord(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return s.str();
+}
+
 std::string fmt3(const std::array<double, 3>& p) {
   std::string s = "[";  // appended: "[" + a temporary makes GCC 12 warn (-Wrestrict) falsely
-  s += fmt(p[0]) + ", " + fmt(p[1]) + ", " + fmt(p[2]) + "]";
+  s += coord(p[0]) + ", " + coord(p[1]) + ", " + coord(p[2]) + "]";
   return s;
 }
 
@@ -44,8 +54,8 @@ void check_inside(const Grid& g, const std::array<double, 3>& p, const std::stri
     if (!(p[a] >= 0 && p[a] <= g.extent(a))) {
       std::string valid;
       for (int b = 0; b < 3; ++b)
-        valid += std::string(b ? ", " : "") + "xyz"[b] + " in [" + fmt(g.origin[b]) + ", " +
-                 fmt(g.origin[b] + g.extent(b)) + "]";
+        valid += std::string(b ? ", " : "") + "xyz"[b] + " in [" + coord(g.origin[b]) + ", " +
+                 coord(g.origin[b] + g.extent(b)) + "]";
       throw Error("config key '" + key + "' = " + fmt3(g.survey(p)) + " m lies outside the grid; valid: " + valid +
                   " m (grid.origin + [0, (grid.shape - 1) x grid.spacing])");
     }
@@ -247,9 +257,19 @@ std::vector<float> sample_volume(const VolumeConfig& m, const Grid& g) {
   return vol;
 }
 
-// A `file` volume, shape-checked from the file's metadata before anything is read, used as
-// stored; its values are the caller's to check.
-std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g) {
+// The first index i < n (x fastest, then y, then z) where bad(i), or n; parallel, throws nothing.
+template <class Bad>
+size_t first_where(size_t n, Bad bad) {
+  size_t first = n;
+#pragma omp parallel for schedule(static) reduction(min : first)
+  for (size_t i = 0; i < n; ++i)
+    if (i < first && bad(i)) first = i;
+  return first;
+}
+
+// A `file` volume on the grid itself (no geometry, or the grid's), shape-checked from the file's
+// metadata before anything is read, used as stored; its values are the caller's to check.
+std::vector<float> read_volume_as_stored(const VolumeConfig& m, const Grid& g) {
   const std::array<long long, 3> want{g.n[2], g.n[1], g.n[0]};
   const std::vector<hsize_t> dims = io::declared_dataset(m.file, m.dataset).dims;
   if (!dims.empty() && dims != std::vector<hsize_t>{hsize_t(want[0]), hsize_t(want[1]), hsize_t(want[2])})
@@ -265,14 +285,139 @@ std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g) {
   return std::move(a.data);
 }
 
-// The first index i < n (x fastest, then y, then z) where bad(i), or n; parallel, throws nothing.
-template <class Bad>
-size_t first_where(size_t n, Bad bad) {
-  size_t first = n;
-#pragma omp parallel for schedule(static) reduction(min : first)
-  for (size_t i = 0; i < n; ++i)
-    if (i < first && bad(i)) first = i;
-  return first;
+// The source cells (index, weight) whose extents overlap each target node's cell on one axis,
+// weights summing to 1. Target node i's cell is [(i - 1/2) h, (i + 1/2) h] clipped to the grid's
+// [0, (n - 1) h] (the cell-mean rule of sample_volume), in survey coordinates o_t + ...; source
+// sample j is the centre of its cell [o_s + (j - 1/2) h_s, o_s + (j + 1/2) h_s]. A cell beyond the
+// source takes the nearest source cell (edge extension); covered[i]: the cell lies inside it.
+struct AxisOverlap {
+  std::vector<std::vector<std::pair<long long, double>>> w;
+  std::vector<char> covered;
+};
+AxisOverlap axis_overlap(long long n_t, double h_t, double o_t, long long n_s, double h_s, double o_s) {
+  AxisOverlap r;
+  r.w.resize(static_cast<size_t>(n_t));
+  r.covered.resize(static_cast<size_t>(n_t));
+  const double lo_s = o_s - h_s / 2, hi_s = o_s + (double(n_s) - 0.5) * h_s, tol = 1e-6 * std::max(1.0, h_t);
+  const double top = double(n_t - 1) * h_t;
+  for (long long i = 0; i < n_t; ++i) {
+    const double a = o_t + std::max(0.0, (double(i) - 0.5) * h_t), b = o_t + std::min(top, (double(i) + 0.5) * h_t);
+    r.covered[static_cast<size_t>(i)] = a >= lo_s - tol && b <= hi_s + tol;
+    const double ca = std::max(a, lo_s), cb = std::min(b, hi_s);
+    auto& w = r.w[static_cast<size_t>(i)];
+    if (!(cb - ca > tol)) {  // outside, or a point: the source cell nearest the cell's middle
+      const long long j = std::llround(((a + b) / 2 - o_s) / h_s);
+      w.push_back({std::clamp<long long>(j, 0, n_s - 1), 1.0});
+      continue;
+    }
+    const long long j0 = std::clamp<long long>(static_cast<long long>(std::floor((ca - lo_s) / h_s)), 0, n_s - 1);
+    for (long long j = j0; j < n_s; ++j) {
+      const double s0 = std::max(ca, lo_s + double(j) * h_s), s1 = std::min(cb, lo_s + double(j + 1) * h_s);
+      if (s0 >= cb) break;
+      if (s1 > s0) w.push_back({j, (s1 - s0) / (cb - ca)});
+    }
+  }
+  return r;
+}
+
+// A model volume on its own grid (n, h, origin: survey coordinates of sample 0), as the file
+// gives it.
+struct SourceVolume {
+  std::array<long long, 3> n{0, 0, 0};
+  std::array<double, 3> h{0, 0, 0}, origin{0, 0, 0};
+  std::vector<float> data;  // [z][y][x]
+};
+
+// Resampled onto the grid: each node the cell mean of T::to over its cell (slowness squared for
+// vp, the value itself for the anisotropy), the source piecewise constant over its cells. The
+// grid's interior (cells w .. n - 1 - w on every axis, from 0 in z under a free surface) must lie
+// inside the source; the damping zone beyond takes the source's edge values.
+template <class T>
+std::vector<float> resample(const SourceVolume& src, const Grid& g, const BoundaryConfig& bc, const std::string& what) {
+  AxisOverlap ax[3];
+  for (int a = 0; a < 3; ++a) ax[a] = axis_overlap(g.n[a], g.h[a], g.origin[a], src.n[a], src.h[a], src.origin[a]);
+  const long long w = bc.damping_width;
+  std::string uncovered, needed, covers;
+  for (int a = 0; a < 3; ++a) {
+    const long long lo = a == 2 && bc.free_surface ? 0 : std::min(w, g.n[a] - 1), hi = std::max(lo, g.n[a] - 1 - w);
+    needed += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(g.origin[a] + double(lo) * g.h[a]) + ", " +
+              coord(g.origin[a] + double(hi) * g.h[a]) + "]";
+    covers += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(src.origin[a] - src.h[a] / 2) + ", " +
+              coord(src.origin[a] + (double(src.n[a]) - 0.5) * src.h[a]) + "]";
+    for (long long i = lo; i <= hi; ++i)
+      if (!ax[a].covered[static_cast<size_t>(i)]) {
+        uncovered += std::string(uncovered.empty() ? "" : "; ") + "xyz"[a] + " at " +
+                     coord(g.origin[a] + double(i) * g.h[a]) + " m (cell " + std::to_string(i) + ")";
+        break;
+      }
+  }
+  if (!uncovered.empty())
+    throw Error(what + " covers " + covers +
+                " m (its samples the centres of its cells, survey coordinates), but the grid's interior needs " +
+                needed + " m (grid.origin + cells w .. n - 1 - w, boundary.damping_width w = " + std::to_string(w) +
+                "): not covered " + uncovered +
+                "; extend the model, or move grid.origin or shrink grid.shape (the damping zone beyond the interior "
+                "takes the model's edge values)");
+  std::vector<float> out(static_cast<size_t>(g.cells()));
+  const long long nxs = src.n[0], nys = src.n[1];
+#pragma omp parallel for schedule(static)
+  for (long long iz = 0; iz < g.n[2]; ++iz)
+    for (long long iy = 0; iy < g.n[1]; ++iy)
+      for (long long ix = 0; ix < g.n[0]; ++ix) {
+        double sum = 0;
+        for (const auto& [jz, wz] : ax[2].w[static_cast<size_t>(iz)])
+          for (const auto& [jy, wy] : ax[1].w[static_cast<size_t>(iy)])
+            for (const auto& [jx, wx] : ax[0].w[static_cast<size_t>(ix)])
+              sum += wz * wy * wx * T::to(src.data[static_cast<size_t>((jz * nys + jy) * nxs + jx)]);
+        out[static_cast<size_t>(g.index(ix, iy, iz))] = static_cast<float>(T::from(sum));
+      }
+  return out;
+}
+
+// A `file` volume (model.<name>.file): an HDF5 dataset, or a SEG-Y cube (.sgy, .segy: its
+// geometry from the headers, io/segy_cube.hpp). On the grid itself (an HDF5 dataset without
+// origin and spacing attributes, or with the grid's) it is used as stored; otherwise resampled
+// (resample). bad(value): a source value the caller refuses, named with its sample before any
+// resampling (a negative vp would square away), the message ending in `suffix`.
+template <class T, class Bad>
+std::vector<float> read_volume_file(const VolumeConfig& m, const Grid& g, const BoundaryConfig& bc,
+                                    const std::string& name, Bad bad, const std::string& suffix) {
+  const std::string what =
+      "model file '" + m.file + "'" + (io::is_segy_path(m.file) ? "" : " dataset '" + m.dataset + "'");
+  SourceVolume src;
+  if (io::is_segy_path(m.file)) {
+    io::CubeVolume c = io::read_segy_cube(m.file, 0.5 * available_host_memory());
+    src.n = c.n, src.h = c.h, src.origin = c.origin, src.data = std::move(c.data);
+  } else {
+    const io::DeclaredDataset d = io::declared_dataset(m.file, m.dataset);
+    const bool geometry = d.origin.size() == 3 && d.spacing.size() == 3;
+    const bool same = !geometry || (std::array<double, 3>{d.origin[0], d.origin[1], d.origin[2]} == g.origin &&
+                                    std::array<double, 3>{d.spacing[0], d.spacing[1], d.spacing[2]} == g.h &&
+                                    d.dims == std::vector<hsize_t>{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0])});
+    if (same) {
+      std::vector<float> v = read_volume_as_stored(m, g);
+      const size_t i = first_where(v.size(), [&](size_t k) { return bad(v[k]); });
+      if (i < v.size()) throw Error(what + " has " + name + " = " + fmt(v[i]) + " at " + cell_text(g, i) + suffix);
+      return v;
+    }
+    io::Array3 a = io::read_float3(m.file, m.dataset);
+    src.n = {a.shape[2], a.shape[1], a.shape[0]};
+    src.h = {d.spacing[0], d.spacing[1], d.spacing[2]};
+    src.origin = {d.origin[0], d.origin[1], d.origin[2]};
+    src.data = std::move(a.data);
+    for (int k = 0; k < 3; ++k)
+      if (!(src.h[k] > 0) || !std::isfinite(src.origin[k]))
+        throw Error(what + " has spacing " + fmt3(src.h) + " and origin " + fmt3(src.origin) +
+                    " (attributes); the spacing must be > 0 m and the origin finite");
+  }
+  const size_t i = first_where(src.data.size(), [&](size_t k) { return bad(src.data[k]); });
+  if (i < src.data.size())
+    throw Error(what + " has " + name + " = " + fmt(src.data[i]) + " at sample (x, y, z) = (" +
+                std::to_string(i % src.n[0]) + ", " + std::to_string((i / src.n[0]) % src.n[1]) + ", " +
+                std::to_string(i / (src.n[0] * src.n[1])) + ")" + suffix);
+  return resample<T>(src, g, bc,
+                     what + " (" + std::to_string(src.n[0]) + " x " + std::to_string(src.n[1]) + " x " +
+                         std::to_string(src.n[2]) + " samples, spacing " + fmt3(src.h) + " m)");
 }
 
 }  // namespace
@@ -280,12 +425,9 @@ size_t first_where(size_t n, Bad bad) {
 std::vector<float> build_velocity(const Config& c, const Grid& g) {
   const VolumeConfig& m = c.model.vp;
   if (m.type == VolumeType::file) {
-    std::vector<float> vp = read_volume_file(m, g);
-    const size_t i = first_where(vp.size(), [&](size_t k) { return !std::isfinite(vp[k]) || vp[k] <= 0; });
-    if (i < vp.size())
-      throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has vp = " + fmt(vp[i]) + " at " +
-                  cell_text(g, i) + "; velocities must be finite and > 0 m/s");
-    return vp;
+    return read_volume_file<SlownessSquared>(
+        m, g, c.boundary, "vp", [](float v) { return !std::isfinite(v) || v <= 0; },
+        "; velocities must be finite and > 0 m/s");
   }
   if (m.type == VolumeType::constant && !(m.value > 0))
     throw Error("config key 'model.vp' gives vp = " + fmt(m.value) + " m/s; velocities must be > 0");
@@ -307,17 +449,13 @@ std::vector<float> build_anisotropy(const Config& c, const Grid& g, const std::s
   if (!found) throw Error("build_anisotropy: no model volume '" + name + "'; valid: epsilon, delta, theta, phi");
   const VolumeConfig& m = *found;
   if (m.type != VolumeType::file) return sample_volume<Identity>(m, g);
-  std::vector<float> vol = read_volume_file(m, g);
   // Angles may take any finite value; epsilon and delta enter as 1 + 2 value (delta under a
   // square root), which must be positive.
   const bool angle = name == "theta" || name == "phi";
-  const size_t i = first_where(
-      vol.size(), [&](size_t k) { return !std::isfinite(vol[k]) || (!angle && !(1 + 2 * double(vol[k]) > 0)); });
-  if (i < vol.size())
-    throw Error("model file '" + m.file + "' dataset '" + m.dataset + "' has " + name + " = " + fmt(vol[i]) + " at " +
-                cell_text(g, i) + " (model." + name + ".file); values must be finite" +
-                (angle ? " (degrees)" : " with 1 + 2 " + name + " > 0, i.e. " + name + " > -0.5"));
-  return vol;
+  return read_volume_file<Identity>(
+      m, g, c.boundary, name, [&](float v) { return !std::isfinite(v) || (!angle && !(1 + 2 * double(v) > 0)); },
+      " (model." + name + ".file); values must be finite" +
+          (angle ? std::string(" (degrees)") : " with 1 + 2 " + name + " > 0, i.e. " + name + " > -0.5"));
 }
 
 namespace {

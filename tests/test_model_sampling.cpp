@@ -2,9 +2,13 @@
 // 1/v^2 over its cell, so the discrete interface sits at the configured depth.
 // [unit] node values against hand-computed cell means; [cpu] the reflection from a plane
 // interface against the exact solution, for an interface on a node and between nodes.
+#include <hdf5.h>
+
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <initializer_list>
 #include <numbers>
@@ -14,6 +18,7 @@
 
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
+#include "io/segy_cube.hpp"
 #include "solver/numerics.hpp"
 #include "solver/problem.hpp"
 #include "tests/catch.hpp"
@@ -477,4 +482,112 @@ TEST_CASE("model sampling: a plane interface reflects from its configured depth,
                 1e3 * tol_shift);
     CHECK(std::abs(shift - want) <= tol_shift);
   }
+}
+
+namespace {
+
+// A model volume file on its own grid: HDF5 with origin and spacing attributes on the dataset.
+void write_model_h5(const std::string& file, const std::array<long long, 3>& n, const std::array<double, 3>& h,
+                    const std::array<double, 3>& origin, const std::vector<float>& v) {
+  io::write_float_file(file, "vp", {hsize_t(n[2]), hsize_t(n[1]), hsize_t(n[0])}, v);
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  const hid_t d = H5Dopen2(f, "vp", H5P_DEFAULT);
+  io::write_attribute(d, "origin", std::vector<double>{origin[0], origin[1], origin[2]});
+  io::write_attribute(d, "spacing", std::vector<double>{h[0], h[1], h[2]});
+  H5Dclose(d);
+  H5Fclose(f);
+}
+
+Config model_grid(const std::string& file, const std::array<double, 3>& origin, int damping = 3) {
+  Config c;
+  c.grid.shape = {16, 12, 20};
+  c.grid.spacing = {10, 10, 10};
+  c.grid.origin = origin;
+  c.boundary.damping_width = damping;
+  c.boundary.free_surface = true;
+  c.model.vp.type = VolumeType::file;
+  c.model.vp.file = file;
+  c.model.vp.dataset = "vp";
+  return c;
+}
+
+Grid grid_of(const Config& c) {
+  Grid g;
+  g.n = c.grid.shape, g.h = c.grid.spacing, g.origin = c.grid.origin;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a model on its own grid (HDF5 origin and spacing, or a SEG-Y cube) is resampled as cell means of 1/v^2",
+          "[unit]") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "seisrtm_model_resample";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::array<double, 3> o{500000, 4200000, 0};  // the grid's survey origin
+  // The source: 12 x 9 x 14 samples of 20 x 20 x 20 m from 30 m west, 40 m south and 10 m above
+  // the grid's corner (so it covers the grid, damping zone included), vp growing by a step of
+  // 500 m/s below z = 110 m (a source cell boundary: samples at 10 + 20 k).
+  const std::array<long long, 3> ns{12, 9, 14};
+  const std::array<double, 3> hs{20, 20, 20}, os{o[0] - 30, o[1] - 40, o[2] - 10};
+  std::vector<float> v(static_cast<size_t>(ns[0] * ns[1] * ns[2]));
+  for (long long z = 0; z < ns[2]; ++z)
+    for (long long i = 0; i < ns[0] * ns[1]; ++i)
+      v[static_cast<size_t>(z * ns[0] * ns[1] + i)] = os[2] + double(z) * hs[2] < 110 ? 1500.0f : 2000.0f;
+  const std::string h5 = (dir / "model.h5").string(), sgy = (dir / "model.sgy").string();
+  write_model_h5(h5, ns, hs, os, v);
+  io::write_segy_cube(sgy, v.data(), ns, hs, os, 2, "test model");
+
+  const Config c = model_grid(h5, o);
+  const Grid g = grid_of(c);
+  const std::vector<float> from_h5 = build_velocity(c, g);
+  Config cs = c;
+  cs.model.vp.file = sgy;
+  const std::vector<float> from_sgy = build_velocity(cs, g);
+  // The same geometry and samples through either file: bit for bit.
+  REQUIRE(from_h5.size() == from_sgy.size());
+  CHECK(std::memcmp(from_h5.data(), from_sgy.data(), from_h5.size() * sizeof(float)) == 0);
+  // The source's samples lie at z = -10 + 20 k, its cells 20 m tall: the step is at z = 100 m,
+  // between the cells of the samples at 90 (1500) and 110 (2000). Node z = 90 m: its cell [85, 95]
+  // is all 1500; z = 100: [95, 105] half in each, so 1 / sqrt((1/1500^2 + 1/2000^2) / 2) (the cell
+  // mean of 1/v^2, one float rounding away: a derived bound of one ulp); z = 110: all 2000.
+  const auto at = [&](long long ix, long long iy, long long iz) { return from_h5[size_t(g.index(ix, iy, iz))]; };
+  const float half = static_cast<float>(1 / std::sqrt((1 / (1500.0 * 1500.0) + 1 / (2000.0 * 2000.0)) / 2));
+  for (long long ix : {0LL, 7LL, 15LL}) {
+    CHECK(std::abs(at(ix, 5, 9) - 1500.0f) <= std::nextafter(1500.0f, 2e3f) - 1500.0f);
+    CHECK(std::abs(at(ix, 5, 10) - half) <= std::nextafter(half, 3e3f) - half);
+    CHECK(std::abs(at(ix, 5, 11) - 2000.0f) <= std::nextafter(2000.0f, 3e3f) - 2000.0f);
+  }
+  // The grid's own geometry: used as stored, bit for bit.
+  std::vector<float> mine(static_cast<size_t>(g.cells()));
+  for (size_t i = 0; i < mine.size(); ++i) mine[i] = 1500.0f + float(i % 97);
+  write_model_h5(h5, g.n, g.h, o, mine);
+  const std::vector<float> stored = build_velocity(c, g);
+  CHECK(std::memcmp(stored.data(), mine.data(), mine.size() * sizeof(float)) == 0);
+
+  // A model of the interior only (damping width 3, free surface: x, y cells 3 .. n - 4, z 0 ..
+  // 16): the damping zone takes the edge values, those of the interior's edge cells.
+  const std::array<long long, 3> ni{10, 6, 17};
+  std::vector<float> inner(static_cast<size_t>(ni[0] * ni[1] * ni[2]));
+  for (size_t i = 0; i < inner.size(); ++i) inner[i] = 1500.0f + 10.0f * float(i % 13);
+  write_model_h5(h5, ni, g.h, {o[0] + 30, o[1] + 30, o[2]}, inner);
+  const std::vector<float> padded = build_velocity(c, g);
+  const auto p = [&](long long ix, long long iy, long long iz) { return padded[size_t(g.index(ix, iy, iz))]; };
+  for (long long iz : {0LL, 8LL, 16LL, 17LL, 19LL}) {
+    CHECK(p(0, 0, iz) == p(3, 3, std::min(iz, 16LL)));
+    CHECK(p(15, 11, iz) == p(12, 8, std::min(iz, 16LL)));
+    CHECK(p(1, 5, iz) == p(3, 5, std::min(iz, 16LL)));
+  }
+  // One cell short of the interior in x: refused, naming what the model covers and what is needed.
+  const std::array<long long, 3> short_x{9, 6, 17};
+  write_model_h5(h5, short_x, g.h, {o[0] + 30, o[1] + 30, o[2]}, std::vector<float>(size_t(9 * 6 * 17), 1500.0f));
+  CHECK_THROWS_WITH(build_velocity(c, g), Catch::Matchers::Contains("not covered x at 500120 m (cell 12)") &&
+                                              Catch::Matchers::Contains("grid's interior needs x in [500030, 500120]"));
+  // A negative velocity in the source is named by its sample, before any resampling.
+  std::vector<float> bad = v;
+  bad[5] = -1500;
+  write_model_h5(h5, ns, hs, os, bad);
+  CHECK_THROWS_WITH(build_velocity(c, g), Catch::Matchers::Contains("vp = -1500 at sample (x, y, z) = (5, 0, 0)"));
+  std::filesystem::remove_all(dir);
 }
