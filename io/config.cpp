@@ -343,14 +343,16 @@ Config from_tree(const YAML::Node& root_node) {
 
   auto receivers = root.child("receivers");
   read_section(receivers, c, "receivers");
-  const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list");
+  const int layouts = receivers.has("line") + receivers.has("grid") + receivers.has("list") + receivers.has("per_shot");
   if (migration && layouts > 0)
     throw Error(
-        "config keys 'receivers.line', 'receivers.grid' and 'receivers.list' are not allowed in a "
-        "migration config: receivers come from the file named by migration.data (only "
+        "config keys 'receivers.line', 'receivers.grid', 'receivers.list' and 'receivers.per_shot' are not allowed in "
+        "a migration config: receivers come from the file named by migration.data (only "
         "receivers.interpolation may be set)");
   if (layouts > 1)
-    throw Error("config keys 'receivers.line', 'receivers.grid' and 'receivers.list' exclude each other: give one");
+    throw Error(
+        "config keys 'receivers.line', 'receivers.grid', 'receivers.list' and 'receivers.per_shot' exclude each other: "
+        "give one");
   if (receivers.has("line")) {
     c.receivers.layout = ReceiverLayout::line;
     auto line = receivers.child("line");
@@ -390,7 +392,22 @@ Config from_tree(const YAML::Node& root_node) {
   } else if (receivers.has("list")) {
     c.receivers.layout = ReceiverLayout::list;
     c.receivers.list = point_list(receivers.node()["list"], "receivers.list");
+  } else if (receivers.has("per_shot")) {
+    c.receivers.layout = ReceiverLayout::per_shot;
+    const YAML::Node spreads = receivers.node()["per_shot"];
+    if (!spreads.IsSequence())
+      throw Error("config key 'receivers.per_shot' must be a list of spreads, one a shot: [[[x, y, z], ...], ...] m");
+    for (size_t s = 0; s < spreads.size(); ++s)
+      c.receivers.per_shot.push_back(point_list(spreads[s], "receivers.per_shot[" + std::to_string(s) + "]"));
+    if (c.receivers.per_shot.size() != c.sources.shots.size())
+      throw Error("config key 'receivers.per_shot' lists " + std::to_string(c.receivers.per_shot.size()) +
+                  " spreads for the " + std::to_string(c.sources.shots.size()) +
+                  " shots of sources.shots; valid: one spread a shot, in the same order");
   }
+  if (c.receivers.relative &&
+      (c.receivers.layout == ReceiverLayout::per_shot || c.receivers.layout == ReceiverLayout::none))
+    throw Error("config key 'receivers.relative' moves a receivers.line, grid or list with each shot; receivers." +
+                to_text(c.receivers.layout) + " has nothing to move (per_shot lists each shot's spread as it is)");
 
   auto output = root.child("output");
   if (migration) c.output.name = OutputConfig::migration_name;

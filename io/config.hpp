@@ -123,6 +123,11 @@ struct ReceiverConfig {
   ReceiverLine line;
   ReceiverGrid grid;
   std::vector<std::array<double, 3>> list;
+  // line, grid, list: x and y are offsets from each shot's x and y (a towed streamer, a rolling
+  // spread: the spread moves with its shot), z as given (a cable depth).
+  bool relative = false;
+  // per_shot: the spread of each shot, [x, y, z] m, one list a shot of sources.shots.
+  std::vector<std::vector<std::array<double, 3>>> per_shot;
 };
 
 struct OutputConfig {

@@ -38,9 +38,10 @@ constexpr std::array<const char*, 3> enum_names(Interpolation) {
 }
 
 // Which of receivers.line, receivers.grid, receivers.list is given (none: no receivers).
-enum class ReceiverLayout { line, grid, list, none };
-constexpr std::array<const char*, 4> enum_names(ReceiverLayout) {
-  return {"line", "grid", "list", "none"};
+// per_shot: a spread of its own for each shot (receivers.per_shot).
+enum class ReceiverLayout { line, grid, list, per_shot, none };
+constexpr std::array<const char*, 5> enum_names(ReceiverLayout) {
+  return {"line", "grid", "list", "per_shot", "none"};
 }
 
 // output.segy: the SEG-Y revision of the shot gathers' copy, none for no copy.

@@ -250,7 +250,7 @@ void add_top(std::vector<ConfigKey>& k) {
   k.push_back(mapping("model", "the model volumes"));
   k.push_back(mapping("boundary", "the absorbing zone and the free surface"));
   k.push_back(mapping("sources", "the source wavelet and the shots"));
-  k.push_back(mapping("receivers", "where the traces are recorded (one of line, grid, list)"));
+  k.push_back(mapping("receivers", "where the traces are recorded (one of line, grid, list, per_shot)"));
   k.push_back(mapping("output", "what is written, and where"));
   k.push_back(mapping("solver", "how and where the run executes"));
   k.push_back(mapping("checks", "plausibility checks that refuse a run before it starts"));
@@ -384,6 +384,25 @@ void add_receivers_output(std::vector<ConfigKey>& k) {
   k.push_back(written_when(key("receivers.list", "list", "inside the grid", "[x, y, z] m, one a receiver",
                                SEISRTM_WRITE_POINTS(s.c.receivers.list), "none"),
                            [](const WriteScope& s) { return s.c.receivers.layout == ReceiverLayout::list; }));
+  k.push_back(written_when(key(
+                               "receivers.per_shot", "list", "inside the grid, one spread a shot of sources.shots",
+                               "a spread of its own for each shot: a list of [x, y, z] m lists",
+                               [](YAML::Emitter& e, const WriteScope& s) {
+                                 e << YAML::BeginSeq;
+                                 for (const auto& spread : s.c.receivers.per_shot) {
+                                   e << YAML::BeginSeq;
+                                   for (const auto& p : spread)
+                                     e << YAML::Flow << YAML::BeginSeq << p[0] << p[1] << p[2] << YAML::EndSeq;
+                                   e << YAML::EndSeq;
+                                 }
+                                 e << YAML::EndSeq;
+                               },
+                               "none"),
+                           [](const WriteScope& s) { return s.c.receivers.layout == ReceiverLayout::per_shot; }));
+  k.push_back(field("receivers.relative", "bool", {},
+                    "line, grid, list: x and y are offsets from each shot's x and y (the spread moves with its shot: "
+                    "a towed streamer, a rolling spread); z as given",
+                    SEISRTM_FIELD(c.receivers.relative)));
   k.push_back(key("receivers.line.start", "[x, y, z]", "", "m", SEISRTM_WRITE3(c.receivers.line.start), "required"));
   k.push_back(key("receivers.line.end", "[x, y, z]", "", "m", SEISRTM_WRITE3(c.receivers.line.end), "required"));
   k.push_back(checked("receivers.line.count", "integer", at_least(1, "", "be a positive integer"),

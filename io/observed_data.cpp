@@ -132,7 +132,41 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
     return out;
   };
   o.source_positions = positions("/sources/positions", o.shots, "shot");
-  o.receiver_positions = positions("/receivers/positions", o.receivers, "receiver");
+  if (H5Lexists(f.get(), "/receivers/count", H5P_DEFAULT) > 0) {
+    // A spread a shot: the counts, then [shot, receiver, 3] positions, each shot's first rows.
+    Dataset c;
+    H5Handle cd = open_numbers(f.get(), file, "/receivers/count", 1, "[shot] receivers of each shot", c.dims);
+    if (static_cast<long long>(c.dims[0]) != o.shots)
+      throw Error("data file '" + file + "': dataset '/receivers/count' has shape " + dims_text(c.dims) + "; /traces " +
+                  dims_text(tdims) + " needs [" + std::to_string(o.shots) + "]; nothing was read");
+    read_values(cd.get(), file, "/receivers/count", "[shot] receivers of each shot", c.values,
+                static_cast<size_t>(o.shots));
+    const std::string expect = "[shot, receiver, 3] positions [x, y, z] in m";
+    Dataset p;
+    H5Handle pd = open_numbers(f.get(), file, "/receivers/positions", 3, expect, p.dims);
+    if (static_cast<long long>(p.dims[0]) != o.shots || static_cast<long long>(p.dims[1]) != o.receivers ||
+        p.dims[2] != 3)
+      throw Error("data file '" + file + "': dataset '/receivers/positions' has shape " + dims_text(p.dims) +
+                  "; /traces " + dims_text(tdims) + " and /receivers/count need [" + std::to_string(o.shots) + ", " +
+                  std::to_string(o.receivers) + ", 3]; nothing was read");
+    read_values(pd.get(), file, "/receivers/positions", expect, p.values,
+                static_cast<size_t>(o.shots * o.receivers * 3));
+    for (long long s = 0; s < o.shots; ++s) {
+      const double n = c.values[static_cast<size_t>(s)];
+      if (!(n >= 0 && n <= double(o.receivers) && n == std::floor(n)))
+        throw Error("data file '" + file + "': /receivers/count gives " + std::to_string(n) + " receivers to shot " +
+                    std::to_string(s) + "; valid: a whole number from 0 to " + std::to_string(o.receivers) +
+                    " (the /traces rows)");
+      std::vector<std::array<double, 3>> spread(static_cast<size_t>(n));
+      for (size_t r = 0; r < spread.size(); ++r)
+        for (int a = 0; a < 3; ++a)
+          spread[r][a] = p.values[(static_cast<size_t>(s * o.receivers) + r) * 3 + static_cast<size_t>(a)];
+      o.spreads.push_back(std::move(spread));
+    }
+    o.receiver_positions = o.spreads.empty() ? std::vector<std::array<double, 3>>{} : o.spreads[0];
+  } else {
+    o.receiver_positions = positions("/receivers/positions", o.receivers, "receiver");
+  }
 
   std::vector<double> w;
   read_values(wavelet.get(), file, "/sources/wavelet", wavelet_what, w, static_cast<size_t>(wdims[0]));

@@ -578,32 +578,19 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
   }
   if (shots.empty()) throw Error("SEG-Y data '" + data + "' holds no traces");
   const ShotTraces& s0 = shots[0];
+  // One spread for every shot where every field record has shot 0's receivers in its order;
+  // else a spread a shot (ObservedData::spreads), each record's traces in file order.
+  bool varying = false;
+  size_t most = 0;
   for (const auto& st : shots) {
-    if (st.receivers.size() != s0.receivers.size())
-      throw Error("SEG-Y data '" + data + "': field record " + std::to_string(st.record) + " (trace header bytes " +
-                  std::to_string(hb.shot) + ") has " + std::to_string(st.receivers.size()) + " traces, field record " +
-                  std::to_string(s0.record) + " has " + std::to_string(s0.receivers.size()) +
-                  ": seisrtm migrates shots that share one receiver layout");
-    for (size_t r = 0; r < st.receivers.size(); ++r)
-      if (st.receivers[r] != s0.receivers[r]) {
-        const TraceRef& t = st.traces[r];
-        const auto& a = st.receivers[r];
-        const auto& b = s0.receivers[r];
-        throw Error("SEG-Y file '" + layouts[t.file].path + "', trace " + std::to_string(t.index + 1) + ": receiver " +
-                    std::to_string(r + 1) + " of field record " + std::to_string(st.record) + " is at [" + fmt(a[0]) +
-                    ", " + fmt(a[1]) + ", " + fmt(a[2]) + "] m (bytes " + std::to_string(hb.receiver_x) + ", " +
-                    std::to_string(hb.receiver_y) + ", " + std::to_string(hb.receiver_elevation) + "), receiver " +
-                    std::to_string(r + 1) + " of field record " + std::to_string(s0.record) + " at [" + fmt(b[0]) +
-                    ", " + fmt(b[1]) + ", " + fmt(b[2]) +
-                    "] m: seisrtm migrates shots that share one receiver layout, in one order");
-      }
+    varying = varying || st.receivers != s0.receivers;
+    most = std::max(most, st.receivers.size());
   }
-
   ObservedData o;
   o.file = data;
   o.dt = dt;
   o.shots = static_cast<long long>(shots.size());
-  o.receivers = static_cast<long long>(s0.receivers.size());
+  o.receivers = static_cast<long long>(most);
   // SEG-Y sample k is at t = delay + k dt; the project's sample n at (n + 1) dt: n = k + m - 1
   // with m = delay / dt. Samples before t = dt are dropped, times before the recording zero.
   const long long shift = delay_samples - 1;
@@ -613,6 +600,8 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
                 std::to_string(L0.samples) + " samples): nothing to migrate");
   for (const auto& st : shots) o.source_positions.push_back(st.source);
   o.receiver_positions = s0.receivers;
+  if (varying)
+    for (const auto& st : shots) o.spreads.push_back(st.receivers);
   const double bytes = 4.0 * double(o.shots) * double(o.receivers) * double(o.samples + L0.samples);
   if (with_traces && max_bytes > 0 && bytes > max_bytes)
     throw Error("SEG-Y data '" + data + "': " + std::to_string(o.shots) + " shots x " + std::to_string(o.receivers) +

@@ -1,5 +1,6 @@
 #include "io/survey_file.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -155,7 +156,8 @@ void SurveyFile::write_model_volume(const std::string& name, const float* values
 void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
                                 const std::vector<std::array<double, 3>>& receivers) {
   const SurveyLayout& l = layout_;
-  if (static_cast<long long>(sources.size()) != l.shots || static_cast<long long>(receivers.size()) != l.receivers)
+  if (static_cast<long long>(sources.size()) != l.shots ||
+      static_cast<long long>(receivers.size()) != (l.varying ? 0 : l.receivers))
     throw Error("survey geometry for '" + out_.path() + "': " + std::to_string(sources.size()) + " sources and " +
                 std::to_string(receivers.size()) + " receivers, but the layout has " + std::to_string(l.shots) +
                 " and " + std::to_string(l.receivers));
@@ -177,11 +179,40 @@ void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::arr
   attach_axes(root, "sources/positions", {"shot", "component"});
   pos.clear();
   for (const auto& r : receivers) pos.insert(pos.end(), r.begin(), r.end());
-  if (l.receivers > 0) {
+  if (l.receivers > 0 && !l.varying) {
     write_dataset(root, "receivers/positions", {hsize_t(l.receivers), 3}, pos.data());
     describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
     attach_axes(root, "receivers/positions", {"receiver", "component"});
   }
+}
+
+void SurveyFile::write_spreads(const std::vector<std::vector<std::array<double, 3>>>& spreads) {
+  const SurveyLayout& l = layout_;
+  if (!l.varying || static_cast<long long>(spreads.size()) != l.shots)
+    throw Error("survey spreads for '" + out_.path() + "': " + std::to_string(spreads.size()) + " spreads for " +
+                std::to_string(l.shots) + " shots" + (l.varying ? "" : " in a layout of one spread for every shot"));
+  const hid_t root = out_.root();
+  std::vector<double> pos(static_cast<size_t>(l.shots * l.receivers * 3), std::nan(""));
+  std::vector<long long> count;
+  for (long long s = 0; s < l.shots; ++s) {
+    const auto& spread = spreads[static_cast<size_t>(s)];
+    if (static_cast<long long>(spread.size()) > l.receivers)
+      throw Error("survey spreads for '" + out_.path() + "': shot " + std::to_string(s) + " has " +
+                  std::to_string(spread.size()) + " receivers, the layout at most " + std::to_string(l.receivers));
+    for (size_t r = 0; r < spread.size(); ++r)
+      for (int a = 0; a < 3; ++a)
+        pos[static_cast<size_t>((s * l.receivers + static_cast<long long>(r)) * 3 + a)] = spread[r][a];
+    count.push_back(static_cast<long long>(spread.size()));
+  }
+  if (l.receivers > 0) {
+    write_dataset(root, "receivers/positions", {hsize_t(l.shots), hsize_t(l.receivers), 3}, pos.data());
+    describe_dataset(root, "receivers/positions", "m",
+                     "receiver position [x, y, z] of each shot's spread (NaN beyond receivers/count)");
+    attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
+  }
+  write_dataset(root, "receivers/count", {hsize_t(l.shots)}, count.data());
+  describe_dataset(root, "receivers/count", "", "receivers of each shot's spread (the first rows of its traces)");
+  attach_axes(root, "receivers/count", {"shot"});
 }
 
 void SurveyFile::write_traces(long long shot, const float* gather) {

@@ -46,6 +46,10 @@ struct SurveyLayout {
   bool traces = true;                     // /traces (only with receivers)
   bool model = true;                      // /model/vp
   std::array<double, 3> origin{0, 0, 0};  // m [x, y, z], the survey coordinates of cell (0, 0, 0)
+  // A spread a shot: `receivers` is the largest; /traces holds each shot's receivers first, the
+  // rest of its rows zero, and /receivers/positions is [shot, receiver, 3] (NaN beyond a shot's
+  // count) beside /receivers/count [shot].
+  bool varying = false;
 };
 // Snapshots a run of this layout stores: one every snapshot_interval steps.
 inline long long snapshot_count(const SurveyLayout& l) {
@@ -95,8 +99,11 @@ class SurveyFile {
   void write_model_volume(const std::string& name, const float* values);
   // /time, /sources/wavelet (`wavelet`: steps values), /sources/positions (one [x, y, z] per
   // shot, m) and /receivers/positions (one per receiver, m; absent without receivers).
+  // A varying layout: `receivers` is empty and write_spreads writes them.
   void write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
                       const std::vector<std::array<double, 3>>& receivers);
+  // A varying layout's spreads, one a shot (m, survey coordinates).
+  void write_spreads(const std::vector<std::vector<std::array<double, 3>>>& spreads);
   // One shot's gather, [receiver][time]; nothing when the layout has no traces.
   void write_traces(long long shot, const float* gather);
   // Snapshot k (0-based) of a shot, p on the grid [z][y][x].

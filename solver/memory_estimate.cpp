@@ -27,6 +27,11 @@ double receiver_count(const ReceiverConfig& r) {
   if (r.layout == ReceiverLayout::line) return double(r.line.count);
   if (r.layout == ReceiverLayout::grid) return double(r.grid.count[0]) * double(r.grid.count[1]);
   if (r.layout == ReceiverLayout::list) return double(r.list.size());
+  if (r.layout == ReceiverLayout::per_shot) {  // the buffers follow the largest spread
+    double most = 0;
+    for (const auto& spread : r.per_shot) most = std::max(most, double(spread.size()));
+    return most;
+  }
   return 0;
 }
 

@@ -181,7 +181,9 @@ void check_positions(const MigrationConfig& mc, const Grid& g, const io::Observe
                       coord(g.origin[2] + g.extent(2)) + "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
   };
   check(d.source_positions, "/sources/positions");
-  check(d.receiver_positions, "/receivers/positions");
+  if (d.spreads.empty()) check(d.receiver_positions, "/receivers/positions");
+  for (size_t s = 0; s < d.spreads.size(); ++s)
+    check(d.spreads[s], "/receivers/positions of shot " + std::to_string(s) + ",");
 }
 
 // time.steps (auto: the data's record), checked, and migration.image_interval (auto: from f_max).
@@ -289,11 +291,18 @@ void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, Migrat
         // undoes it with the reflection coefficient's sign (docs/ADJOINT.md).
         y = minus_i_omega_power(y.data(), nt, p.dt, in.data_filter == DataFilter::derivative ? 1.0 : 0.5);
       }
+      // A spread a shot: the rows beyond the shot's receivers are zero and stay so.
+      const std::vector<std::array<double, 3>>& spread =
+          d.spreads.empty() ? d.receiver_positions : d.spreads[static_cast<size_t>(s)];
+      if (r >= static_cast<long long>(spread.size())) {
+        std::fill_n(in.traces.begin() + tr * nt, nt, 0.0f);
+        if (mc.mute.enabled) muted += nt;  // (nothing there to image either)
+        continue;
+      }
       if (mc.mute.enabled) {
         double off = 0;
         for (int a = 0; a < 3; ++a)
-          off += (d.receiver_positions[r][a] - d.source_positions[s][a]) *
-                 (d.receiver_positions[r][a] - d.source_positions[s][a]);
+          off += (spread[r][a] - d.source_positions[s][a]) * (spread[r][a] - d.source_positions[s][a]);
         off = std::sqrt(off);
         for (long long n = 0; n < nt; ++n) {
           const double wgt = mute_weight((n + 1) * p.dt, off, mc.mute.velocity, t0, taper);
@@ -340,8 +349,10 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
 
   Config cc = c;
   cc.sources.shots = d.source_positions;
-  cc.receivers.layout = ReceiverLayout::list;
-  cc.receivers.list = d.receiver_positions;
+  cc.receivers.layout = d.spreads.empty() ? ReceiverLayout::list : ReceiverLayout::per_shot;
+  cc.receivers.list = d.spreads.empty() ? d.receiver_positions : std::vector<std::array<double, 3>>{};
+  cc.receivers.per_shot = d.spreads;
+  cc.receivers.relative = false;
   const bool steps_auto = c.time.steps == 0;
   if (steps_auto) cc.time.steps = 1;  // resolved below, once dt is known
   const Grid g{cc.grid.shape, cc.grid.spacing, cc.grid.origin};
@@ -500,7 +511,7 @@ namespace {
 void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, ShotSteps& st, std::vector<float>* image,
                  std::vector<float>* illumination) {
   const Problem& pb = in.problem;
-  const long long nrec = pb.receivers.size(), nt = pb.steps;
+  const long long nrec = pb.max_receivers(), nt = pb.steps;  // the data's rows a shot
   const long long chunk = std::max(1LL, nt / 100);
   st.begin({}, st.label());
   auto report = [&](const std::string& p, long long done) {
@@ -647,7 +658,7 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
                    const std::string& migrator, double seconds) {
   const Problem& pb = in.problem;
   const Grid& g = pb.grid;
-  const long long nrec = pb.receivers.size(), nshots = pb.shot_count();
+  const long long nrec = pb.max_receivers(), nshots = pb.shot_count();
   const hid_t root = out.root();
   write_run_attributes(root, pb, producer, migrator);
   io::write_attribute(root, "data_file", in.data_file);
@@ -692,10 +703,29 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
   io::describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
   io::attach_axes(root, "sources/positions", {"shot", "component"});
   pos.clear();
-  for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
-  io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
-  io::describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
-  io::attach_axes(root, "receivers/positions", {"receiver", "component"});
+  if (!pb.varying_spread()) {
+    for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
+    io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+    io::describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
+    io::attach_axes(root, "receivers/positions", {"receiver", "component"});
+    return;
+  }
+  // A spread a shot, as seisrtm run writes it: [shot, receiver, 3], NaN beyond a shot's count.
+  pos.assign(static_cast<size_t>(nshots * nrec * 3), std::nan(""));
+  std::vector<long long> count;
+  for (long long s = 0; s < nshots; ++s) {
+    const std::vector<std::array<double, 3>> spread = g.survey(pb.receivers_of(s).position);
+    for (size_t r = 0; r < spread.size(); ++r)
+      std::copy(spread[r].begin(), spread[r].end(), pos.begin() + static_cast<std::ptrdiff_t>((s * nrec + r) * 3));
+    count.push_back(static_cast<long long>(spread.size()));
+  }
+  io::write_dataset(root, "receivers/positions", {hsize_t(nshots), hsize_t(nrec), 3}, pos.data());
+  io::describe_dataset(root, "receivers/positions", "m",
+                       "receiver position [x, y, z] of each shot's spread (NaN beyond receivers/count)");
+  io::attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
+  io::write_dataset(root, "receivers/count", {hsize_t(nshots)}, count.data());
+  io::describe_dataset(root, "receivers/count", "", "receivers of each shot's spread");
+  io::attach_axes(root, "receivers/count", {"shot"});
 }
 
 // The depth slice's z index: migration.depth_slice, or the depth with the strongest image.

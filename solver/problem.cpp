@@ -778,10 +778,19 @@ Config local_positions(const Config& c) {
     for (int a = 0; a < 3; ++a) q[a] -= o[a];
   };
   for (auto& s : l.sources.shots) shift(s);
-  shift(l.receivers.line.start);
-  shift(l.receivers.line.end);
-  shift(l.receivers.grid.origin);
-  for (auto& r : l.receivers.list) shift(r);
+  // Receivers relative to their shot keep their x and y offsets; their z is a position.
+  auto shift_receiver = [&](std::array<double, 3>& q) {
+    if (c.receivers.relative)
+      q[2] -= o[2];
+    else
+      shift(q);
+  };
+  shift_receiver(l.receivers.line.start);
+  shift_receiver(l.receivers.line.end);
+  shift_receiver(l.receivers.grid.origin);
+  for (auto& r : l.receivers.list) shift_receiver(r);
+  for (auto& spread : l.receivers.per_shot)
+    for (auto& r : spread) shift(r);
   for (VolumeConfig* v : {&l.model.vp, &l.model.epsilon, &l.model.delta, &l.model.theta, &l.model.phi}) {
     for (auto& layer : v->layers) layer.top -= o[2];
     for (auto& b : v->bodies) shift(b.center);
@@ -839,43 +848,65 @@ std::vector<std::array<double, 3>> receiver_positions(const Config& c) {
   return rec;
 }
 
+// The spreads: one for every shot, or (receivers.relative, per_shot) one a shot, each position
+// checked inside the grid; a receiver on a free surface moved one cell down; warnings counted
+// over every spread.
 void add_receivers(const Config& c, Problem& p) {
   const Grid& g = p.grid;
   const int w = c.boundary.damping_width;
   const auto& rc = c.receivers;
-  std::vector<std::array<double, 3>> rec = receiver_positions(c);
-  long long damped = 0, moved = 0, shallow = 0;
-  for (size_t r = 0; r < rec.size(); ++r) {
-    const std::string key = "receivers." + to_text(rc.layout) +
-                            (rc.layout == ReceiverLayout::list ? std::string("[") + std::to_string(r) + "]"
-                                                               : std::string(" (receiver ") + std::to_string(r) + ")");
-    check_inside(g, rec[r], key);
-    // p = 0 is enforced on the plane z = 0 under a free surface: a receiver whose weights lie
-    // on that plane only would record zeros in a run and inject into zeroed values in a
-    // migration. It records one cell down instead, where the field is.
-    if (p.free_surface && only_on_top_plane(g, rec[r], rc.interpolation)) {
-      rec[r][2] = g.h[2];
-      ++moved;
-    } else if (p.free_surface && rec[r][2] < g.h[2]) {
-      ++shallow;  // partly weighted on z = 0: recorded, weakly (the pressure vanishes at the surface)
+  const bool varying = rc.relative || rc.layout == ReceiverLayout::per_shot;
+  const std::vector<std::array<double, 3>> common = receiver_positions(c);
+  const long long spreads = varying ? p.shot_count() : 1;
+  const std::string layout = "receivers." + to_text(rc.layout);
+  long long damped = 0, moved = 0, shallow = 0, total = 0;
+  for (long long s = 0; s < spreads; ++s) {
+    std::vector<std::array<double, 3>> rec =
+        rc.layout == ReceiverLayout::per_shot ? rc.per_shot[static_cast<size_t>(s)] : common;
+    if (rc.relative)  // x and y from the shot (relative to cell 0, as the shot's position is)
+      for (auto& q : rec) {
+        q[0] += c.sources.shots[static_cast<size_t>(s)][0];
+        q[1] += c.sources.shots[static_cast<size_t>(s)][1];
+      }
+    PointSet spread;
+    for (size_t r = 0; r < rec.size(); ++r) {
+      const std::string key =
+          layout + (rc.layout == ReceiverLayout::per_shot ? "[" + std::to_string(s) + "][" + std::to_string(r) + "]"
+                    : rc.layout == ReceiverLayout::list
+                        ? "[" + std::to_string(r) + "]" + (varying ? " of shot " + std::to_string(s) : std::string())
+                        : " (receiver " + std::to_string(r) + (varying ? " of shot " + std::to_string(s) : "") + ")");
+      check_inside(g, rec[r], key);
+      // p = 0 is enforced on the plane z = 0 under a free surface: a receiver whose weights lie
+      // on that plane only would record zeros in a run and inject into zeroed values in a
+      // migration. It records one cell down instead, where the field is.
+      if (p.free_surface && only_on_top_plane(g, rec[r], rc.interpolation)) {
+        rec[r][2] = g.h[2];
+        ++moved;
+      } else if (p.free_surface && rec[r][2] < g.h[2]) {
+        ++shallow;  // partly weighted on z = 0: recorded, weakly (the pressure vanishes at the surface)
+      }
+      damped += in_damping_zone(g, rec[r], w, p.free_surface);
+      spread.add(g, rec[r], rc.interpolation);
     }
-    p.receivers.add(g, rec[r], rc.interpolation);
+    total += static_cast<long long>(rec.size());
+    if (varying) p.shot_receivers.push_back(spread);
+    if (s == 0) p.receivers = std::move(spread);
   }
+  const std::string of = std::to_string(total) + (varying ? " receivers of all shots" : " receivers");
   if (moved > 0)
-    p.warnings.push_back(
-        std::to_string(moved) + " of " + std::to_string(rec.size()) +
-        " receivers lie on the free surface (z = " + fmt(g.origin[2]) + ", " + to_text(rc.interpolation) +
-        " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
-        "down, to z = " +
-        fmt(g.origin[2] + g.h[2]) + " m (their traces and positions in the outputs are at that depth; " +
-        (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
+    p.warnings.push_back(std::to_string(moved) + " of " + of + " lie on the free surface (z = " + fmt(g.origin[2]) +
+                         ", " + to_text(rc.interpolation) +
+                         " interpolation), where p = 0 is enforced and they would record only zeros: moved one cell "
+                         "down, to z = " +
+                         fmt(g.origin[2] + g.h[2]) +
+                         " m (their traces and positions in the outputs are at that depth; " +
+                         (c.migration ? "the receivers of migration.data" : layout) + ")");
   if (shallow > 0)
-    p.warnings.push_back(std::to_string(shallow) + " of " + std::to_string(rec.size()) +
-                         " receivers lie less than one cell below the free surface (z < " + fmt(g.origin[2] + g.h[2]) +
+    p.warnings.push_back(std::to_string(shallow) + " of " + of +
+                         " lie less than one cell below the free surface (z < " + fmt(g.origin[2] + g.h[2]) +
                          " m), where part of their interpolation weight falls on the plane z = 0 and p = 0 is "
                          "enforced: their traces are weak; put them at least one cell deep (" +
-                         (c.migration ? "the receivers of migration.data" : "receivers." + to_text(rc.layout)) + ")");
-  for (const auto& q : rec) damped += in_damping_zone(g, q, w, p.free_surface);
+                         (c.migration ? "the receivers of migration.data" : layout) + ")");
   if (damped > 0 && w > 0) {
     std::string interior;
     for (int a = 0; a < 3; ++a) {
@@ -883,10 +914,10 @@ void add_receivers(const Config& c, Problem& p) {
       interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(g.origin[a] + lo) + ", " +
                   fmt(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
     }
-    p.warnings.push_back(std::to_string(damped) + " of " + std::to_string(rec.size()) +
-                         " receivers lie in the damping zone (boundary.damping_width " + std::to_string(w) +
+    p.warnings.push_back(std::to_string(damped) + " of " + of + " lie in the damping zone (boundary.damping_width " +
+                         std::to_string(w) +
                          " cells), where the field is attenuated: their traces are damped; the undamped interior is " +
-                         interior + " m (receivers." + to_text(rc.layout) + ")");
+                         interior + " m (" + layout + ")");
   }
 }
 

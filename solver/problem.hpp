@@ -1,6 +1,7 @@
 #pragma once
 // Everything a propagator needs, derived once from a Config: the grid, the model, the time
 // step, the stencil, the damping profiles, the wavelet and the source/receiver geometry.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -36,11 +37,23 @@ struct Problem {
   bool free_surface = false;
   std::vector<float> wavelet;   // source time function f(n dt), n = 0..steps-1
   std::vector<PointSet> shots;  // source points per shot (one point each)
+  // The spread of every shot; with a spread a shot (receivers.relative, receivers.per_shot),
+  // shot 0's, and shot_receivers holds each shot's (empty otherwise): receivers_of(shot).
   PointSet receivers;
+  std::vector<PointSet> shot_receivers;
   std::vector<std::string> warnings;
 
   bool anisotropic() const { return equation != Equation::acoustic; }
   long long shot_count() const { return static_cast<long long>(shots.size()); }
+  bool varying_spread() const { return !shot_receivers.empty(); }
+  const PointSet& receivers_of(long long shot) const {
+    return shot_receivers.empty() ? receivers : shot_receivers[static_cast<size_t>(shot)];
+  }
+  long long max_receivers() const {
+    long long n = receivers.size();
+    for (const PointSet& r : shot_receivers) n = std::max(n, r.size());
+    return n;
+  }
   double cell_volume() const { return grid.h[0] * grid.h[1] * grid.h[2]; }
 };
 

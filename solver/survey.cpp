@@ -64,6 +64,7 @@ struct RunShot {
     }
     if (pending >= 0) snapshot(st, pending, out);
     st.finish_progress();
+    if (whole) traces.resize(static_cast<size_t>(pb.receivers_of(s).size() * nt));  // (a spread a shot: its own)
     prop.traces(whole ? traces.data() : nullptr);
     st.send(cluster::ResultKind::traces, 0, traces);
   }
@@ -75,13 +76,13 @@ struct RunShot {
 RunSummary run_on_other_rank(const Problem& pb, Propagator& prop) {
   const Grid& g = pb.grid;
   const long long interval = pb.config.output.snapshot_interval;
-  const io::SurveyLayout layout{pb.shot_count(), pb.receivers.size(), pb.steps, pb.dt, g.n, g.h, interval, true, true,
-                                g.origin};
+  const io::SurveyLayout layout{pb.shot_count(), pb.max_receivers(), pb.steps, pb.dt, g.n, g.h, interval, true, true,
+                                g.origin,        pb.varying_spread()};
   const ShotPlan plan = every_shot(pb, true);
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
   if (!plan.slabs) {
     shot.field.resize(shot.nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
-    shot.traces.resize(static_cast<size_t>(pb.receivers.size() * pb.steps));
+    shot.traces.resize(static_cast<size_t>(pb.max_receivers() * pb.steps));
   }
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
@@ -109,7 +110,14 @@ void write_model_and_geometry(io::SurveyFile& file, const Problem& pb) {
       file.write_model_volume(a == &pb.theta ? "theta" : "phi", deg.data());
     }
   }
-  file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, pb.grid.survey(pb.receivers.position));
+  if (!pb.varying_spread()) {
+    file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, pb.grid.survey(pb.receivers.position));
+    return;
+  }
+  file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, {});
+  std::vector<std::vector<std::array<double, 3>>> spreads;
+  for (long long s = 0; s < pb.shot_count(); ++s) spreads.push_back(pb.grid.survey(pb.receivers_of(s).position));
+  file.write_spreads(spreads);
 }
 
 // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
@@ -117,8 +125,11 @@ io::SegyRun plan_segy_copies(const Problem& pb, const std::string& producer) {
   const Config& c = pb.config;
   io::SegyRun segy;
   if (c.output.segy == SegyRevision::none) return segy;
-  segy = io::plan_segy(c.output.segy == SegyRevision::rev1 ? 1 : 2, pb.dt, pb.steps, c.sources.shots,
-                       pb.grid.survey(pb.receivers.position));
+  // The scalars hold every receiver of every shot.
+  std::vector<std::array<double, 3>> receivers;
+  for (long long s = 0; s < (pb.varying_spread() ? pb.shot_count() : 1); ++s)
+    for (const auto& q : pb.grid.survey(pb.receivers_of(s).position)) receivers.push_back(q);
+  segy = io::plan_segy(c.output.segy == SegyRevision::rev1 ? 1 : 2, pb.dt, pb.steps, c.sources.shots, receivers);
   segy.producer = producer;
   segy.config_file = c.source_file;
   segy.shape = pb.grid.n;
@@ -139,17 +150,25 @@ void picture(io::OutputSet& set, const std::string& suffix, const io::Image2D& i
 void deliver_traces(const Problem& pb, io::SurveyFile& file, io::OutputSet& set, const io::SegyRun& segy, long long s,
                     const float* data) {
   const Config& c = pb.config;
-  const long long nrec = pb.receivers.size(), nt = pb.steps;
-  file.write_traces(s, data);
+  const PointSet& spread = pb.receivers_of(s);
+  const long long nrec = spread.size(), nt = pb.steps;
+  if (pb.varying_spread() && nrec < pb.max_receivers()) {
+    // The shot's rows first, the rest of the layout's zero.
+    std::vector<float> padded(static_cast<size_t>(pb.max_receivers() * nt), 0.0f);
+    std::copy(data, data + nrec * nt, padded.begin());
+    file.write_traces(s, padded.data());
+  } else {
+    file.write_traces(s, data);
+  }
   if (c.output.segy != SegyRevision::none)
     io::write_segy_shot(set.add(std::string("_").append(io::shot_name(s)).append(".sgy")), segy, s, c.sources.shots[s],
-                        pb.grid.survey(pb.receivers.position), data);
+                        pb.grid.survey(spread.position), data);
   if (c.output.pictures && nrec > 0) {
     // Seismic data in a symmetric colour scale clipped at a percentile of |p| (stated in the
     // picture), so a few large samples near the source do not wash out the rest.
     const io::Point3 src{c.sources.shots[s][0], c.sources.shots[s][1], c.sources.shots[s][2]};
     io::Image2D im = io::gather_picture(std::vector<float>(data, data + nrec * nt), nrec, nt, pb.dt,
-                                        pb.grid.survey(pb.receivers.position), src);
+                                        pb.grid.survey(spread.position), src);
     im.title = c.output.name + ": " + io::shot_name(s) + " " + im.title;
     picture(set, "gather_" + io::shot_name(s), im);
   }
@@ -191,7 +210,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const Config& c = pb.config;
   const Grid& g = pb.grid;
-  const long long nrec = pb.receivers.size(), nt = pb.steps, nshots = pb.shot_count();
+  const long long nrec = pb.max_receivers(), nt = pb.steps, nshots = pb.shot_count();
   const long long interval = c.output.snapshot_interval;
 
   // Created first: an unwritable output directory fails before any time stepping. Every file
@@ -200,7 +219,8 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   io::OutputSet set(c.output.directory, c.output.name);
   // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
   // fills now, and takes plain arrays.
-  const io::SurveyLayout layout{nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model, g.origin};
+  const io::SurveyLayout layout{
+      nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model, g.origin, pb.varying_spread()};
   io::SurveyFile file(set.h5(), layout);
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));

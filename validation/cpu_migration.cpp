@@ -48,12 +48,11 @@ void inject_data(CpuTti<Real>& w, const Problem& pb, const PointSet& rec, long l
 }
 
 // One step of the receiver field: chi^n from chi^{n+1}, chi^{n+2} and data sample n - 1 (at
-// t = n dt) of `data` [receiver][step].
+// t = n dt) of `data` [receiver][step] at the receivers `rec` (the shot's spread).
 template <class Wave, class Real>
-void receiver_step(Wave& w, const Problem& pb, long long n, const Real* data) {
+void receiver_step(Wave& w, const Problem& pb, const PointSet& rec, long long n, const Real* data) {
   w.update();
-  for (long long r = 0; r < pb.receivers.size(); ++r)
-    inject_data(w, pb, pb.receivers, r, double(data[r * pb.steps + n - 1]));
+  for (long long r = 0; r < rec.size(); ++r) inject_data(w, pb, rec, r, double(data[r * pb.steps + n - 1]));
   w.finish();
 }
 
@@ -228,7 +227,7 @@ std::vector<Real> adjoint_with(const Problem& pb, const PointSet& src, const std
   Wave chi(pb);
   std::vector<Real> f(static_cast<size_t>(src.size() * nt));
   for (long long n = nt; n >= 1; --n) {
-    receiver_step(chi, pb, n, r.data());
+    receiver_step(chi, pb, pb.receivers, n, r.data());
     // (F^T r)^{n-1} = S chi^n / V
     for (long long k = 0; k < src.size(); ++k)
       f[k * nt + n - 1] = static_cast<Real>(chi.sample(src, k) / pb.cell_volume());
@@ -504,7 +503,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
     if constexpr (single) {
       if (sn && on_source_level) on_source_level(n, sn);
     }
-    receiver_step(r, pb_, n, data);
+    receiver_step(r, pb_, pb_.receivers_of(shot), n, data);
     exchange(r);
   };
   schedule.backward(RtmSchedule::Order::image_then_receiver, b, [&](long long) { advance(); });

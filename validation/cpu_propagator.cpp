@@ -18,7 +18,7 @@ CpuPropagator::CpuPropagator(const Problem& problem) : problem_(problem) {
     tti_.emplace(problem);
   else
     wave_.emplace(problem);
-  traces_.assign(static_cast<size_t>(problem.receivers.size() * problem.steps), 0.0f);
+  traces_.assign(static_cast<size_t>(problem.max_receivers() * problem.steps), 0.0f);
 }
 
 CpuPropagator::CpuPropagator(const Problem& problem, const Slab& slab) : CpuPropagator(problem) {
@@ -74,7 +74,7 @@ bool all_finite(const float* v, long long n) {
 
 void CpuPropagator::advance(long long first, long long count) {
   const PointSet& src = problem_.shots[shot_];
-  const PointSet& rec = problem_.receivers;
+  const PointSet& rec = problem_.receivers_of(shot_);
   // As the CUDA backend: the wavefield is checked for NaN or Inf every kCheckEvery steps and at
   // the end of each call, so a run that blew up stops with a message instead of writing NaN.
   constexpr long long kCheckEvery = 256;
@@ -121,7 +121,7 @@ void CpuPropagator::advance(long long first, long long count) {
 
 void CpuPropagator::step_slab(long long n, const std::vector<Box>& boxes) {
   const PointSet& src = problem_.shots[shot_];
-  const PointSet& rec = problem_.receivers;
+  const PointSet& rec = problem_.receivers_of(shot_);
   const double w = double(problem_.wavelet[n]);
   for (const Box& b : boxes) {
     if (tti_) {
@@ -149,7 +149,8 @@ void CpuPropagator::wavefield(float* out) {
 }
 
 void CpuPropagator::traces(float* out) {
-  std::memcpy(out, traces_.data(), traces_.size() * sizeof(float));
+  std::memcpy(out, traces_.data(),
+              static_cast<size_t>(problem_.receivers_of(shot_).size() * problem_.steps) * sizeof(float));
 }
 
 }  // namespace seisrtm::validation
