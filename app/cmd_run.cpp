@@ -154,9 +154,10 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   if (!o.quiet)
     std::fprintf(stderr,
                  "seisrtm: %s: grid %lld x %lld x %lld, %lld steps of %.4g s (stable up to %.4g s), "
-                 "%lld shot(s), %lld receivers, backend %s\n",
+                 "%lld shot(s), %lld receivers%s, backend %s\n",
                  config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, p.dt_max, p.shot_count(),
-                 p.receivers.size(), prop->name().c_str());
+                 p.max_receivers(), p.varying_spread() ? " in the largest of a spread a shot" : "",
+                 prop->name().c_str());
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;

@@ -470,7 +470,7 @@ void write_image(const std::string& path, const Image2D& im) {
 namespace {
 std::string metres(double v) {
   char b[32];
-  std::snprintf(b, sizeof b, "%g", std::abs(v) < 1e-9 ? 0.0 : v);
+  std::snprintf(b, sizeof b, "%.10g", std::abs(v) < 1e-9 ? 0.0 : v);
   return b;
 }
 }  // namespace
@@ -509,7 +509,7 @@ Image2D gather_picture(const std::vector<float>& traces, long long nrec, long lo
     }
   }
   char t[128];
-  std::snprintf(t, sizeof t, "gather, source at (%g, %g, %g) m", source[0], source[1], source[2]);
+  std::snprintf(t, sizeof t, "gather, source at (%.10g, %.10g, %.10g) m", source[0], source[1], source[2]);
   im.title = t;
   im.value_label.assign(1, 'p');  // not = "p": GCC 12 warns falsely (-Wrestrict) on that at -O3
   im.value_unit = "arb. units";
