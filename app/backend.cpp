@@ -33,18 +33,17 @@ BackendChoice choose_backend(const Config& c, Equation equation, bool migration)
 namespace {
 
 // A spread a shot (receivers.relative or per_shot, or data with /receivers/count): the CPU
-// backend's, in one process; the GPU backend, the z slabs and the shot farm take one spread for
-// every shot.
+// backend's, in one process or a shot farm (each shot's traces carry their own count); the GPU
+// backend and the z slabs take one spread for every shot.
 void check_spread(const Problem& p, const BackendChoice& b, bool slabs) {
-  if (!p.varying_spread() || (b.backend == SolverBackend::cpu && !slabs && cluster::size() == 1)) return;
+  if (!p.varying_spread() || (b.backend == SolverBackend::cpu && !slabs)) return;
   const std::string what = p.config.migration
                                ? "data file '" + p.config.migration->data + "' (a spread a shot)"
                                : std::string("config key 'receivers.") +
                                      (p.config.receivers.relative ? "relative" : "per_shot") + "' (a spread a shot)";
-  throw Error(what + " runs on solver.backend cpu in one process, without solver.decomposition z; this run has " +
-              (b.backend != SolverBackend::cpu ? "the cuda backend (solver.backend: cpu runs it)"
-               : slabs                         ? "solver.decomposition z"
-                                               : std::to_string(cluster::size()) + " ranks (run it without mpirun)"));
+  throw Error(what + " runs on solver.backend cpu, without solver.decomposition z; this run has " +
+              (b.backend != SolverBackend::cpu ? std::string("the cuda backend (solver.backend: cpu runs it)")
+                                               : std::string("solver.decomposition z")));
 }
 
 }  // namespace

@@ -832,3 +832,36 @@ TEST_CASE("a decomposed run too large for the node's memory is refused before bu
   CHECK(r.output.find("MPI_ABORT") == std::string::npos);  // agreed by both ranks, said once
   CHECK(fs::is_empty(dir));
 }
+
+TEST_CASE("a survey with a spread a shot (the marine streamer example) runs and migrates as a shot farm, bit for bit",
+          "[integration]") {
+  // configs/marine, shortened to 300 steps: each worker's traces carry their shot's receiver
+  // count; rank 0 writes them and stacks the images in shot order, as one process does.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "spreads");
+  const std::string dir = std::string(SEISRTM_SOURCE_DIR) + "/configs/marine/";
+  const std::string args = " --backend cpu --quiet --set time.steps=300 --output ";
+  const Result one = seisrtm::test::run_cli("run " + dir + "streamer.yaml" + args + (d / "one").string());
+  INFO(one.output);
+  REQUIRE(one.code == 0);
+  const Result three =
+      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + " run " + dir + "streamer.yaml" + args + (d / "three").string());
+  INFO(three.output);
+  REQUIRE(three.code == 0);
+  CHECK(read_dataset((d / "three" / "streamer.h5").string(), "traces") ==
+        read_dataset((d / "one" / "streamer.h5").string(), "traces"));
+  CHECK(read_dataset((d / "three" / "streamer.h5").string(), "receivers/positions") ==
+        read_dataset((d / "one" / "streamer.h5").string(), "receivers/positions"));
+  const std::string migrate = " migrate " + dir + "migrate.yaml --backend cpu --quiet --set migration.data=" +
+                              (d / "one" / "streamer.h5").string() + " --output ";
+  const Result m1 = seisrtm::test::run_cli(migrate + (d / "m_one").string());
+  INFO(m1.output);
+  REQUIRE(m1.code == 0);
+  const Result m3 = run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + migrate + (d / "m_three").string());
+  INFO(m3.output);
+  REQUIRE(m3.code == 0);
+  for (const char* v : {"image/correlation", "image/illumination"}) {
+    INFO(v);
+    CHECK(read_dataset((d / "m_three" / "migrate.h5").string(), v) ==
+          read_dataset((d / "m_one" / "migrate.h5").string(), v));
+  }
+}
