@@ -33,17 +33,15 @@ BackendChoice choose_backend(const Config& c, Equation equation, bool migration)
 namespace {
 
 // A spread a shot (receivers.relative or per_shot, or data with /receivers/count): the CPU
-// backend's, in one process or a shot farm (each shot's traces carry their own count); the GPU
-// backend and the z slabs take one spread for every shot.
-void check_spread(const Problem& p, const BackendChoice& b, bool slabs) {
-  if (!p.varying_spread() || (b.backend == SolverBackend::cpu && !slabs)) return;
+// backend's, in one process, a shot farm (each shot's traces carry their own count) or z slabs
+// (each shot's receivers owned by slab); the GPU backend takes one spread for every shot.
+void check_spread(const Problem& p, const BackendChoice& b, bool /*slabs*/) {
+  if (!p.varying_spread() || b.backend == SolverBackend::cpu) return;
   const std::string what = p.config.migration
                                ? "data file '" + p.config.migration->data + "' (a spread a shot)"
                                : std::string("config key 'receivers.") +
                                      (p.config.receivers.relative ? "relative" : "per_shot") + "' (a spread a shot)";
-  throw Error(what + " runs on solver.backend cpu, without solver.decomposition z; this run has " +
-              (b.backend != SolverBackend::cpu ? std::string("the cuda backend (solver.backend: cpu runs it)")
-                                               : std::string("solver.decomposition z")));
+  throw Error(what + " runs on solver.backend cpu; this run has the cuda backend (solver.backend: cpu runs it)");
 }
 
 }  // namespace

@@ -103,6 +103,9 @@ struct SourceConfig {
   WaveletConfig wavelet;
   Interpolation interpolation = Interpolation::trilinear;
   std::vector<std::array<double, 3>> shots;  // m
+  // The field record number of the first shot (SEG-Y bytes 9 and 17, /sources/record); the
+  // others follow in order: the parts of a survey run one by one keep their numbers apart.
+  long long first_record = 1;
 };
 
 struct ReceiverLine {

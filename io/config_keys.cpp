@@ -360,6 +360,10 @@ void add_boundary_sources(std::vector<ConfigKey>& k) {
   k.push_back(mapping("sources.wavelet", "the source time function (not in migration configs)"));
   k.push_back(choice<Interpolation>("sources.interpolation", "how a source off the grid is spread over cells",
                                     SEISRTM_FIELD(c.sources.interpolation)));
+  k.push_back(field("sources.first_record", "integer", at_least(1, "", "be a positive integer"),
+                    "the field record number of the first shot (SEG-Y bytes 9, /sources/record); the others follow: "
+                    "give each part of a survey run in parts its own",
+                    SEISRTM_FIELD(c.sources.first_record), "1"));
   k.push_back(key("sources.shots", "list", "inside the grid", "[x, y, z] m, one a shot (not in migration configs)",
                   SEISRTM_WRITE_POINTS(s.c.sources.shots), "required"));
   k.push_back(

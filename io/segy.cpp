@@ -204,7 +204,7 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
       run.producer + ": synthetic shot gather, acoustic finite differences",
       "config " + run.config_file,
       "shot " + std::to_string(shot) + " (0-based) of " + std::to_string(run.shots) +
-          "; field record (9) = " + std::to_string(shot + 1),
+          "; field record (9) = " + std::to_string(run.first_record + shot),
       "grid " + std::to_string(run.shape[0]) + " x " + std::to_string(run.shape[1]) + " x " +
           std::to_string(run.shape[2]) + " cells, spacing " + fmt(run.spacing[0]) + " " + fmt(run.spacing[1]) + " " +
           fmt(run.spacing[2]) + " m, origin 0 0 0",
@@ -276,9 +276,9 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
     const double off = std::hypot(dx, dy) * ((dx < 0 || (dx == 0 && dy < 0)) ? -1 : 1);
     set(SEGY_TR_SEQ_LINE, r + 1);
     set(SEGY_TR_SEQ_FILE, r + 1);
-    set(SEGY_TR_FIELD_RECORD, shot + 1);
+    set(SEGY_TR_FIELD_RECORD, run.first_record + shot);
     set(SEGY_TR_NUMBER_ORIG_FIELD, r + 1);
-    set(SEGY_TR_ENERGY_SOURCE_POINT, shot + 1);
+    set(SEGY_TR_ENERGY_SOURCE_POINT, run.first_record + shot);
     set(SEGY_TR_TRACE_ID, 1);  // seismic data
     set(SEGY_TR_SUMMED_TRACES, 1);
     set(SEGY_TR_STACKED_TRACES, 1);

@@ -26,9 +26,10 @@ struct SegyRun {
   double dt = 0;                           // s, exact
   long long steps = 0;                     // samples a trace in the run (SEG-Y: steps + 1)
   long long shots = 0;
-  std::string wavelet;        // a line describing the source wavelet
-  int coordinate_scalar = 1;  // SEG-Y scalar for x, y (byte 71): -100 = cm
-  int elevation_scalar = 1;   // for depths and elevations (byte 69)
+  long long first_record = 1;  // field record number of shot 0 (sources.first_record)
+  std::string wavelet;         // a line describing the source wavelet
+  int coordinate_scalar = 1;   // SEG-Y scalar for x, y (byte 71): -100 = cm
+  int elevation_scalar = 1;    // for depths and elevations (byte 69)
 };
 
 // Checks what can be checked before a run (dt within the 16-bit microsecond field, samples

@@ -177,6 +177,11 @@ void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::arr
   write_dataset(root, "sources/positions", {hsize_t(l.shots), 3}, pos.data());
   describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
   attach_axes(root, "sources/positions", {"shot", "component"});
+  std::vector<long long> record;
+  for (long long s = 0; s < l.shots; ++s) record.push_back(l.first_record + s);
+  write_dataset(root, "sources/record", {hsize_t(l.shots)}, record.data());
+  describe_dataset(root, "sources/record", "1", "field record number (sources.first_record + shot; SEG-Y bytes 9)");
+  attach_axes(root, "sources/record", {"shot"});
   pos.clear();
   for (const auto& r : receivers) pos.insert(pos.end(), r.begin(), r.end());
   if (l.receivers > 0 && !l.varying) {
@@ -211,7 +216,7 @@ void SurveyFile::write_spreads(const std::vector<std::vector<std::array<double, 
     attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
   }
   write_dataset(root, "receivers/count", {hsize_t(l.shots)}, count.data());
-  describe_dataset(root, "receivers/count", "", "receivers of each shot's spread (the first rows of its traces)");
+  describe_dataset(root, "receivers/count", "1", "receivers of each shot's spread (the first rows of its traces)");
   attach_axes(root, "receivers/count", {"shot"});
 }
 

@@ -50,6 +50,7 @@ struct SurveyLayout {
   // rest of its rows zero, and /receivers/positions is [shot, receiver, 3] (NaN beyond a shot's
   // count) beside /receivers/count [shot].
   bool varying = false;
+  long long first_record = 1;  // /sources/record: first_record + shot
 };
 // Snapshots a run of this layout stores: one every snapshot_interval steps.
 inline long long snapshot_count(const SurveyLayout& l) {

@@ -52,7 +52,10 @@ Slab make_slab(long long nz, int halo, int rank, int ranks) {
 }
 
 std::vector<int> receiver_owners(const Problem& global, int halo, int ranks) {
-  const PointSet& rec = global.receivers;
+  return receiver_owners(global, global.receivers, halo, ranks);
+}
+
+std::vector<int> receiver_owners(const Problem& global, const PointSet& rec, int halo, int ranks) {
   const long long plane = global.grid.n[0] * global.grid.n[1];
   std::vector<Slab> slabs;
   for (int r = 0; r < ranks; ++r) slabs.push_back(make_slab(global.grid.n[2], halo, r, ranks));
@@ -75,7 +78,8 @@ std::vector<int> receiver_owners(const Problem& global, int halo, int ranks) {
   return owner;
 }
 
-Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners) {
+Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners,
+                     const std::vector<std::vector<int>>& shot_owners) {
   Problem p;
   p.config = global.config;
   p.grid = global.grid;
@@ -125,6 +129,11 @@ Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int
   p.receivers = keep(
       global.receivers, [&](long long r) { return owners[static_cast<size_t>(r)] == s.rank; },
       [](long long) { return true; });
+  // A spread a shot: each shot's receivers that this slab records.
+  for (size_t k = 0; k < global.shot_receivers.size(); ++k)
+    p.shot_receivers.push_back(keep(
+        global.shot_receivers[k], [&](long long r) { return shot_owners[k][static_cast<size_t>(r)] == s.rank; },
+        [](long long) { return true; }));
   return p;
 }
 
@@ -245,7 +254,9 @@ SlabPropagator::SlabPropagator(const Problem& global, int ranks, int rank, const
   const int halo = slab_halo(global.radius);
   slab_ = make_slab(global.grid.n[2], halo, rank, ranks);
   owners_ = receiver_owners(global, halo, ranks);
-  local_ = seisrtm::slab_problem(global, slab_, owners_);
+  for (const PointSet& spread : global.shot_receivers)
+    shot_owners_.push_back(receiver_owners(global, spread, halo, ranks));
+  local_ = seisrtm::slab_problem(global, slab_, owners_, shot_owners_);
   inner_ = backend(local_, slab_);
 }
 
@@ -273,38 +284,45 @@ void SlabPropagator::receive_wavefield(float* out) {
 }
 
 void SlabPropagator::traces(float* out) {
-  const long long nrec = global_.receivers.size(), nt = global_.steps;
-  traces_.resize(static_cast<size_t>(nrec * nt));
+  // The receivers of the shot: a spread a shot has its own owners.
+  const std::vector<int>& owners = shot_owners_.empty() ? owners_ : shot_owners_[static_cast<size_t>(shot_)];
+  const long long nrec = global_.receivers_of(shot_).size(), nt = global_.steps;
+  traces_.resize(static_cast<size_t>(global_.max_receivers() * nt));
   inner_->traces(traces_.data());
   // Rank r sends the rows ([receiver][step]) of the receivers it records, in receiver order.
   std::vector<float> rows;
   if (slab_.rank != 0) {
     for (long long r = 0; r < nrec; ++r)
-      if (owners_[static_cast<size_t>(r)] == slab_.rank)
+      if (owners[static_cast<size_t>(r)] == slab_.rank)
         rows.insert(rows.end(), traces_.begin() + r * nt, traces_.begin() + (r + 1) * nt);
     if (!rows.empty()) send_floats(rows.data(), static_cast<long long>(rows.size()), 0, kTraces);
     return;
   }
   for (long long r = 0; r < nrec; ++r)
-    if (owners_[static_cast<size_t>(r)] == 0) std::memcpy(out + r * nt, traces_.data() + r * nt, nt * sizeof(float));
+    if (owners[static_cast<size_t>(r)] == 0) std::memcpy(out + r * nt, traces_.data() + r * nt, nt * sizeof(float));
   for (int k = 1; k < slab_.ranks; ++k) {
     long long n = 0;
-    for (int o : owners_) n += o == k;
+    for (int o : owners) n += o == k;
     if (n == 0) continue;
     rows.resize(static_cast<size_t>(n * nt));
     recv_floats(rows.data(), n * nt, k, kTraces);
     long long i = 0;
     for (long long r = 0; r < nrec; ++r)
-      if (owners_[static_cast<size_t>(r)] == k) std::memcpy(out + r * nt, rows.data() + (i++) * nt, nt * sizeof(float));
+      if (owners[static_cast<size_t>(r)] == k) std::memcpy(out + r * nt, rows.data() + (i++) * nt, nt * sizeof(float));
   }
 }
 
 SlabMigrator::SlabMigrator(const Problem& global, int ranks, int rank, const Backend& backend) : global_(global) {
   const int halo = slab_halo(global.radius);
   slab_ = make_slab(global.grid.n[2], halo, rank, ranks);
-  local_ = seisrtm::slab_problem(global, slab_, receiver_owners(global, halo, ranks));
+  std::vector<std::vector<int>> shot_owners;
+  for (const PointSet& spread : global.shot_receivers)
+    shot_owners.push_back(receiver_owners(global, spread, halo, ranks));
+  local_ = seisrtm::slab_problem(global, slab_, receiver_owners(global, halo, ranks), shot_owners);
   // A migration injects its data at the receivers: each entry by the slab that owns its plane.
   local_.receivers = own_entries(global.receivers, global.grid, slab_);
+  for (size_t k = 0; k < global.shot_receivers.size(); ++k)
+    local_.shot_receivers[k] = own_entries(global.shot_receivers[k], global.grid, slab_);
   inner_ = backend(local_, slab_);
 }
 

@@ -53,8 +53,12 @@ Slab make_slab(long long nz, int halo, int rank, int ranks);
 // Per receiver, the rank that records it: the first whose held planes contain all its entries
 // (0 for a receiver without entries).
 std::vector<int> receiver_owners(const Problem& global, int halo, int ranks);
+// The same for the receivers `rec` (a shot's spread).
+std::vector<int> receiver_owners(const Problem& global, const PointSet& rec, int halo, int ranks);
 // The slab's own problem (see above). Receivers it does not record keep no entries.
-Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners);
+// shot_owners: a spread a shot's owners, one list a shot (empty: one spread for every shot).
+Problem slab_problem(const Problem& global, const Slab& s, const std::vector<int>& owners,
+                     const std::vector<std::vector<int>>& shot_owners = {});
 
 // A box of the whole grid's cells restricted to the slab's own planes, in slab coordinates.
 CellBox slab_box(const CellBox& global, const Slab& s);
@@ -104,7 +108,10 @@ class SlabPropagator final : public Propagator {
   SlabPropagator(const Problem& global, int ranks, int rank, const Backend& backend);
   ~SlabPropagator() override;
   std::string name() const override;
-  void begin_shot(long long shot) override { inner_->begin_shot(shot); }
+  void begin_shot(long long shot) override {
+    shot_ = shot;
+    inner_->begin_shot(shot);
+  }
   void advance(long long first, long long count) override { inner_->advance(first, count); }
   void wavefield(float* out) override;
   void traces(float* out) override;
@@ -119,6 +126,8 @@ class SlabPropagator final : public Propagator {
   const Problem& global_;
   Slab slab_;
   std::vector<int> owners_;
+  std::vector<std::vector<int>> shot_owners_;  // a spread a shot: each shot's owners
+  long long shot_ = 0;
   Problem local_;
   std::unique_ptr<Propagator> inner_;
   std::vector<float> field_, traces_;

@@ -724,7 +724,7 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
                        "receiver position [x, y, z] of each shot's spread (NaN beyond receivers/count)");
   io::attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
   io::write_dataset(root, "receivers/count", {hsize_t(nshots)}, count.data());
-  io::describe_dataset(root, "receivers/count", "", "receivers of each shot's spread");
+  io::describe_dataset(root, "receivers/count", "1", "receivers of each shot's spread");
   io::attach_axes(root, "receivers/count", {"shot"});
 }
 

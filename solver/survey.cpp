@@ -76,8 +76,18 @@ struct RunShot {
 RunSummary run_on_other_rank(const Problem& pb, Propagator& prop) {
   const Grid& g = pb.grid;
   const long long interval = pb.config.output.snapshot_interval;
-  const io::SurveyLayout layout{pb.shot_count(), pb.max_receivers(), pb.steps, pb.dt, g.n, g.h, interval, true, true,
-                                g.origin,        pb.varying_spread()};
+  const io::SurveyLayout layout{pb.shot_count(),
+                                pb.max_receivers(),
+                                pb.steps,
+                                pb.dt,
+                                g.n,
+                                g.h,
+                                interval,
+                                true,
+                                true,
+                                g.origin,
+                                pb.varying_spread(),
+                                pb.config.sources.first_record};
   const ShotPlan plan = every_shot(pb, true);
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
   if (!plan.slabs) {
@@ -131,6 +141,7 @@ io::SegyRun plan_segy_copies(const Problem& pb, const std::string& producer) {
     for (const auto& q : pb.grid.survey(pb.receivers_of(s).position)) receivers.push_back(q);
   segy = io::plan_segy(c.output.segy == SegyRevision::rev1 ? 1 : 2, pb.dt, pb.steps, c.sources.shots, receivers);
   segy.producer = producer;
+  segy.first_record = c.sources.first_record;
   segy.config_file = c.source_file;
   segy.shape = pb.grid.n;
   segy.spacing = pb.grid.h;
@@ -219,8 +230,18 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   io::OutputSet set(c.output.directory, c.output.name);
   // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
   // fills now, and takes plain arrays.
-  const io::SurveyLayout layout{
-      nshots, nrec, nt, pb.dt, g.n, g.h, interval, c.output.traces, c.output.model, g.origin, pb.varying_spread()};
+  const io::SurveyLayout layout{nshots,
+                                nrec,
+                                nt,
+                                pb.dt,
+                                g.n,
+                                g.h,
+                                interval,
+                                c.output.traces,
+                                c.output.model,
+                                g.origin,
+                                pb.varying_spread(),
+                                c.sources.first_record};
   io::SurveyFile file(set.h5(), layout);
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));

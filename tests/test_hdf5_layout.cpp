@@ -193,7 +193,8 @@ TEST_CASE("run and migrate files have a named dimension scale on every dimension
   check_file(data, with_positions({{"traces", {"shot", "receiver", "time"}},
                                    {"snapshots/shot_0000", {"time", "z", "y", "x"}},
                                    {"model/vp", {"z", "y", "x"}},
-                                   {"sources/wavelet", {"wavelet_time"}}}));
+                                   {"sources/wavelet", {"wavelet_time"}},
+                                   {"sources/record", {"shot"}}}));
   check_coordinates(data, {36, 30, 32}, true);
 
   const std::string rtm_cfg =

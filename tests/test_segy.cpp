@@ -289,6 +289,43 @@ void expect_refused(const std::string& name, Edit edit, const std::vector<std::s
 
 }  // namespace
 
+TEST_CASE("a survey run in parts keeps its field records apart (sources.first_record) and migrates as one",
+          "[integration][segy]") {
+  // The two shots of the run, each run alone as a part with its own first record (1 and 2) and
+  // output name: the parts' SEG-Y files, read together by one glob, group into the same two
+  // field records as the whole run's and give its image bit for bit.
+  const fs::path d = fresh_dir("parts");
+  const char* shots[2] = {"[[175, 145, 20]]", "[[215, 145, 20]]"};
+  for (int p = 0; p < 2; ++p) {
+    const std::string cfg = write_text(
+        d / ("part" + std::to_string(p) + ".yaml"),
+        seisrtm::test::two_layers({{"sources", "{wavelet: {peak_frequency: 15}, shots: " + std::string(shots[p]) +
+                                                   ", first_record: " + std::to_string(p + 1) + "}"},
+                                   {"output", "{name: part" + std::to_string(p) + ", pictures: false, segy: rev1}"}}));
+    const Result r = run_cli("run " + cfg + " --quiet --backend cpu --output " + d.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    Segy f((d / ("part" + std::to_string(p) + "_shot_0000.sgy")).string());
+    CHECK(Segy::field(f.header(0), SEGY_TR_FIELD_RECORD) == p + 1);
+    CHECK(read_dataset((d / ("part" + std::to_string(p) + ".h5")).string(), "sources/record") ==
+          std::vector<float>{float(p + 1)});
+  }
+  const std::string cfg = write_text(d / "m.yaml", migration_config("parts", (d / "part*_shot_*.sgy").string(), true));
+  const Result r = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + (d / "out").string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const fs::path whole = fresh_dir("parts_whole");
+  const std::string wcfg =
+      write_text(whole / "m.yaml", migration_config("whole", (run_dir() / "data_shot_*.sgy").string(), true));
+  const Result w = run_cli("migrate " + wcfg + " --quiet --backend cpu --output " + whole.string());
+  REQUIRE(w.code == 0);
+  for (const char* k : {"image/correlation", "image/illumination", "sources/positions"}) {
+    INFO(k);
+    CHECK(
+        same_bits(read_dataset((d / "out" / "parts.h5").string(), k), read_dataset((whole / "whole.h5").string(), k)));
+  }
+}
+
 TEST_CASE("SEG-Y shots whose receivers differ migrate with a spread each (CPU)", "[integration][segy]") {
   // Shot 2's receiver 3 moved 5 m: the field records no longer share one layout, so each shot
   // keeps its own spread (ObservedData::spreads); the output lists them per shot.
