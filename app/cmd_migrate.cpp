@@ -156,7 +156,7 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
                  c.migration->image_interval == 0 ? "auto" : "migration.image_interval", in.f_max);
     if (c.migration->mute.enabled)
       std::fprintf(stderr, "seisrtm: direct-arrival mute zeroed %lld of %lld samples\n", in.muted_samples,
-                   static_cast<long long>(in.traces.size()));
+                   in.live_samples);
   }
   RunOptions ro;
   ro.quiet = o.quiet;

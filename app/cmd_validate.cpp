@@ -183,6 +183,9 @@ std::string join(const std::vector<std::string>& names) {
 int validate_migration(const std::string& config_path, const Config& c, double cpu_limit_s) {
   const MigrationInput in = prepare_migration(c);
   const Problem& p = in.problem;
+  if (p.varying_spread())
+    throw Error("validate compares the GPU with the CPU on data with one spread for every shot; data file '" +
+                c.migration->data + "' has a spread a shot, which the CPU backend migrates");
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
   const GpuInfo g = query_gpu(c.solver.device);
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
@@ -344,6 +347,10 @@ int cmd_validate(const std::string& config_path, const CommonOptions& o, double 
   if (c.migration) return validate_migration(config_path, c, cpu_limit_s);
   const Problem p = build_problem(c);
   for (const auto& w : p.warnings) std::fprintf(stderr, "seisrtm: warning: %s\n", w.c_str());
+  if (p.varying_spread())
+    throw Error(
+        "validate compares the GPU with the CPU on one spread for every shot; a spread a shot "
+        "(receivers.relative, receivers.per_shot) runs on the CPU backend only");
   const GpuInfo g = query_gpu(c.solver.device);
   if (!g.present) throw Error("validate needs a GPU to compare against the CPU reference: " + g.reason);
   // fp16 storage: a second CPU run emulates it (validation/half.hpp); the GPU is held to the

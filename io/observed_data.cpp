@@ -46,16 +46,18 @@ H5Handle open_numbers(hid_t f, const std::string& file, const std::string& name,
   return d;
 }
 
-// Reads a whole dataset as T (double or float), checking that every value is finite.
+// Reads a whole dataset as T (double or float), checking that every value is finite (unless
+// `finite` is false: the caller checks the values it uses).
 template <class T>
 void read_values(hid_t d, const std::string& file, const std::string& name, const std::string& what,
-                 std::vector<T>& out, size_t n) {
+                 std::vector<T>& out, size_t n, bool finite = true) {
   out.resize(n);
   const hid_t type = sizeof(T) == 8 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_FLOAT;
   if (H5Dread(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     fail(file, name, what, "reading dataset '" + name + "' failed (truncated or corrupt file?)");
-  for (T v : out)
-    if (!std::isfinite(v)) fail(file, name, what, "dataset '" + name + "' holds a NaN or infinite value");
+  if (finite)
+    for (T v : out)
+      if (!std::isfinite(v)) fail(file, name, what, "dataset '" + name + "' holds a NaN or infinite value");
 }
 
 std::string dims_text(const std::vector<hsize_t>& d) {
@@ -149,8 +151,9 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
       throw Error("data file '" + file + "': dataset '/receivers/positions' has shape " + dims_text(p.dims) +
                   "; /traces " + dims_text(tdims) + " and /receivers/count need [" + std::to_string(o.shots) + ", " +
                   std::to_string(o.receivers) + ", 3]; nothing was read");
+    // NaN beyond each shot's count (run's padding); the positions of its receivers checked below.
     read_values(pd.get(), file, "/receivers/positions", expect, p.values,
-                static_cast<size_t>(o.shots * o.receivers * 3));
+                static_cast<size_t>(o.shots * o.receivers * 3), false);
     for (long long s = 0; s < o.shots; ++s) {
       const double n = c.values[static_cast<size_t>(s)];
       if (!(n >= 0 && n <= double(o.receivers) && n == std::floor(n)))
@@ -159,10 +162,23 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
                     " (the /traces rows)");
       std::vector<std::array<double, 3>> spread(static_cast<size_t>(n));
       for (size_t r = 0; r < spread.size(); ++r)
-        for (int a = 0; a < 3; ++a)
+        for (int a = 0; a < 3; ++a) {
           spread[r][a] = p.values[(static_cast<size_t>(s * o.receivers) + r) * 3 + static_cast<size_t>(a)];
+          if (!std::isfinite(spread[r][a]))
+            throw Error("data file '" + file +
+                        "': dataset '/receivers/positions' holds a NaN or infinite value at "
+                        "shot " +
+                        std::to_string(s) + ", receiver " + std::to_string(r) +
+                        ", within the shot's /receivers/count; expected " + expect);
+        }
       o.spreads.push_back(std::move(spread));
     }
+    size_t most = 0;
+    for (const auto& spread : o.spreads) most = std::max(most, spread.size());
+    if (static_cast<long long>(most) != o.receivers)
+      throw Error("data file '" + file + "': /traces has " + std::to_string(o.receivers) +
+                  " rows a shot but the largest spread of /receivers/count has " + std::to_string(most) +
+                  "; valid: as many rows as the largest spread; nothing was read");
     o.receiver_positions = o.spreads.empty() ? std::vector<std::array<double, 3>>{} : o.spreads[0];
   } else {
     o.receiver_positions = positions("/receivers/positions", o.receivers, "receiver");
@@ -178,6 +194,8 @@ ObservedData read_observed(const std::string& file, bool with_traces, double max
 }
 
 void write_observed(const std::string& file, const ObservedData& d) {
+  if (!d.spreads.empty())
+    throw Error("write_observed: '" + file + "' would hold a spread a shot, which this minimal writer does not write");
   H5QuietErrors quiet;
   H5Handle f(H5Fcreate(file.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
   if (!f.valid()) throw Error("cannot create data file '" + file + "'");

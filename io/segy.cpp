@@ -207,7 +207,9 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
           "; field record (9) = " + std::to_string(run.first_record + shot),
       "grid " + std::to_string(run.shape[0]) + " x " + std::to_string(run.shape[1]) + " x " +
           std::to_string(run.shape[2]) + " cells, spacing " + fmt(run.spacing[0]) + " " + fmt(run.spacing[1]) + " " +
-          fmt(run.spacing[2]) + " m, origin 0 0 0",
+          fmt(run.spacing[2]) + " m",
+      "grid origin (survey x y z of cell 0) " + fmt(run.origin[0]) + " " + fmt(run.origin[1]) + " " +
+          fmt(run.origin[2]) + " m",
       "units: m, s (headers: us, ms); samples: pressure p, in the wavelet's units",
       exact_dt_key() + dtbuf + " S",
       "binary header 3217, trace 117: " + std::to_string(us) + " us (dt rounded to the nearest us)",

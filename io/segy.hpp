@@ -23,6 +23,7 @@ struct SegyRun {
   std::string config_file;  // the YAML file (for the textual header)
   std::array<long long, 3> shape{0, 0, 0};
   std::array<double, 3> spacing{0, 0, 0};  // m
+  std::array<double, 3> origin{0, 0, 0};   // m, survey coordinates of cell (0, 0, 0) (grid.origin)
   double dt = 0;                           // s, exact
   long long steps = 0;                     // samples a trace in the run (SEG-Y: steps + 1)
   long long shots = 0;

@@ -20,7 +20,7 @@ namespace seisrtm::io {
 
 namespace {
 
-// The header helpers below follow io/segy.cpp's (scalar choice, 80-column textual header,
+// The header functions below follow io/segy.cpp's (scalar choice, 80-column textual header,
 // big-endian rev 2 fields), which keeps them in its own unnamed namespace.
 
 struct SegyCloser {
@@ -319,6 +319,7 @@ CubeVolume read_segy_cube(const std::string& path, double host_limit) {
   struct Trace {
     int32_t il = 0, xl = 0;
     double x = 0, y = 0, z0 = 0;
+    double unit = 1;  // m: the coordinate scalar's step (scalar -100: 0.01 m)
   };
   std::vector<Trace> t(static_cast<size_t>(traces));
   char th[kTrace];
@@ -335,6 +336,7 @@ CubeVolume read_segy_cube(const std::string& path, double host_limit) {
     segy_get_field(th, SEGY_TR_SAMPLE_INTER, &tr_interval);
     if (interval <= 0) interval = tr_interval;
     t[i].x = unscaled(cx, sc), t[i].y = unscaled(cy, sc), t[i].z0 = unscaled(delay, dsc);
+    t[i].unit = unscaled(1, sc);
   }
   if (interval <= 0) fail("no sample interval (bytes 3217 or trace bytes 117): the depth step in mm");
   // The inline and crossline ranges, every pair once.
@@ -362,12 +364,13 @@ CubeVolume read_segy_cube(const std::string& path, double host_limit) {
   if (nx > 1) v.h[0] /= double(nx - 1);
   if (ny > 1) v.h[1] /= double(ny - 1);
   // Axis-aligned and regular: x from the crossline alone, y from the inline alone, to within
-  // half a unit of the coordinate scalar's precision (a millimetre).
+  // the rounding of the coordinates (half the scalar's unit, and at least half a millimetre).
   for (long long j = 0; j < ny; ++j)
     for (long long i = 0; i < nx; ++i) {
       const Trace& r = t[static_cast<size_t>(at[static_cast<size_t>(j * nx + i)])];
-      if (std::abs(r.x - (first.x + double(i) * v.h[0])) > 5e-4 ||
-          std::abs(r.y - (first.y + double(j) * v.h[1])) > 5e-4 || r.z0 != first.z0)
+      const double tol = std::max(5e-4, 0.5 * std::max(r.unit, first.unit));
+      if (std::abs(r.x - (first.x + double(i) * v.h[0])) > tol ||
+          std::abs(r.y - (first.y + double(j) * v.h[1])) > tol || r.z0 != first.z0)
         fail("inline " + std::to_string(r.il) + ", crossline " + std::to_string(r.xl) + " is at (" + fmt(r.x) + ", " +
              fmt(r.y) + ", first depth " + fmt(r.z0) + ") m, off the regular grid of the first trace (" + fmt(first.x) +
              ", " + fmt(first.y) + ") + (crossline " + fmt(v.h[0]) + ", inline " + fmt(v.h[1]) +

@@ -20,14 +20,14 @@ struct SegyCube {
   int coordinate_scalar = 1;              // byte 71: -100 = cm
   int interval = 0;                       // bytes 3217 and 117: h[2] in mm (metres x 1000)
   int first_depth = 0;                    // byte 109: origin[2] scaled by `depth_scalar`
-  int depth_scalar = 1;                   // byte 215 (rev 2); 1 in rev 1
+  int depth_scalar = 1;                   // byte 215: scales the first depth (both revisions)
 };
 
 // Checks a cube before any work and picks its scalars; throws Error naming `what` (the config
 // key or option that asked for the cube) and what would be valid: nz within the 16-bit sample
 // count (32767 rev 1, 65535 rev 2), nx x ny traces within 2^31 - 1, h[2] x 1000 from 1 to that
-// count (the depth interval in mm), origin[2] a whole number of metres within 16 bits in rev 1
-// (rev 2 scales it by byte 215), x and y within the 32-bit position fields.
+// count (the depth interval in mm), origin[2] within the 16-bit delay field once scaled by byte
+// 215, x and y within the 32-bit position fields.
 SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long long, 3> n, std::array<double, 3> h,
                         std::array<double, 3> origin);
 

@@ -127,7 +127,10 @@ void Checkpoints::save(long long k, const DeviceWavefield& w, cudaStream_t strea
   if (self) SEISRTM_CUDA(cudaStreamWaitEvent(stream, sent_.get()));
   if (disk) {
     cudaEvent_t sent = sent_.get();
-    writer_ = std::async(std::launch::async, [this, sent, k] {
+    int device = 0;
+    SEISRTM_CUDA(cudaGetDevice(&device));
+    writer_ = std::async(std::launch::async, [this, sent, k, device] {
+      SEISRTM_CUDA(cudaSetDevice(device));  // (a new thread starts on device 0: no context there)
       SEISRTM_CUDA(cudaEventSynchronize(sent));
       write_file(file(k), bounce_, state_bytes());
     });

@@ -194,8 +194,10 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   c.coarse_interval = plan.coarse_interval();
   c.checkpoints = plan.checkpoints();
   c.replay_steps = plan.replay_steps();
-  c.host_checkpoints = spill ? (disk ? 0 : std::min(c.checkpoints, host_fit)) : c.checkpoints;
-  c.host = static_cast<std::size_t>(c.host_checkpoints) * state;
+  // Files go up and down through one pinned state (the bounce state), beside the pinned ones.
+  c.host_checkpoints = spill ? (disk ? 0 : std::min(c.checkpoints, std::max(0LL, host_fit - 1))) : c.checkpoints;
+  const long long bounce = c.host_checkpoints < c.checkpoints ? 1 : 0;
+  c.host = static_cast<std::size_t>(c.host_checkpoints + bounce) * state;
   c.disk = static_cast<std::size_t>(c.checkpoints - c.host_checkpoints) * state;
   if (c.disk > 0) c.directory = mc.checkpoint_directory;
   c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
@@ -222,7 +224,7 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
                   gib(static_cast<std::size_t>(sp.available)) +
                   " available (migration.checkpoint_directory: a directory with room for them)");
   }
-  if (c.checkpoints > 0 && c.host_checkpoints > 0 && !(host_free > 0 && double(c.host) <= room)) {
+  if (c.checkpoints > 0 && c.host > 0 && !(host_free > 0 && double(c.host) <= room)) {
     // What fits: the checkpoints the host holds, and the record they cover (one level at this
     // interval; two levels: about (fit / 2 + 1)^2 segments).
     const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
@@ -462,6 +464,10 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
 
 void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vector<std::string>& notes) {
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
+  if (global.varying_spread())
+    throw Error("data file '" + pb.config.migration->data +
+                "' has a spread a shot, which the cuda backend does not migrate (one spread for every shot); "
+                "solver.backend: cpu migrates it");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   if (pb.config.migration->mode != MigrationMode::boundary)

@@ -39,8 +39,9 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
 // and the device bytes of the whole migration.
 // coarse_interval: two levels where above interval (CheckpointPlan); replay_steps: the forward
 // steps the sweeps re-run.
-// host_checkpoints of them in pinned host memory (host bytes), the others in files under
-// `directory` (disk bytes; migration.checkpoint_location).
+// host_checkpoints of them in pinned host memory, the others in files under `directory` (disk
+// bytes; migration.checkpoint_location); host: the pinned bytes, those checkpoints' and, with
+// files, the bounce state they pass through.
 struct CheckpointChoice {
   long long interval = 0, coarse_interval = 0, checkpoints = 0, replay_steps = 0, host_checkpoints = 0;
   std::size_t host = 0, device = 0, disk = 0;

@@ -501,6 +501,10 @@ void CudaPropagator::Impl::upload_points(const DeviceFootprint& fp) {
 CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
   Impl& d = *impl_;
+  if (pb.varying_spread())
+    throw Error(
+        "a spread a shot (receivers.relative, receivers.per_shot) is recorded by the cpu backend only; the "
+        "cuda backend records one spread for every shot: solver.backend: cpu runs it");
   d.dims.nx = pb.grid.n[0];
   d.dims.ny = pb.grid.n[1];
   d.dims.nz = pb.grid.n[2];

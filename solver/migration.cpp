@@ -274,12 +274,19 @@ void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, Migrat
     t0 = mc.mute.t0 ? *mc.mute.t0 : 2 * tp;
     taper = mc.mute.taper ? *mc.mute.taper : 0.5 * tp;
   }
-  in.data_filter = resolve_data_filter(mc.data_filter, d.receiver_positions);
-  long long muted = 0;
+  // A spread a shot: the first shot's with receivers decides.
+  const std::vector<std::array<double, 3>>* decide = &d.receiver_positions;
+  for (const auto& spread : d.spreads)
+    if (!spread.empty()) {
+      decide = &spread;
+      break;
+    }
+  in.data_filter = resolve_data_filter(mc.data_filter, *decide);
+  long long muted = 0, padding = 0;  // padding: samples of rows beyond a shot's spread
   // Nothing may throw out of the parallel loop (that would terminate): the first exception
   // (e.g. bad_alloc) is kept and rethrown after it.
   std::exception_ptr failure;
-#pragma omp parallel for schedule(dynamic) reduction(+ : muted)
+#pragma omp parallel for schedule(dynamic) reduction(+ : muted, padding)
   for (long long tr = 0; tr < d.shots * nrec; ++tr) {
     try {
       const long long s = tr / nrec, r = tr % nrec;
@@ -296,7 +303,7 @@ void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, Migrat
           d.spreads.empty() ? d.receiver_positions : d.spreads[static_cast<size_t>(s)];
       if (r >= static_cast<long long>(spread.size())) {
         std::fill_n(in.traces.begin() + tr * nt, nt, 0.0f);
-        if (mc.mute.enabled) muted += nt;  // (nothing there to image either)
+        padding += nt;
         continue;
       }
       if (mc.mute.enabled) {
@@ -318,7 +325,8 @@ void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, Migrat
   }
   if (failure) std::rethrow_exception(failure);
   // offset / velocity + t0 beyond the record on every trace: the image would be exactly zero.
-  if (mc.mute.enabled && !in.traces.empty() && muted == static_cast<long long>(in.traces.size()))
+  in.live_samples = static_cast<long long>(in.traces.size()) - padding;
+  if (mc.mute.enabled && in.live_samples > 0 && muted == in.live_samples)
     throw Error("config key 'migration.mute' (velocity " + fmt(mc.mute.velocity) + " m/s, t0 " + fmt(t0) +
                 " s) zeroes every sample of every trace: offset / velocity + t0 lies beyond the record of " +
                 fmt(p.steps * p.dt) +
@@ -366,6 +374,11 @@ MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memor
     (void)io::plan_segy_cube("output.segy", c.output.segy == SegyRevision::rev1 ? 1 : 2, g.n, g.h, g.origin);
   MigrationInput in;
   in.problem = build_problem(cc);
+  // The config the outputs carry is the user's: the shots and receivers are the data's (in
+  // /sources/positions and /receivers/positions), and a survey's lists would outgrow an HDF5
+  // attribute (64 KiB in the default file format).
+  in.problem.config.sources.shots = c.sources.shots;
+  in.problem.config.receivers = c.receivers;
   Problem& p = in.problem;
   set_steps(mc, d, steps_auto, in);
   // Built with a provisional step count when steps are auto; migrate takes no snapshots.

@@ -31,6 +31,7 @@ struct MigrationInput {
   double data_dt = 0;  // s
   long long data_samples = 0;
   long long muted_samples = 0;                // samples zeroed by the mute (all traces)
+  long long live_samples = 0;                 // samples of the receivers' rows (not a spread's padding)
   DataFilter data_filter = DataFilter::none;  // as applied: never automatic
   double f_max = 0;                           // Hz, highest useful frequency of the data's wavelet
 };

@@ -171,11 +171,12 @@ double layers_mean(const std::vector<LayerConfig>& layers, double a, double b) {
 }
 
 // vp = v0 + g z must be > 0 on [a, b], that is at both ends.
-void check_gradient_velocity(double v0, double g, double a, double b) {
+// a, b relative to cell 0; the message in survey coordinates (z0: grid.origin's z).
+void check_gradient_velocity(double v0, double g, double a, double b, double z0 = 0) {
   for (const double z : {a, b}) {
     const double v = v0 + g * z;
     if (!(v > 0))
-      throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z) +
+      throw Error("config key 'model.vp' gives vp = " + fmt(v) + " m/s at depth " + fmt(z + z0) +
                   " m; velocities must be > 0 (check model.vp.gradient)");
   }
 }
@@ -435,7 +436,7 @@ std::vector<float> build_velocity(const Config& c, const Grid& g) {
   if (m.type == VolumeType::gradient)
     for (long long iz = 0; iz < g.n[2]; ++iz)
       check_gradient_velocity(m.value, m.gradient, std::max(0.0, (iz - 0.5) * g.h[2]),
-                              std::min(g.extent(2), (iz + 0.5) * g.h[2]));
+                              std::min(g.extent(2), (iz + 0.5) * g.h[2]), g.origin[2]);
   return sample_volume<SlownessSquared>(m, g);
 }
 
@@ -911,8 +912,8 @@ void add_receivers(const Config& c, Problem& p) {
     std::string interior;
     for (int a = 0; a < 3; ++a) {
       const double lo = a == 2 && p.free_surface ? 0.0 : w * g.h[a];
-      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + fmt(g.origin[a] + lo) + ", " +
-                  fmt(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
+      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(g.origin[a] + lo) + ", " +
+                  coord(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
     }
     p.warnings.push_back(std::to_string(damped) + " of " + of + " lie in the damping zone (boundary.damping_width " +
                          std::to_string(w) +

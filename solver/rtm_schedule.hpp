@@ -80,8 +80,9 @@ class RtmSchedule {
 // group's last segment is replayed from the group's checkpoint by a sweep over the whole group
 // that also keeps the lo of each of the group's other segments (in m - 2 slots the groups share
 // in turn: a group's are used up before the next group back is swept); those segments replay from
-// their own checkpoint as in one level. Memory: ceil((N - 2) / K1) - 1 + m - 2 states + K shells
-// + the replay wave; cost: about two more forward passes (replay_steps).
+// their own checkpoint as in one level. Memory: a checkpoint a group (less one where the last
+// group is segment 0 alone) + m - 2 states + K shells + the replay wave; cost: about two more
+// forward passes (replay_steps).
 class CheckpointPlan {
  public:
   struct Segment {

@@ -145,6 +145,7 @@ io::SegyRun plan_segy_copies(const Problem& pb, const std::string& producer) {
   segy.config_file = c.source_file;
   segy.shape = pb.grid.n;
   segy.spacing = pb.grid.h;
+  segy.origin = pb.grid.origin;
   const auto& w = c.sources.wavelet;
   char wl[96];
   std::snprintf(wl, sizeof wl, "Ricker, peak %g Hz, delay %g s", w.peak_frequency,

@@ -494,25 +494,26 @@ TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not
   CHECK(asked.checkpoints.disk == 0);
   p.config.migration->coarse_checkpoint_interval = 0;
 
-  // A directory (migration.checkpoint_directory) beside a host of 5: one level, 5 checkpoints in
-  // pinned memory, the other 34 in files.
+  // A directory (migration.checkpoint_directory) beside a host of 5 states: one level, 4
+  // checkpoints in pinned memory and the bounce state the files pass through, the other 35 in
+  // files.
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "seisrtm_checkpoint_plan";
   std::filesystem::create_directories(dir);
   p.config.migration->checkpoint_directory = dir.string();
   const ReconstructionChoice spilled = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(5.5));
   CHECK(spilled.checkpoints.coarse_interval == 100);
   CHECK(spilled.checkpoints.checkpoints == 39);
-  CHECK(spilled.checkpoints.host_checkpoints == 5);
+  CHECK(spilled.checkpoints.host_checkpoints == 4);
   CHECK(spilled.checkpoints.host == static_cast<std::size_t>(5 * state));
-  CHECK(spilled.checkpoints.disk == static_cast<std::size_t>(34 * state));
-  CHECK_THAT(spilled.describe(fp), Contains("(34 checkpoints) in files under " + dir.string()));
+  CHECK(spilled.checkpoints.disk == static_cast<std::size_t>(35 * state));
+  CHECK_THAT(spilled.describe(fp), Contains("(35 checkpoints) in files under " + dir.string()));
   // A host that holds two levels keeps them there, the directory unused.
   CHECK(choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(12.5)).checkpoints.disk == 0);
   // checkpoint_location disk: every checkpoint in files, none pinned.
   p.config.migration->checkpoint_location = CheckpointLocation::disk;
   const ReconstructionChoice on_disk = choose_reconstruction(p, p, o, nullptr, fp, room, room, host_for(39.5));
   CHECK(on_disk.checkpoints.host_checkpoints == 0);
-  CHECK(on_disk.checkpoints.host == 0);
+  CHECK(on_disk.checkpoints.host == static_cast<std::size_t>(state));  // the bounce state
   CHECK(on_disk.checkpoints.disk == static_cast<std::size_t>(39 * state));
   // checkpoint_location host: the directory unused, the host's refusal.
   p.config.migration->checkpoint_location = CheckpointLocation::host;

@@ -26,7 +26,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-// The cube of the example: 7 x 5 x 11 cells, origin in cm (scalar -100), first depth 12 m.
+// A small cube: 7 x 5 x 11 cells, origin in cm (scalar -100), first depth 12 m.
 constexpr std::array<long long, 3> kN{7, 5, 11};
 constexpr std::array<double, 3> kH{12.5, 25.0, 5.0};
 constexpr std::array<double, 3> kOrigin{500000.25, 4200000.5, 12.0};
