@@ -17,29 +17,14 @@
 
 #include "base/error.hpp"
 #include "io/output_file.hpp"
+#include "io/segy_header.hpp"
 
 namespace seisrtm::io {
 
 namespace fs = std::filesystem;
+using namespace segy;  // io/segy_header.hpp
 
 namespace {
-
-struct SegyCloser {
-  void operator()(segy_file* f) const {
-    if (f) segy_close(f);  // a reader's close; the writer closes itself and checks
-  }
-};
-using SegyHandle = std::unique_ptr<segy_file, SegyCloser>;
-
-constexpr int kText = SEGY_TEXT_HEADER_SIZE, kBin = SEGY_BINARY_HEADER_SIZE, kTrace = SEGY_TRACE_HEADER_SIZE;
-constexpr long kTrace0 = kText + kBin;  // no extended textual headers
-
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(10);
-  s << v;
-  return s.str();
-}
 
 // The standard trace header fields (first bytes) that segyio reads and writes.
 std::vector<int> trace_fields() {
@@ -52,51 +37,10 @@ std::vector<int> trace_fields() {
   return v;
 }
 
-// Big-endian writers for the rev 2 fields of the binary header that segyio 1.8 does not name.
-void put_be(char* p, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
-}
 uint64_t get_raw(const unsigned char* p, int bytes, bool lsb) {
   uint64_t v = 0;
   for (int i = 0; i < bytes; ++i) v = (v << 8) | p[lsb ? bytes - 1 - i : i];
   return v;
-}
-
-// Decimal exponent k of the scalar -10^k (k = 0: scalar 1) for a set of values: the smallest
-// k that holds every value exactly (to 1e-9 of its unit), else the largest whose values fit
-// into 32 bits. -1 when even scalar 1 overflows.
-int scalar_exponent(const std::vector<double>& values) {
-  int fits = -1;
-  for (int k = 0; k <= 4; ++k) {
-    const double unit = std::pow(10.0, k);
-    bool ok = true, exact = true;
-    for (double v : values) {
-      const double s = v * unit;
-      if (!(std::abs(s) <= 2147483647.0)) ok = false;
-      if (std::abs(s - std::round(s)) > 1e-9 * std::max(1.0, std::abs(s))) exact = false;
-    }
-    if (!ok) break;
-    fits = k;
-    if (exact) return k;
-  }
-  return fits;
-}
-
-int scalar_of(int k) {
-  return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k)));
-}
-
-int32_t scaled(double v, int scalar) {
-  const double f = scalar < 0 ? -scalar : 1.0 / scalar;  // stored = value x f
-  return static_cast<int32_t>(std::llround(v * f));
-}
-
-// The value a stored integer stands for: scalar > 0 multiplies, < 0 divides, 0 is taken as 1
-// (common in the field: SEG-Y rev 1 leaves it undefined).
-double unscaled(int32_t raw, int scalar) {
-  if (scalar < 0) return raw / double(-scalar);
-  if (scalar > 0) return double(raw) * scalar;
-  return raw;
 }
 
 bool valid_scalar(int s) {
@@ -107,20 +51,6 @@ bool valid_scalar(int s) {
 
 std::string exact_dt_key() {
   return "EXACT SAMPLE INTERVAL DT = ";
-}
-
-// 40 lines of 80 characters, "C01 ..." to "C40 ...".
-std::string text_header(const std::vector<std::string>& lines) {
-  std::string t(kText, ' ');
-  for (int i = 0; i < 40; ++i) {
-    char head[8];
-    std::snprintf(head, sizeof head, "C%02d ", i + 1);
-    std::string l(head);
-    if (i < static_cast<int>(lines.size())) l.append(lines[i]);
-    l.resize(80, ' ');
-    t.replace(i * 80, 80, l);
-  }
-  return t;
 }
 
 }  // namespace
@@ -187,19 +117,12 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
   auto fail = [&](const std::string& what) {
     throw Error("writing SEG-Y file '" + shown + "' failed: " + what + write_failure_reason());
   };
-  SegyHandle f(segy_open(path.c_str(), "w+b"));
+  Handle f(segy_open(path.c_str(), "w+b"));
   if (!f) fail("cannot create it");
 
   char dtbuf[40];
   std::snprintf(dtbuf, sizeof dtbuf, "%.17g", run.dt);
   const std::string rev = run.revision == 1 ? "1" : "2.0";
-  auto scal = [](int s) {
-    return std::to_string(s) + (s == 1       ? " (m)"
-                                : s == -10   ? " (dm)"
-                                : s == -100  ? " (cm)"
-                                : s == -1000 ? " (mm)"
-                                             : " (0.1 mm)");
-  };
   std::vector<std::string> lines = {
       run.producer + ": synthetic shot gather, acoustic finite differences",
       "config " + run.config_file,
@@ -216,8 +139,8 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
       std::to_string(ns) + " samples: sample k at t = k dt, delay (109) 0; sample 0 (t = 0) is zero",
       "format 5 (IEEE float, big-endian), fixed-length traces, one shot a file",
       "source: " + run.wavelet,
-      "x, y: source 73/77, receiver 81/85, scalar 71: " + scal(run.coordinate_scalar),
-      "z down: source depth 49, receiver elevation 41 = -z, scalar 69: " + scal(run.elevation_scalar),
+      "x, y: source 73/77, receiver 81/85, scalar 71: " + scalar_text(run.coordinate_scalar),
+      "z down: source depth 49, receiver elevation 41 = -z, scalar 69: " + scalar_text(run.elevation_scalar),
       "offset (37): horizontal distance, m, rounded; < 0 for receiver x < source x",
       "channel (13) = receiver + 1; trace id (29) = 1; coord. units (89) = 1 (m)",
   };
@@ -399,7 +322,7 @@ FileLayout read_layout(const std::string& path) {
   }
   // Rev 2's byte order constant 16909060 (bytes 3297-3300) reads 0x04030201 in a little-endian file.
   L.lsb = get_raw(raw + 3296, 4, false) == 0x04030201u;
-  SegyHandle f(segy_open(path.c_str(), "rb"));
+  Handle f(segy_open(path.c_str(), "rb"));
   if (!f) throw bad("cannot be opened");
   if (L.lsb && segy_set_format(f.get(), SEGY_LSB) != SEGY_OK) throw bad("cannot be read little-endian");
   char bin[kBin];
@@ -507,7 +430,7 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
   int32_t delay0 = 0;
   for (size_t fi = 0; fi < layouts.size(); ++fi) {
     const FileLayout& L = layouts[fi];
-    SegyHandle f(segy_open(L.path.c_str(), "rb"));
+    Handle f(segy_open(L.path.c_str(), "rb"));
     if (!f || segy_set_format(f.get(), L.format | (L.lsb ? SEGY_LSB : 0)) != SEGY_OK)
       throw Error("SEG-Y file '" + L.path + "' cannot be opened");
     for (int i = 0; i < L.traces; ++i) {
@@ -613,7 +536,7 @@ ObservedData read_segy(const std::string& data, const SegyHeaderConfig& hb, bool
 
   o.traces.assign(static_cast<size_t>(o.shots * o.receivers * o.samples), 0.0f);
   std::vector<float> buf(static_cast<size_t>(L0.samples));
-  std::vector<SegyHandle> open(layouts.size());
+  std::vector<Handle> open(layouts.size());
   for (size_t si = 0; si < shots.size(); ++si)
     for (size_t r = 0; r < shots[si].traces.size(); ++r) {
       const TraceRef& t = shots[si].traces[r];

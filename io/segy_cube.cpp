@@ -15,87 +15,11 @@
 #include "base/error.hpp"
 #include "io/output_file.hpp"
 #include "io/segy.hpp"
+#include "io/segy_header.hpp"
 
 namespace seisrtm::io {
 
-namespace {
-
-// The header functions below follow io/segy.cpp's (scalar choice, 80-column textual header,
-// big-endian rev 2 fields), which keeps them in its own unnamed namespace.
-
-struct SegyCloser {
-  void operator()(segy_file* f) const {
-    if (f) segy_close(f);  // only on a failure path: the writer closes itself and checks
-  }
-};
-using SegyHandle = std::unique_ptr<segy_file, SegyCloser>;
-
-constexpr int kText = SEGY_TEXT_HEADER_SIZE, kBin = SEGY_BINARY_HEADER_SIZE, kTrace = SEGY_TRACE_HEADER_SIZE;
-constexpr long kTrace0 = kText + kBin;  // no extended textual headers
-
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(10);
-  s << v;
-  return s.str();
-}
-
-void put_be(char* p, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
-}
-
-// Decimal exponent k of the scalar -10^k (k = 0: scalar 1): the smallest k that holds every
-// value exactly (to 1e-9 of its unit), else the largest whose values stay within `limit`;
-// -1 when even scalar 1 exceeds it.
-int scalar_exponent(const std::vector<double>& values, double limit) {
-  int fits = -1;
-  for (int k = 0; k <= 4; ++k) {
-    const double unit = std::pow(10.0, k);
-    bool ok = true, exact = true;
-    for (double v : values) {
-      const double s = v * unit;
-      if (!(std::abs(s) <= limit)) ok = false;
-      if (std::abs(s - std::round(s)) > 1e-9 * std::max(1.0, std::abs(s))) exact = false;
-    }
-    if (!ok) break;
-    fits = k;
-    if (exact) return k;
-  }
-  return fits;
-}
-
-int scalar_of(int k) {
-  return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k)));
-}
-
-long long scaled(double v, int scalar) {
-  const double f = scalar < 0 ? -scalar : 1.0 / scalar;  // stored = value x f
-  return std::llround(v * f);
-}
-
-std::string scalar_text(int s) {
-  return std::to_string(s) + (s == 1       ? " (m)"
-                              : s == -10   ? " (dm)"
-                              : s == -100  ? " (cm)"
-                              : s == -1000 ? " (mm)"
-                                           : " (0.1 mm)");
-}
-
-// 40 lines of 80 characters, "C01 ..." to "C40 ...".
-std::string text_header(const std::vector<std::string>& lines) {
-  std::string t(kText, ' ');
-  for (int i = 0; i < 40; ++i) {
-    char head[8];
-    std::snprintf(head, sizeof head, "C%02d ", i + 1);
-    std::string l(head);
-    if (i < static_cast<int>(lines.size())) l.append(lines[i]);
-    l.resize(80, ' ');
-    t.replace(i * 80, 80, l);
-  }
-  return t;
-}
-
-}  // namespace
+using namespace segy;  // io/segy_header.hpp
 
 SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long long, 3> n, std::array<double, 3> h,
                         std::array<double, 3> origin) {
@@ -153,7 +77,7 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
   auto fail = [&](const std::string& what) {
     throw Error("writing SEG-Y file '" + shown + "' failed: " + what + write_failure_reason());
   };
-  SegyHandle f(segy_open(path.c_str(), "w+b"));
+  Handle f(segy_open(path.c_str(), "w+b"));
   if (!f) fail("cannot create it");
 
   std::vector<std::string> lines;
@@ -288,20 +212,10 @@ void write_segy_cube(const std::string& path, const float* volume, std::array<lo
   write_segy_cube(path, c, volume, textual);
 }
 
-namespace {
-
-// A scaled header value: the SEG-Y scalar convention (negative divides, positive multiplies, 0 is 1).
-double unscaled(int32_t v, int32_t scalar) {
-  if (scalar < 0) return double(v) / -double(scalar);
-  return double(v) * (scalar > 0 ? double(scalar) : 1.0);
-}
-
-}  // namespace
-
 CubeVolume read_segy_cube(const std::string& path, double host_limit) {
   const std::string where = "model file '" + path + "' (SEG-Y cube)";
   auto fail = [&](const std::string& why) -> void { throw Error(where + ": " + why); };
-  SegyHandle f(segy_open(path.c_str(), "rb"));
+  Handle f(segy_open(path.c_str(), "rb"));
   if (!f) fail(std::string("cannot be opened: ") + std::strerror(errno));
   char bin[kBin];
   if (segy_binheader(f.get(), bin) != SEGY_OK) fail("no binary header (a file shorter than 3600 bytes?)");

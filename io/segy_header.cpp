@@ -1,0 +1,74 @@
+#include "io/segy_header.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace seisrtm::io::segy {
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(10);
+  s << v;
+  return s.str();
+}
+
+void put_be(char* p, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+}
+
+int scalar_exponent(const std::vector<double>& values, double limit) {
+  int fits = -1;
+  for (int k = 0; k <= 4; ++k) {
+    const double unit = std::pow(10.0, k);
+    bool ok = true, exact = true;
+    for (double v : values) {
+      const double s = v * unit;
+      if (!(std::abs(s) <= limit)) ok = false;
+      if (std::abs(s - std::round(s)) > 1e-9 * std::max(1.0, std::abs(s))) exact = false;
+    }
+    if (!ok) break;
+    fits = k;
+    if (exact) return k;
+  }
+  return fits;
+}
+
+int scalar_of(int k) {
+  return k == 0 ? 1 : -static_cast<int>(std::lround(std::pow(10.0, k)));
+}
+
+long long scaled(double v, int scalar) {
+  const double f = scalar < 0 ? -scalar : 1.0 / scalar;  // stored = value x f
+  return std::llround(v * f);
+}
+
+double unscaled(int32_t raw, int scalar) {
+  if (scalar < 0) return raw / double(-scalar);
+  if (scalar > 0) return double(raw) * scalar;
+  return raw;
+}
+
+std::string scalar_text(int s) {
+  return std::to_string(s) + (s == 1       ? " (m)"
+                              : s == -10   ? " (dm)"
+                              : s == -100  ? " (cm)"
+                              : s == -1000 ? " (mm)"
+                                           : " (0.1 mm)");
+}
+
+std::string text_header(const std::vector<std::string>& lines) {
+  std::string t(kText, ' ');
+  for (int i = 0; i < 40; ++i) {
+    char head[8];
+    std::snprintf(head, sizeof head, "C%02d ", i + 1);
+    std::string l(head);
+    if (i < static_cast<int>(lines.size())) l.append(lines[i]);
+    l.resize(80, ' ');
+    t.replace(i * 80, 80, l);
+  }
+  return t;
+}
+
+}  // namespace seisrtm::io::segy
