@@ -30,26 +30,9 @@ BackendChoice choose_backend(const Config& c, Equation equation, bool migration)
   return b;
 }
 
-namespace {
-
-// A spread a shot (receivers.relative or per_shot, or data with /receivers/count): the CPU
-// backend's, in one process, a shot farm (each shot's traces carry their own count) or z slabs
-// (each shot's receivers owned by slab); the GPU backend takes one spread for every shot.
-void check_spread(const Problem& p, const BackendChoice& b) {
-  if (!p.varying_spread() || b.backend == SolverBackend::cpu) return;
-  const std::string what = p.config.migration
-                               ? "data file '" + p.config.migration->data + "' (a spread a shot)"
-                               : std::string("config key 'receivers.") +
-                                     (p.config.receivers.relative ? "relative" : "per_shot") + "' (a spread a shot)";
-  throw Error(what + " runs on solver.backend cpu; this run has the cuda backend (solver.backend: cpu runs it)");
-}
-
-}  // namespace
-
 PropagatorBackend make_propagator(const Problem& p, const BackendChoice& b) {
   PropagatorBackend out;
   out.slabs = p.config.solver.decomposition == Decomposition::z;
-  check_spread(p, b);
   if (out.slabs) {                  // this rank's slab of the grid (solver/decomposition.hpp)
     CudaPropagator* gpu = nullptr;  // owned by the slab propagator
     out.propagator = std::make_unique<SlabPropagator>(
@@ -93,7 +76,6 @@ void describe_gpu(MigratorBackend& out, CudaMigrator* m, bool slab) {
 MigratorBackend make_migrator(const Problem& p, const Config& c, const BackendChoice& b) {
   MigratorBackend out;
   out.slabs = c.solver.decomposition == Decomposition::z;
-  check_spread(p, b);
   const CudaOptions co = gpu_options(c);
   if (out.slabs) {                // this rank's slab of the grid (solver/decomposition.hpp)
     CudaMigrator* gpu = nullptr;  // owned by the slab migrator

@@ -20,4 +20,12 @@ inline std::string number_text(double v) {
   return b;
 }
 
+// A position in m as messages show it: 12 significant digits, so survey coordinates (UTM
+// northings of 7 digits and their decimals) are shown whole.
+inline std::string coordinate_text(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.12g", v);
+  return b;
+}
+
 }  // namespace seisrtm

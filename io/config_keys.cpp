@@ -477,6 +477,25 @@ bool not_ricker(const WriteScope& s) {
   return !ricker(s);
 }
 
+// A count of levels or `auto`, held as 0 (migration.checkpoint_interval and
+// coarse_checkpoint_interval).
+template <long long MigrationConfig::*M>
+Field levels_or_auto() {
+  return {[](io::YamlReader& r, const ConfigKey& k, Config& c) {
+            const std::string leaf = k.path.substr(k.path.rfind('.') + 1);
+            if (r.has(leaf) && r.node()[leaf].IsScalar() && r.node()[leaf].Scalar() == "auto")
+              (*c.migration).*M = 0;
+            else
+              read_value(r, k, (*c.migration).*M);
+          },
+          [](YAML::Emitter& e, const WriteScope& s) {
+            if ((*s.c.migration).*M > 0)
+              e << (*s.c.migration).*M;
+            else
+              e << "auto";
+          }};
+}
+
 void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(key("migration.data", "string", "", "the HDF5 file of seisrtm run, or SEG-Y (.sgy, .segy; a glob)",
                   SEISRTM_WRITE(c.migration->data), "required"));
@@ -525,41 +544,12 @@ void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(field("migration.checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
                     "reconstruction checkpoint: levels between checkpoints; auto: the fewest bytes held, about "
                     "sqrt(N state / shell)",
-                    Field{[](io::YamlReader& r, const ConfigKey& k, Config& c) {
-                            // 0: auto.
-                            if (r.has("checkpoint_interval") && r.node()["checkpoint_interval"].IsScalar() &&
-                                r.node()["checkpoint_interval"].Scalar() == "auto")
-                              c.migration->checkpoint_interval = 0;
-                            else
-                              read_value(r, k, c.migration->checkpoint_interval);
-                          },
-                          [](YAML::Emitter& e, const WriteScope& s) {
-                            if (s.c.migration->checkpoint_interval > 0)
-                              e << s.c.migration->checkpoint_interval;
-                            else
-                              e << "auto";
-                          }},
-                    "auto"));
+                    levels_or_auto<&MigrationConfig::checkpoint_interval>(), "auto"));
   k.push_back(field("migration.coarse_checkpoint_interval", "integer", at_least(1, "level", "be >= 1 level or auto"),
                     "reconstruction checkpoint: levels between the group checkpoints of two levels (a multiple of "
                     "checkpoint_interval; about two more forward passes instead of one); auto: one level where its "
                     "checkpoints fit the host, else the fewest checkpoints",
-                    Field{[](io::YamlReader& r, const ConfigKey& k, Config& c) {
-                            // 0: auto.
-                            if (r.has("coarse_checkpoint_interval") &&
-                                r.node()["coarse_checkpoint_interval"].IsScalar() &&
-                                r.node()["coarse_checkpoint_interval"].Scalar() == "auto")
-                              c.migration->coarse_checkpoint_interval = 0;
-                            else
-                              read_value(r, k, c.migration->coarse_checkpoint_interval);
-                          },
-                          [](YAML::Emitter& e, const WriteScope& s) {
-                            if (s.c.migration->coarse_checkpoint_interval > 0)
-                              e << s.c.migration->coarse_checkpoint_interval;
-                            else
-                              e << "auto";
-                          }},
-                    "auto"));
+                    levels_or_auto<&MigrationConfig::coarse_checkpoint_interval>(), "auto"));
   k.push_back(choice<CheckpointLocation>(
       "migration.checkpoint_location",
       "reconstruction checkpoint, GPU: host (pinned memory), disk (files in checkpoint_directory) or auto: the host "

@@ -163,22 +163,17 @@ void check_wavelet_not_zero(const MigrationConfig& mc, bool segy, const io::Obse
 // Positions are checked here so that the message names the data file and the row (survey
 // coordinates, as the file holds them).
 void check_positions(const MigrationConfig& mc, const Grid& g, const io::ObservedData& d) {
-  auto coord = [](double v) {  // survey coordinates need more than fmt's digits
-    std::ostringstream s;
-    s.precision(12);
-    s << v;
-    return s.str();
-  };
   auto check = [&](const std::vector<std::array<double, 3>>& pos, const std::string& name) {
     for (size_t i = 0; i < pos.size(); ++i)
       for (int a = 0; a < 3; ++a)
         if (const double q = pos[i][a] - g.origin[a]; !(q >= 0 && q <= g.extent(a)))
-          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" + coord(pos[i][0]) +
-                      ", " + coord(pos[i][1]) + ", " + coord(pos[i][2]) +
-                      "] m lies outside the migration grid: x in [" + coord(g.origin[0]) + ", " +
-                      coord(g.origin[0] + g.extent(0)) + "], y in [" + coord(g.origin[1]) + ", " +
-                      coord(g.origin[1] + g.extent(1)) + "], z in [" + coord(g.origin[2]) + ", " +
-                      coord(g.origin[2] + g.extent(2)) + "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
+          throw Error("data file '" + mc.data + "': " + name + " row " + std::to_string(i) + " = [" +
+                      coordinate_text(pos[i][0]) + ", " + coordinate_text(pos[i][1]) + ", " +
+                      coordinate_text(pos[i][2]) + "] m lies outside the migration grid: x in [" +
+                      coordinate_text(g.origin[0]) + ", " + coordinate_text(g.origin[0] + g.extent(0)) + "], y in [" +
+                      coordinate_text(g.origin[1]) + ", " + coordinate_text(g.origin[1] + g.extent(1)) + "], z in [" +
+                      coordinate_text(g.origin[2]) + ", " + coordinate_text(g.origin[2] + g.extent(2)) +
+                      "] m (grid.origin + (grid.shape - 1) x grid.spacing)");
   };
   check(d.source_positions, "/sources/positions");
   if (d.spreads.empty()) check(d.receiver_positions, "/receivers/positions");

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/error.hpp"
+#include "base/format.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/segy.hpp"
 #include "io/segy_cube.hpp"
@@ -34,17 +35,9 @@ std::string fmt(double v) {
   return s.str();
 }
 
-// A coordinate in m: survey coordinates (UTM northings) need more than fmt's 6 digits.
-std::string coord(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  return s.str();
-}
-
 std::string fmt3(const std::array<double, 3>& p) {
   std::string s = "[";  // appended: "[" + a temporary makes GCC 12 warn (-Wrestrict) falsely
-  s += coord(p[0]) + ", " + coord(p[1]) + ", " + coord(p[2]) + "]";
+  s += coordinate_text(p[0]) + ", " + coordinate_text(p[1]) + ", " + coordinate_text(p[2]) + "]";
   return s;
 }
 
@@ -54,8 +47,8 @@ void check_inside(const Grid& g, const std::array<double, 3>& p, const std::stri
     if (!(p[a] >= 0 && p[a] <= g.extent(a))) {
       std::string valid;
       for (int b = 0; b < 3; ++b)
-        valid += std::string(b ? ", " : "") + "xyz"[b] + " in [" + coord(g.origin[b]) + ", " +
-                 coord(g.origin[b] + g.extent(b)) + "]";
+        valid += std::string(b ? ", " : "") + "xyz"[b] + " in [" + coordinate_text(g.origin[b]) + ", " +
+                 coordinate_text(g.origin[b] + g.extent(b)) + "]";
       throw Error("config key '" + key + "' = " + fmt3(g.survey(p)) + " m lies outside the grid; valid: " + valid +
                   " m (grid.origin + [0, (grid.shape - 1) x grid.spacing])");
     }
@@ -341,14 +334,14 @@ std::vector<float> resample(const SourceVolume& src, const Grid& g, const Bounda
   std::string uncovered, needed, covers;
   for (int a = 0; a < 3; ++a) {
     const long long lo = a == 2 && bc.free_surface ? 0 : std::min(w, g.n[a] - 1), hi = std::max(lo, g.n[a] - 1 - w);
-    needed += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(g.origin[a] + double(lo) * g.h[a]) + ", " +
-              coord(g.origin[a] + double(hi) * g.h[a]) + "]";
-    covers += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(src.origin[a] - src.h[a] / 2) + ", " +
-              coord(src.origin[a] + (double(src.n[a]) - 0.5) * src.h[a]) + "]";
+    needed += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coordinate_text(g.origin[a] + double(lo) * g.h[a]) +
+              ", " + coordinate_text(g.origin[a] + double(hi) * g.h[a]) + "]";
+    covers += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coordinate_text(src.origin[a] - src.h[a] / 2) + ", " +
+              coordinate_text(src.origin[a] + (double(src.n[a]) - 0.5) * src.h[a]) + "]";
     for (long long i = lo; i <= hi; ++i)
       if (!ax[a].covered[static_cast<size_t>(i)]) {
         uncovered += std::string(uncovered.empty() ? "" : "; ") + "xyz"[a] + " at " +
-                     coord(g.origin[a] + double(i) * g.h[a]) + " m (cell " + std::to_string(i) + ")";
+                     coordinate_text(g.origin[a] + double(i) * g.h[a]) + " m (cell " + std::to_string(i) + ")";
         break;
       }
   }
@@ -912,8 +905,8 @@ void add_receivers(const Config& c, Problem& p) {
     std::string interior;
     for (int a = 0; a < 3; ++a) {
       const double lo = a == 2 && p.free_surface ? 0.0 : w * g.h[a];
-      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coord(g.origin[a] + lo) + ", " +
-                  coord(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
+      interior += std::string(a ? ", " : "") + "xyz"[a] + " in [" + coordinate_text(g.origin[a] + lo) + ", " +
+                  coordinate_text(g.origin[a] + (g.n[a] - 1 - w) * g.h[a]) + "]";
     }
     p.warnings.push_back(std::to_string(damped) + " of " + of + " lie in the damping zone (boundary.damping_width " +
                          std::to_string(w) +

@@ -377,9 +377,10 @@ TEST_CASE("checkpoint with snapshots is refused naming the key", "[unit]") {
   CHECK_THROWS_WITH(CpuMigrator(pb), Contains("migration.reconstruction") && Contains("migration.mode"));
 }
 
-TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints where it does not", "[unit]") {
-  // 200^3 cells, 4000 steps; the GPU's free bytes and the host's given (the host holds the
-  // checkpoints but not the store), so the plan is a function of them (no GPU needed).
+namespace {
+
+// The GPU plan tests' migration: 200^3 cells, 4000 steps, one shot, 10 receivers.
+Problem plan_problem() {
   Config c = parse_config(
       "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
       "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
@@ -387,7 +388,15 @@ TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints wher
   mc.data = "unused.h5";
   mc.image_interval = 10;
   c.migration = mc;
-  Problem p = build_problem(c);
+  return build_problem(c);
+}
+
+}  // namespace
+
+TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints where it does not", "[unit]") {
+  // 200^3 cells, 4000 steps; the GPU's free bytes and the host's given (the host holds the
+  // checkpoints but not the store), so the plan is a function of them (no GPU needed).
+  Problem p = plan_problem();
   const CudaOptions o;
   const MigrationFootprint fp = migration_footprint(p, o);
   REQUIRE(fp.store > 4 * fp.volumes);  // the store is what does not fit below
@@ -447,14 +456,7 @@ TEST_CASE("the GPU plan keeps the store where it fits and takes checkpoints wher
 
 TEST_CASE("the GPU plan takes two levels of checkpoints where one level's do not fit the host, files beyond that",
           "[unit]") {
-  Config c = parse_config(
-      "grid: {shape: [200, 200, 200], spacing: 10}\ntime: {steps: 4000}\nsources: {shots: [[1000, 1000, 20]]}\n"
-      "receivers: {line: {start: [100, 1000, 10], end: [1900, 1000, 10], count: 10}}\n");
-  MigrationConfig mc;
-  mc.data = "unused.h5";
-  mc.image_interval = 10;
-  c.migration = mc;
-  Problem p = build_problem(c);
+  Problem p = plan_problem();
   const CudaOptions o;
   const MigrationFootprint fp = migration_footprint(p, o);
   // own: the host's own volumes beside the pinned bytes, 6 for acoustic (image, illumination,
