@@ -20,6 +20,7 @@
 #include "io/segy_cube.hpp"
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
+#include "tests/segy_file.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -51,52 +52,7 @@ uint64_t get_be(const char* p, int bytes) {
   return v;
 }
 
-// A SEG-Y file opened with segyio for reading, every call checked.
-struct Segy {
-  segy_file* f = nullptr;
-  char bin[SEGY_BINARY_HEADER_SIZE] = {};
-  int samples = 0, trsize = 0, traces = 0;
-  long trace0 = 0;
-  explicit Segy(const std::string& path) {
-    f = segy_open(path.c_str(), "rb");
-    REQUIRE(f != nullptr);
-    REQUIRE(segy_binheader(f, bin) == SEGY_OK);
-    samples = segy_samples(bin);
-    trace0 = segy_trace0(bin);
-    trsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, samples);
-    REQUIRE(segy_set_format(f, SEGY_IEEE_FLOAT_4_BYTE) == SEGY_OK);
-    REQUIRE(segy_traces(f, &traces, trace0, trsize) == SEGY_OK);
-  }
-  Segy(const Segy&) = delete;
-  Segy& operator=(const Segy&) = delete;
-  ~Segy() { segy_close(f); }
-  int bfield(int field) const {
-    int32_t v = 0;
-    REQUIRE(segy_get_bfield(bin, field, &v) == SEGY_OK);
-    return v;
-  }
-  std::vector<char> header(int i) {
-    std::vector<char> h(SEGY_TRACE_HEADER_SIZE);
-    REQUIRE(segy_traceheader(f, i, h.data(), trace0, trsize) == SEGY_OK);
-    return h;
-  }
-  static int field(const std::vector<char>& h, int byte) {
-    int32_t v = 0;
-    REQUIRE(segy_get_field(h.data(), byte, &v) == SEGY_OK);
-    return v;
-  }
-  std::vector<float> trace(int i) {
-    std::vector<float> v(static_cast<size_t>(samples));
-    REQUIRE(segy_readtrace(f, i, v.data(), trace0, trsize) == SEGY_OK);
-    REQUIRE(segy_to_native(SEGY_IEEE_FLOAT_4_BYTE, samples, v.data()) == SEGY_OK);
-    return v;
-  }
-  std::string text() {
-    std::vector<char> t(SEGY_TEXT_HEADER_SIZE + 1);
-    REQUIRE(segy_read_textheader(f, t.data()) == SEGY_OK);
-    return std::string(t.data(), SEGY_TEXT_HEADER_SIZE);
-  }
-};
+using seisrtm::test::Segy;  // tests/segy_file.hpp
 
 // The value a stored coordinate stands for (scalar < 0 divides, > 0 multiplies).
 double unscaled(int raw, int scalar) {
