@@ -76,7 +76,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   if (!boundary) f.store_per_step = f.volume / static_cast<std::size_t>(pb.config.migration->image_interval);
   f.store = boundary ? f.store_per_step * static_cast<std::size_t>(std::max(0LL, pb.steps - 2))
                      : f.volume * static_cast<std::size_t>(pb.steps / pb.config.migration->image_interval);
-  f.data = static_cast<std::size_t>(pb.receivers.size() * pb.steps) * sizeof(float);
+  f.data = static_cast<std::size_t>(pb.max_receivers() * pb.steps) * sizeof(float);  // a shot's rows
   const std::size_t small = (pb.grid.n[0] + pb.grid.n[1] + pb.grid.n[2] + pb.steps) * sizeof(float) +
                             (pb.receivers.cell.size() + 64) * 24 + static_cast<std::size_t>(shell_cells) * 8;
   // A slab of several also holds NCCL's communicator and channel buffers (a few hundred MiB at
@@ -464,10 +464,6 @@ void CudaMigrator::init(const Problem& global, const Slab* slab) {
 
 void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vector<std::string>& notes) {
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
-  if (global.varying_spread())
-    throw Error("data file '" + pb.config.migration->data +
-                "' has a spread a shot, which the cuda backend does not migrate (one spread for every shot); "
-                "solver.backend: cpu migrates it");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
   if (pb.config.migration->mode != MigrationMode::boundary)
@@ -761,7 +757,7 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   s.clear(st);
   r.clear(st);
   if (!imager.stacking()) imager.clear(st);
-  SEISRTM_CUDA(cudaMemcpyAsync(data.as<float>(), shot_data, pb.receivers.size() * nt * sizeof(float),
+  SEISRTM_CUDA(cudaMemcpyAsync(data.as<float>(), shot_data, pb.max_receivers() * nt * sizeof(float),
                                cudaMemcpyHostToDevice, st));
   // The previous shot's kernels may still read the injection arrays that are replaced here.
   SEISRTM_CUDA(cudaStreamSynchronize(st));
@@ -770,7 +766,9 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
     // largest injections at 2^kHalfPeakExponent; the injections add to s / s_scale, r / r_scale.
     s_scale = source_field_scale(pb, shot, kHalfPeakExponent, "the source");
     r_scale = data_field_scale(pb, shot_data, kHalfPeakExponent);  // 1 for a shot without data: it images nothing
-    make_injection(pb, pb.receivers, 1.0 / r_scale, dims, rec, overlap.get());
+    make_injection(pb, pb.receivers_of(shot), 1.0 / r_scale, dims, rec, overlap.get());
+  } else if (pb.varying_spread()) {  // the shot's receivers (the stream synchronized above)
+    make_injection(pb, pb.receivers_of(shot), 1.0, dims, rec, overlap.get());
   }
   make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / s_scale, dims, src, overlap.get());
   // An fp16 store keeps the source field over the shot's field scale (CpuMigrator's).

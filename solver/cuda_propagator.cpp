@@ -253,8 +253,11 @@ DeviceFootprint device_footprint(const Problem& p, const CudaOptions& o) {
   const long long nxp = (p.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign;
   f.volume = static_cast<std::size_t>(nxp * p.grid.n[1] * p.grid.n[2]) * kernels::storage_bytes(o.storage);
   std::size_t small = (p.grid.n[0] + p.grid.n[1] + p.grid.n[2] + p.steps) * sizeof(float);
-  small += p.receivers.cell.size() * 12 + p.receivers.offset.size() * 4;
-  small += static_cast<std::size_t>(p.receivers.size()) * CudaPropagator::kTraceBlock * sizeof(float);
+  // A spread a shot: the largest spread's arrays (one shot's are on the device at a time).
+  std::size_t cells = p.receivers.cell.size();
+  for (const PointSet& r : p.shot_receivers) cells = std::max(cells, r.cell.size());
+  small += cells * 12 + static_cast<std::size_t>(p.max_receivers() + 1) * 4;
+  small += static_cast<std::size_t>(p.max_receivers()) * CudaPropagator::kTraceBlock * sizeof(float);
   for (const auto& s : p.shots) small = std::max(small, small + s.cell.size() * 12);
   // Compressible allocations round up to the VMM granularity (2 MiB).
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
@@ -271,8 +274,8 @@ struct TraceGather {
   std::vector<float> host, block_rows;
   // Copies trace rows [from, to) of the device block into host, times the field scale (fp16:
   // the receivers read p / field_scale, a power of two: exact).
-  void copy(const Problem& pb, long long from, long long to, float field_scale, cudaStream_t stream) {
-    const long long nrec = pb.receivers.size();
+  void copy(const Problem& pb, long long shot, long long from, long long to, float field_scale, cudaStream_t stream) {
+    const long long nrec = pb.receivers_of(shot).size();
     if (nrec == 0 || to <= from) return;
     const long long r0 = from % CudaPropagator::kTraceBlock, rows = to - from;
     block_rows.resize(static_cast<size_t>(rows * nrec));
@@ -318,6 +321,7 @@ struct CudaPropagator::Impl {
   std::unique_ptr<StepOperator> op;
   PointSource src;
   Recording rec;
+  long long shot = 0;  // the shot begin_shot selected (a spread a shot: its receivers in rec)
   DeviceBuffer wavelet, step_counter, flag;
   TraceGather traces;
   long long n_done = 0;
@@ -491,9 +495,10 @@ void CudaPropagator::Impl::upload_points(const DeviceFootprint& fp) {
   rec = make_recording(pb.receivers, dims);
   step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
   flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  // The largest spread's rows (a spread a shot: begin_shot records each shot's own).
   traces.d_traces =
-      DeviceBuffer(std::max<std::size_t>(1, pb.receivers.size() * kTraceBlock) * sizeof(float), MemoryKind::plain);
-  traces.host.assign(static_cast<size_t>(pb.receivers.size() * pb.steps), 0.0f);
+      DeviceBuffer(std::max<std::size_t>(1, pb.max_receivers() * kTraceBlock) * sizeof(float), MemoryKind::plain);
+  traces.host.assign(static_cast<size_t>(pb.max_receivers() * pb.steps), 0.0f);
   if (opt.snapshots) SEISRTM_CUDA(cudaMallocHost(&snap.pinned, fp.volume));  // halves in fp16
 }
 
@@ -501,10 +506,6 @@ void CudaPropagator::Impl::upload_points(const DeviceFootprint& fp) {
 CudaPropagator::CudaPropagator(const Problem& pb, const CudaOptions& opt)
     : impl_((select_device(opt), std::make_unique<Impl>(pb, opt))) {
   Impl& d = *impl_;
-  if (pb.varying_spread())
-    throw Error(
-        "a spread a shot (receivers.relative, receivers.per_shot) is recorded by the cpu backend only; the "
-        "cuda backend records one spread for every shot: solver.backend: cpu runs it");
   d.dims.nx = pb.grid.n[0];
   d.dims.ny = pb.grid.n[1];
   d.dims.nz = pb.grid.n[2];
@@ -596,6 +597,9 @@ void CudaPropagator::begin_shot(long long shot) {
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
   upload_source(e, d.src);
+  // A spread a shot: the shot's receivers (the previous arrays are idle: the stream synchronized).
+  d.shot = shot;
+  if (d.pb.varying_spread()) d.rec = make_recording(d.pb.receivers_of(shot), d.dims);
   // A slab's first edge step waits for this: the zeroed fields (halo_stream does not follow the
   // main stream otherwise).
   SEISRTM_CUDA(cudaEventRecord(d.step_done.get(), d.stream.get()));
@@ -636,7 +640,7 @@ void CudaPropagator::advance(long long first, long long count) {
     }
     SEISRTM_CUDA(cudaEventRecord(d.timer.end.get(), d.stream.get()));
     n = seg_end;
-    d.traces.copy(d.pb, seg_start, n, d.field_scale, d.stream.get());
+    d.traces.copy(d.pb, d.shot, seg_start, n, d.field_scale, d.stream.get());
     SEISRTM_CUDA(cudaEventSynchronize(d.timer.end.get()));
     float ms = 0;
     SEISRTM_CUDA(cudaEventElapsedTime(&ms, d.timer.begin.get(), d.timer.end.get()));
@@ -667,7 +671,8 @@ void CudaPropagator::wavefield(float* out) {
 
 void CudaPropagator::traces(float* out) {
   Impl& d = *impl_;
-  std::memcpy(out, d.traces.host.data(), d.traces.host.size() * sizeof(float));
+  std::memcpy(out, d.traces.host.data(),
+              static_cast<size_t>(d.pb.receivers_of(d.shot).size() * d.pb.steps) * sizeof(float));
 }
 
 void CudaPropagator::request_wavefield(long long cells) {

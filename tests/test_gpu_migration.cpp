@@ -17,11 +17,13 @@
 #include "base/error.hpp"
 #include "io/config.hpp"
 #include "solver/cuda_migration.hpp"
+#include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
 #include "tests/fixtures.hpp"
 #include "validation/cpu_migration.hpp"
+#include "validation/cpu_propagator.hpp"
 #include "validation/norms.hpp"
 #include "validation/tolerance.hpp"
 
@@ -539,4 +541,62 @@ TEST_CASE("the fused backward step's launch order and L2 hints leave its image b
   const Result r = image_with(rows, hint);
   CHECK(std::memcmp(layers.image.data(), r.image.data(), r.image.size() * 4) == 0);
   CHECK(std::memcmp(layers.illumination.data(), r.illumination.data(), r.image.size() * 4) == 0);
+}
+
+TEST_CASE(
+    "a spread a shot on the GPU: each shot's traces and the migration of spreads of 3 and 5 receivers are the "
+    "CPU's within the fp32 tolerance",
+    "[gpu]") {
+  // Two shots, spreads of their own (3 receivers, then 5 at other places and depths): the GPU
+  // records each shot's own receivers and injects each shot's own data rows, rows beyond a
+  // spread being padding.
+  Config c = parse_config(
+      test::fixture("gpu_migration.yaml",
+                    {{"sources", "{wavelet: {peak_frequency: 15}, shots: [[300, 261, 32], [450, 261, 32]]}"},
+                     {"receivers",
+                      "{per_shot: [[[150, 260, 21], [250, 262, 40], [350, 261, 21]], [[300, 260, 21], [380, 262, 30], "
+                      "[460, 261, 21], [540, 255, 50], [600, 262, 21]]]}"}}));
+  const Problem fwd = build_problem(c);
+  REQUIRE(fwd.varying_spread());
+  REQUIRE(fwd.max_receivers() == 5);
+  validation::CpuPropagator cpu(fwd);
+  CudaPropagator gpu(fwd, cuda_options(fwd.config));
+  std::vector<float> a(static_cast<size_t>(5 * fwd.steps)), b(a.size());
+  const double tol = validation::forward_tolerance(fwd, fwd.steps);
+  std::vector<float> data(static_cast<size_t>(2 * 5 * fwd.steps), 0.0f);  // [shot][5][step]
+  for (long long s = 0; s < 2; ++s) {
+    INFO("shot " << s);
+    cpu.begin_shot(s);
+    gpu.begin_shot(s);
+    cpu.advance(0, fwd.steps);
+    gpu.advance(0, fwd.steps);
+    cpu.traces(b.data());
+    gpu.traces(a.data());
+    const size_t n = static_cast<size_t>(fwd.receivers_of(s).size() * fwd.steps);
+    const double e = validation::relative_l2(a.data(), b.data(), n);
+    INFO("traces relative L2 " << e << " (tolerance " << tol << ")");
+    CHECK(e <= tol);
+    CHECK(validation::max_abs(b.data(), n) > 0);
+    std::copy(b.begin(), b.begin() + static_cast<std::ptrdiff_t>(n), data.begin() + s * 5 * fwd.steps);
+  }
+  // The migration of those traces (the CPU's, as data): GPU against CPU.
+  MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 2;
+  c.migration = mc;
+  const Problem mig = build_problem(c);
+  validation::CpuMigrator cm(mig);
+  CudaMigrator gm(mig, cuda_options(mig.config));
+  const size_t cells = static_cast<size_t>(mig.grid.cells());
+  std::vector<float> ci(cells, 0.0f), cl(cells, 0.0f), gi(cells, 0.0f), gl(cells, 0.0f);
+  for (long long s = 0; s < 2; ++s) {
+    const float* d = data.data() + s * 5 * mig.steps;
+    cm.migrate_shot(s, d, ci.data(), cl.data(), [](const std::string&, long long) {});
+    gm.migrate_shot(s, d, gi.data(), gl.data(), [](const std::string&, long long) {});
+  }
+  const double mt = validation::migration_tolerance(mig);
+  const double ei = validation::relative_l2(gi.data(), ci.data(), cells);
+  INFO("image relative L2 " << ei << " (tolerance " << mt << ")");
+  CHECK(ei <= mt);
+  CHECK(validation::relative_l2(gl.data(), cl.data(), cells) <= mt);
 }
