@@ -13,6 +13,7 @@
 #include "solver/decomposition.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
+#include "solver/stack_parts.hpp"
 
 namespace seisrtm::app {
 
@@ -87,30 +88,29 @@ void print_slab_memory(const MigratorBackend& backend) {
     for (const auto& l : lines) std::fprintf(stderr, "%s\n", l.c_str());
 }
 
-// Rank 0's closing lines: the files written, the device's memory and time by phase, the time.
-void print_migration_summary(const Problem& p, const MigrationSummary& s, const MigratorBackend& backend, bool quiet) {
-  const bool gpu_migrator = backend.gpu;
+// Rank 0's closing lines: the files written, the device's memory and time by phase (a GPU
+// migrator), the time.
+void print_migration_summary(long long shots, const MigrationSummary& s, const MigratorBackend* gpu, bool quiet) {
   std::fprintf(stderr, "seisrtm: wrote %s", s.h5_path.c_str());
   if (!quiet) {
     std::fprintf(stderr, ", %s", s.xdmf_path.c_str());
     if (!s.segy_path.empty()) std::fprintf(stderr, ", %s", s.segy_path.c_str());
     for (const auto& pic : s.pictures) std::fprintf(stderr, ", %s", pic.c_str());
   }
-  if (!quiet)
-    if (gpu_migrator) {  // (a decomposed run's: rank 0's slab)
-      const auto mem = backend.device_memory();
-      std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
-                   mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
-      std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
-      for (const auto& [phase, sec] : backend.breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
-    }
+  if (!quiet && gpu) {  // (a decomposed run's: rank 0's slab)
+    const auto mem = gpu->device_memory();
+    std::fprintf(stderr, "\nseisrtm: device memory at its peak %.3f GiB = %.2f volumes of %.3f GiB",
+                 mem.peak / 1073741824.0, double(mem.peak) / mem.volume, mem.volume / 1073741824.0);
+    std::fprintf(stderr, "\nseisrtm: GPU time by phase (CUDA events):");
+    for (const auto& [phase, sec] : gpu->breakdown()) std::fprintf(stderr, " %s %.3f s;", phase.c_str(), sec);
+  }
   std::fprintf(stderr,
                "\nseisrtm: migration %.2f s (%lld shot(s), forward and backward passes), depth slice at %.1f m\n",
-               s.seconds, p.shot_count(), s.depth_slice);
+               s.seconds, shots, s.depth_slice);
   if (!quiet)
-    std::fprintf(
-        stderr, "seisrtm: %lld shot(s) migrated and stacked in %.2f s of wall time (%.3f shots/s) on %d rank(s)\n",
-        p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0, cluster::size());
+    std::fprintf(stderr,
+                 "seisrtm: %lld shot(s) migrated and stacked in %.2f s of wall time (%.3f shots/s) on %d rank(s)\n",
+                 shots, s.wall_seconds, s.wall_seconds > 0 ? shots / s.wall_seconds : 0.0, cluster::size());
 }
 
 }  // namespace
@@ -161,12 +161,22 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
+  if (!o.shots.empty()) {  // a part of the survey (every rank parses the same list)
+    ro.shots = parse_shot_list(o.shots, p.shot_count());
+    if (static_cast<long long>(ro.shots.size()) == p.shot_count()) ro.shots.clear();  // the whole survey
+    if (!o.quiet && !ro.shots.empty())
+      std::fprintf(stderr,
+                   "seisrtm: a part of the survey: %zu of its %lld shots (--shots %s); its file keeps their "
+                   "exact stack for seisrtm stack\n",
+                   ro.shots.size(), p.shot_count(), o.shots.c_str());
+  }
   const MigrationSummary s = migrate_survey(in, *migrator, ro);
   // Each GPU slab's peak device memory and halo time (collective: decided by the command line,
   // which every rank shares, not by o.quiet, which only rank 0 keeps).
   if (slabs && gpu_migrator && !given.quiet && cluster::size() > 1) print_slab_memory(backend);
   if (cluster::rank() > 0) return 0;  // rank 0 wrote the image
-  print_migration_summary(p, s, backend, o.quiet);
+  print_migration_summary(ro.shots.empty() ? p.shot_count() : static_cast<long long>(ro.shots.size()), s,
+                          backend.gpu ? &backend : nullptr, o.quiet);
   return 0;
 }
 

@@ -17,7 +17,8 @@ struct CommonOptions {
   std::string backend;                 // --backend (empty: the config's solver.backend)
   std::string output;                  // --output (empty: the config's output.directory)
   bool quiet = false;
-  int device = -1;  // --device (-1: the config's solver.device)
+  int device = -1;    // --device (-1: the config's solver.device)
+  std::string shots;  // migrate --shots: a part of the survey (empty: every shot)
 };
 
 // Loads the config with every command-line override applied.
@@ -80,6 +81,9 @@ int cmd_plot(const PlotOptions& o);
 
 int cmd_run(const std::string& config_path, const CommonOptions& o);
 int cmd_migrate(const std::string& config_path, const CommonOptions& o);
+// Adds parts of a survey (migrate --shots) into the image of their shots, written as migrate
+// writes its own (cmd_stack.cpp).
+int cmd_stack(const std::string& config_path, const std::vector<std::string>& parts, const CommonOptions& o);
 int cmd_info();
 // cpu_limit_s: refuse sizes whose CPU reference run would take longer (0 = 300 s).
 int cmd_validate(const std::string& config_path, const CommonOptions& o, double cpu_limit_s);

@@ -102,6 +102,8 @@ struct Commands {
   TmaTuning tuning;  // bench's tuning flags
   app::PlotOptions po;
   CLI::App *run = nullptr, *migrate = nullptr, *validate = nullptr, *bench = nullptr, *plot = nullptr;
+  CLI::App* stack = nullptr;
+  std::vector<std::string> parts;  // stack's part files
 };
 
 // An empty --output (an unset shell variable) would silently write to the config's directory.
@@ -135,8 +137,28 @@ CLI::App* add_migrate(CLI::App& cli, app::CommonOptions& opt, std::string& confi
   migrate->add_option("config", config, "YAML migration config file")->required();
   migrate->add_option("--set", opt.overrides,
                       "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
+  migrate
+      ->add_option("--shots", opt.shots,
+                   "Migrate these shots only, a part of the survey whose file keeps its exact stack for "
+                   "'seisrtm stack': indices and ranges A:B (A to B-1), A:, :B, comma-separated, 0-based")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("must name shots (indices and ranges A:B, 0-based), not ''") : "";
+      });
   add_backend_options(*migrate, opt);
   return migrate;
+}
+
+CLI::App* add_stack(CLI::App& cli, app::CommonOptions& opt, std::string& config, std::vector<std::string>& parts) {
+  auto* stack = cli.add_subcommand(
+      "stack", "Add parts of a survey (seisrtm migrate --shots) into one image, the same bits as one migration");
+  stack->add_option("config", config, "The YAML migration config the parts were migrated with")->required();
+  stack->add_option("parts", parts, "HDF5 files of migrate --shots (or of earlier stacks of parts)")->required();
+  stack->add_option("--set", opt.overrides, "Override a config key, as for the parts (repeatable)")
+      ->allow_extra_args(false);  // (the parts follow)
+  stack->add_option("--output", opt.output, "Output directory (default: the config's output.directory)")
+      ->check(named_directory);
+  stack->add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
+  return stack;
 }
 
 CLI::App* add_validate(CLI::App& cli, app::CommonOptions& opt, std::string& config, double& cpu_limit) {
@@ -294,6 +316,7 @@ int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
     if (run->parsed() || migrate->parsed()) stop_on_signals();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
+    if (k.stack->parsed()) return app::cmd_stack(config, k.parts, opt);
     if (bench->parsed()) {
       for (int i = 0; i < argc; ++i) bo.command_line += (i ? " " : "") + std::string(i ? argv[i] : "seisrtm");
       return app::cmd_bench(bo, k.tuning);
@@ -338,6 +361,7 @@ int main_of_rank(int argc, char** argv) {
       "Example:\n"
       "  seisrtm run configs/quickstart.yaml --set time.steps=200 --output out/\n"
       "  seisrtm migrate configs/rtm/migrate.yaml\n"
+      "  seisrtm stack configs/rtm/migrate.yaml part1.h5 part2.h5\n"
       "  seisrtm validate configs/quickstart.yaml --set time.steps=100\n"
       "  seisrtm info");
   cli.require_subcommand(1);
@@ -345,6 +369,7 @@ int main_of_rank(int argc, char** argv) {
   Commands k;
   k.run = add_run(cli, k.opt, k.config);
   k.migrate = add_migrate(cli, k.opt, k.config);
+  k.stack = add_stack(cli, k.opt, k.config, k.parts);
   k.validate = add_validate(cli, k.opt, k.config, k.cpu_limit);
   k.bench = add_bench(cli, k.bo, k.tuning);
   cli.add_subcommand("info", "Print the build and the GPU (or say there is none)");

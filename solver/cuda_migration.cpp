@@ -91,14 +91,16 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
 namespace {
 
 // The host's memory a rank may pin (ranks on one node share it: each counts its share, as none
-// has pinned yet), and the host's own volumes beside the pinned bytes (image, illumination,
-// model and data: about 6 volumes; vti/tti also hold epsilon and delta, tti the angles).
+// has pinned yet), and the host's own volumes beside the pinned bytes: the exact stack (32
+// bytes a cell: 8 volumes, exact_stack.hpp), a shot's image and illumination, the model and the
+// data (about 12 volumes), then the four images (the shot's pair freed); vti/tti also hold
+// epsilon and delta, tti the angles.
 double host_share(double given = -1) {
   if (given >= 0) return given;
   return available_host_memory() / std::max(1, cluster::local_size());
 }
 double host_own_volumes(const Problem& pb) {
-  return 6.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
+  return 14.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
 }
 
 // Where the store goes (migration.store) and whether it fits there.
@@ -152,8 +154,10 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   const long long nt = pb.steps;
   const int fields = pb.anisotropic() ? 2 : 1;
   const std::size_t state = Checkpoints::host_bytes(1, fp.volume, pb.anisotropic());
-  // The device holds everything but the store, the replay field, and the segment's levels.
-  const std::size_t besides = fp.total - fp.store + fp.replay;
+  // The device holds everything but the store, the replay field, and the segment's levels, with
+  // 512 MiB to spare: the segment that filled the free bytes to the last one failed to allocate
+  // (the allocations' rounding and the context's own).
+  const std::size_t besides = fp.total - fp.store + fp.replay + kSegmentReserve;
   const long long device_levels =
       free_b > besides ? static_cast<long long>((free_b - besides) / std::max<std::size_t>(1, fp.store_per_step)) : 0;
   const long long set = pb.config.migration->checkpoint_interval;

@@ -31,6 +31,9 @@ struct MigrationFootprint {
   std::size_t replay = 0;            // the replay field of checkpointed reconstruction (2 levels of p, q)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab = nullptr);
+// Device bytes a checkpointed plan leaves free beside its segment's store, which it otherwise
+// sizes to the free bytes' last level.
+constexpr std::size_t kSegmentReserve = std::size_t{512} << 20;
 // Checkpointed reconstruction (migration.reconstruction: checkpoint, or auto where the store
 // fits neither the device nor the host): the interval (migration.checkpoint_interval, or the
 // one that holds the fewest bytes, from the whole grid's sizes so that every slab takes the

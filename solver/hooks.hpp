@@ -18,10 +18,6 @@ struct Hooks {
   // A worker, past its shot's last check, waits this long (s) before it sends the shot's last
   // result (traces or illumination), and says so on stderr; < 0: no wait.
   double delay_final_result = -1;
-  // Shots rank 0 of a shot-parallel migration hands out beyond those stacked; 0: two per rank.
-  long long shot_window = 0;
-  // The CPU migrator keeps its own stack, as the GPU migrator does (Migrator::begin_stack).
-  bool own_stack = false;
   // Replaces /sys/fs/cgroup in the host-memory check; empty: /sys/fs/cgroup.
   std::string cgroup_root;
 };

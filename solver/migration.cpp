@@ -1,5 +1,7 @@
 #include "solver/migration.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <numbers>
@@ -29,6 +32,7 @@
 #include "solver/memory_estimate.hpp"
 #include "solver/numerics.hpp"
 #include "solver/shot_loop.hpp"
+#include "solver/stack_parts.hpp"
 
 namespace seisrtm {
 
@@ -426,18 +430,19 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
   pl.mode = mc.mode;
   const double cells = static_cast<double>(pb.grid.cells());
   pl.volume_bytes = 4 * cells;
-  // Acoustic: vp; the source and receiver fields with their own model copy (3 each); the stack's
-  // and the shot's image and illumination; the normalised and Laplacian images made at the end.
-  pl.volumes_bytes = 13 * pl.volume_bytes;
+  // Acoustic: vp; the source and receiver fields with their own model copy (3 each); the exact
+  // stack (32 bytes a cell: 8 volumes) and the shot's image and illumination; the stack rounded
+  // and the normalised and Laplacian images made at the end.
+  pl.volumes_bytes = 19 * pl.volume_bytes;
   // The pseudo-acoustic pair (validation/cpu_tti.hpp) holds per field (source, receiver) 6
   // coefficient volumes and 8 padded ones (p and q at two levels, 4 first derivatives; a halo of
   // R cells per side); the problem holds vp, epsilon, delta (and theta, phi for tti); p of the
-  // source field is copied to grid layout for snapshots: 1 more; images as above: 6.
+  // source field is copied to grid layout for snapshots: 1 more; stack and images as above: 12.
   if (pb.anisotropic()) {
     double padded = 4;
     for (int a = 0; a < 3; ++a) padded *= static_cast<double>(pb.grid.n[a] + 2 * pb.radius);
     const double model = pb.equation == Equation::tti ? 5 : 3;
-    pl.volumes_bytes = (model + 2 * 6 + 1 + 6) * pl.volume_bytes + 2 * 8 * padded;
+    pl.volumes_bytes = (model + 2 * 6 + 1 + 12) * pl.volume_bytes + 2 * 8 * padded;
   }
   const double traces = double(pb.shot_count()) * pb.receivers.size();
   const double data_fixed = 4 * traces * data_samples, data_per_step = 4 * traces;  // as read; resampled
@@ -513,9 +518,9 @@ Images finish_images(const Problem& pb, std::vector<float> correlation, std::vec
 
 namespace {
 
-// One shot of a migration on this rank: into the backend's own stack (image null) or into
-// zeroed volumes sent to rank 0 as the shot's result; on the other ranks of a decomposed run the
-// calls are collective and their verdict comes every hundredth of the steps.
+// One shot of a migration on this rank: into zeroed volumes sent to rank 0 as the shot's
+// result; on the other ranks of a decomposed run the calls are collective and their verdict
+// comes every hundredth of the steps.
 void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, ShotSteps& st, std::vector<float>* image,
                  std::vector<float>* illumination) {
   const Problem& pb = in.problem;
@@ -536,113 +541,95 @@ void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, Shot
     if (p == "backward" && 10 * done >= 9 * nt) st.nearly_done();
   };
   const float* data = in.traces.data() + s * nrec * nt;
-  if (!image) {
-    migrator.migrate_shot(s, data, nullptr, nullptr, report);
-    std::vector<float> none;  // the shot is done: a word to rank 0
-    st.send(cluster::ResultKind::illumination, 0, none);
-    return st.finish_progress();
-  }
   // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
   const bool whole = !st.slabs() || st.keeps();
-  image->assign(whole ? static_cast<size_t>(pb.grid.cells()) : 0, 0.0f);
-  illumination->assign(image->size(), 0.0f);
+  const long long n = whole ? pb.grid.cells() : 0;
+  image->resize(static_cast<size_t>(n));
+  illumination->resize(static_cast<size_t>(n));
+  float *im = image->data(), *il = illumination->data();
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < n; ++i) im[i] = il[i] = 0.0f;
   migrator.migrate_shot(s, data, whole ? image->data() : nullptr, whole ? illumination->data() : nullptr, report);
   st.send(cluster::ResultKind::image, 0, *image);
   st.send(cluster::ResultKind::illumination, 0, *illumination);
-  st.finish_progress();  // (the shot's seconds include adding it to the stack)
-}
-
-// The backends' own stacks (Migrator::begin_stack) of every rank, added on rank 0 and scaled by k.
-void sum_own_stacks(Migrator& migrator, float k, std::vector<float>& image, std::vector<float>& illumination) {
-  const long long cells = static_cast<long long>(image.size());
-  // Agreed before the sum: a rank that fails here is named by rank 0, which removes its
-  // temporaries, instead of one rank ending the job.
-  std::string error;
-  try {
-    migrator.take_stack(image.data(), illumination.data());
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  cluster::agree(error);
-  cluster::add_to_rank0(image.data(), cells);  // (one process: nothing)
-  cluster::add_to_rank0(illumination.data(), cells);
-#pragma omp parallel for schedule(static)
-  for (long long i = 0; i < cells; ++i) {
-    image[i] *= k;
-    illumination[i] *= k;
-  }
+  st.finish_progress();  // (rank 0 adds the shot to the stack beside the next one)
 }
 
 }  // namespace
 
-double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
-                   std::vector<float>& illumination) {
+ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, const std::vector<long long>& shots,
+                       double& seconds) {
   const Problem& pb = in.problem;
-  const Grid& g = pb.grid;
-  const long long nshots = pb.shot_count();
-  // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
+  // Rank 0 adds every shot (its own and the other ranks'); a decomposed run's other ranks hold
+  // no whole-grid volume (SlabMigrator takes null), a farm's workers send theirs.
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
-  const bool whole = !slabs || cluster::rank() == 0;
-  image.assign(whole ? static_cast<size_t>(g.cells()) : 0, 0.0f);
-  illumination.assign(image.size(), 0.0f);
-  // The backend's own stack (GPU; under mpirun one per rank, added on rank 0 at the end: images
-  // within rounding of one process's), or each shot into zeroed volumes added here (CPU): then
-  // the stack is the same sum whichever shots run where and a shot's image is the same alone or
-  // stacked. Collective: every rank keeps its own stack or none does (ranks on different
-  // backends would otherwise disagree on what a shot's result is).
-  const bool began = !slabs && migrator.begin_stack();
-  const bool own_stack = slabs ? false : !any_rank(!began);
-  if (began && !own_stack) migrator.drop_stack();
-  std::vector<float> shot_image, shot_illumination;  // a shot's image, unless own_stack
-  const long long cells = g.cells();
+  const bool keeps = cluster::rank() == 0;
+  ExactStack stack = keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data())) : ExactStack();
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
-  // Several ranks (cluster.hpp): with the backend's own stack, every rank stacks the shots it
-  // computes and sends only a word per shot (the stacks meet at the end); otherwise every shot
-  // is imaged into zeroed volumes and rank 0 adds them in shot order, whichever rank computed
-  // them: the sum a one-process CPU run makes, bit for bit.
-  // Decomposed (solver.decomposition z): every rank migrates every shot over its slab, the
-  // migrator's calls are collective, rank 0 adds each shot's gathered image in shot order.
-  std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: shots not yet added
-  long long next_to_add = 0;
-  auto add_in_order = [&] {
-    for (auto it = waiting.find(next_to_add);
-         it != waiting.end() && !it->second.first.empty() && !it->second.second.empty();
-         it = waiting.find(next_to_add)) {
-      const std::vector<float>& si = it->second.first;
-      const std::vector<float>& sl = it->second.second;
-#pragma omp parallel for schedule(static)
-      for (long long i = 0; i < cells; ++i) {
-        image[i] += k * si[i];
-        illumination[i] += k * sl[i];
-      }
-      waiting.erase(it);
-      ++next_to_add;
-    }
+  // Every shot is imaged into zeroed volumes and added to the exact stack on rank 0 as it
+  // arrives: the same bits whichever rank computed it and in whatever order (exact_stack.hpp).
+  // The addition runs beside the next shot (a thread of its own: the GPU is not kept waiting),
+  // one at a time; its volumes then come back for a later shot of this rank (no new pages).
+  std::vector<float> shot_image, shot_illumination;
+  std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: one of the two
+  std::pair<std::vector<float>, std::vector<float>> adding_now, spare;
+  long long added = 0;
+  std::future<void> adding;  // (declared after what it reads: destroyed, so waited for, first)
+  auto finish_adding = [&] {
+    if (!adding.valid()) return;
+    adding.get();  // rethrows the addition's Error
+    ++added;
+    spare = std::move(adding_now);
   };
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
-    migrate_one(in, migrator, s, st, own_stack ? nullptr : &shot_image, own_stack ? nullptr : &shot_illumination);
+    if (shot_image.empty() && !spare.first.empty()) {  // volumes of an earlier shot, added by now
+      shot_image = std::move(spare.first);
+      shot_illumination = std::move(spare.second);
+    }
+    migrate_one(in, migrator, s, st, &shot_image, &shot_illumination);
   };
   work.keep = [&](int, long long s, cluster::ResultKind kind, long long, std::vector<float>& data) {
-    if (own_stack) return;  // a shot done into its rank's stack: nothing to add now
-    (kind == cluster::ResultKind::image ? waiting[s].first : waiting[s].second) = std::move(data);
-    add_in_order();
+    auto& pair = waiting[s];
+    (kind == cluster::ResultKind::image ? pair.first : pair.second) = std::move(data);
+    if (pair.first.empty() || pair.second.empty()) return;
+    finish_adding();
+    adding_now = std::move(pair);
+    waiting.erase(s);
+    const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(pb.shot_count()) + ": ";
+    // Half the threads: the others keep the next shot's launches and copies on time.
+    const int threads = std::max(1, omp_get_max_threads() / 2);
+    adding = std::async(std::launch::async, [&stack, &adding_now, k, label, threads] {
+      try {
+        stack.add(adding_now.first.data(), adding_now.second.data(), k, threads);
+      } catch (const Error& e) {
+        throw Error(label + e.what());
+      }
+    });
   };
-  // Rank 0 keeps the shots that come back before an earlier one until that one is in: at most
-  // `window` shots are handed out beyond those added, so it holds at most `window` pairs of volumes
-  // (each rank has at most two shots in hand: its current one and the one it asked for).
-  work.window = own_stack ? 0 : 2LL * cluster::size();
-  if (!own_stack && hooks().shot_window > 0) work.window = hooks().shot_window;  // the smallest window, in tests
-  work.completed = [&] { return next_to_add; };
   work.name_internal_errors = true;
-  ShotLoop loop(every_shot(pb, quiet), std::move(work));
-  const double seconds = loop.run();
-  if (cluster::size() > 1 && !slabs && cluster::rank() == 0 && !own_stack && next_to_add != nshots)
-    throw Error("shot-parallel migration: " + std::to_string(nshots - next_to_add) +
+  ShotPlan plan = every_shot(pb, quiet);
+  plan.shots = shots;
+  ShotLoop loop(plan, std::move(work));
+  seconds = loop.run();
+  finish_adding();
+  if (keeps && !slabs && added != static_cast<long long>(shots.size()))
+    throw Error("migration: " + std::to_string(static_cast<long long>(shots.size()) - added) +
                 " shot image(s) missing at the end");
-  if (own_stack) sum_own_stacks(migrator, k, image, illumination);
+  return stack;
+}
+
+double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
+                   std::vector<float>& illumination) {
+  double seconds = 0;
+  std::vector<long long> all(static_cast<size_t>(in.problem.shot_count()));
+  for (size_t s = 0; s < all.size(); ++s) all[s] = static_cast<long long>(s);
+  const ExactStack stack = stack_shots(in, migrator, quiet, all, seconds);
+  image.assign(static_cast<size_t>(stack.cells()), 0.0f);
+  illumination.assign(image.size(), 0.0f);
+  stack.to_float(image.data(), illumination.data());
   return seconds;
 }
 
@@ -778,35 +765,51 @@ void write_pictures(io::OutputSet& set, const Problem& pb, const Images& im, lon
 
 }  // namespace
 
+std::vector<long long> all_shots(const Problem& pb) {
+  std::vector<long long> all(static_cast<size_t>(pb.shot_count()));
+  for (size_t s = 0; s < all.size(); ++s) all[s] = static_cast<long long>(s);
+  return all;
+}
+
 MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& opt) {
+  const Problem& pb = in.problem;
+  const std::vector<long long> shots = opt.shots.empty() ? all_shots(pb) : opt.shots;
+  MigrationSummary sum;
+  if (cluster::rank() > 0) {  // another rank of a shot-parallel migration: its shots go to rank 0
+    stack_shots(in, migrator, true, shots, sum.seconds);
+    return sum;
+  }
+  // Every file of the migration is a member of this set, replaced together (io/output_file.hpp);
+  // created first, so an unwritable directory fails now.
+  io::OutputSet set(pb.config.output.directory, pb.config.output.name);
+  const auto wall_start = std::chrono::steady_clock::now();
+  const ExactStack stack = stack_shots(in, migrator, opt.quiet, shots, sum.seconds);
+  sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  // Several ranks: their passes overlap; the time of the migration is its wall time.
+  if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
+  write_migration(set, in, stack, shots, opt.producer, migrator.name(), sum);
+  return sum;
+}
+
+void write_migration(io::OutputSet& set, const MigrationInput& in, const ExactStack& stack,
+                     const std::vector<long long>& shots, const std::string& producer, const std::string& migrator,
+                     MigrationSummary& sum) {
   namespace fs = std::filesystem;
   const Problem& pb = in.problem;
   const Config& c = pb.config;
   const MigrationConfig& mc = *c.migration;
   const Grid& g = pb.grid;
   const long long nshots = pb.shot_count();
-
-  if (cluster::rank() > 0) {  // another rank of a shot-parallel migration: its shots go to rank 0
-    std::vector<float> image, illumination;
-    MigrationSummary sum;
-    sum.seconds = stack_shots(in, migrator, true, image, illumination);
-    return sum;
-  }
-  // Every file of the migration is a member of this set, replaced together (io/output_file.hpp);
-  // created first, so an unwritable directory fails now.
-  io::OutputSet set(c.output.directory, c.output.name);
   io::OutputFile& out = set.h5();
-  std::vector<float> image, illumination;
-  MigrationSummary sum;
-  const auto wall_start = std::chrono::steady_clock::now();
-  sum.seconds = stack_shots(in, migrator, opt.quiet, image, illumination);
-  sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  // Several ranks: their passes overlap; the time of the migration is its wall time.
-  if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
+  std::vector<float> image(static_cast<size_t>(stack.cells())), illumination(image.size());
+  stack.to_float(image.data(), illumination.data());
   check_finite(g, image, illumination);
   const Images im = finish_images(pb, std::move(image), std::move(illumination), mc.illumination_epsilon);
 
-  write_volumes(out, in, im, opt.producer, migrator.name(), sum.seconds);
+  write_volumes(out, in, im, producer, migrator, sum.seconds);
+  // A part of the survey (migrate --shots, or a stack of parts short of every shot): the exact
+  // sums and the shots in them, which `seisrtm stack` adds to the other parts'.
+  if (static_cast<long long>(shots.size()) != nshots) write_stack_part(out.root(), in, stack, shots, migrator);
 
   // Pictures: x-z through the shots (at their mean y) and a depth slice.
   double ys = 0;
@@ -823,7 +826,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
     const int rev = c.output.segy == SegyRevision::rev1 ? 1 : 2;
     io::write_segy_cube(set.add("_image.sgy"), io::plan_segy_cube("output.segy", rev, g.n, g.h, g.origin),
                         im.laplacian.data(),
-                        opt.producer + "\nseisrtm migrate: the Laplacian-filtered image (image/laplacian of " +
+                        producer + "\nseisrtm migrate: the Laplacian-filtered image (image/laplacian of " +
                             c.output.name + ".h5), 1/m^2 x correlation units\nconfig: " + c.source_file);
   }
 
@@ -846,7 +849,6 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
     else
       sum.pictures.push_back(f);
   }
-  return sum;
 }
 
 }  // namespace seisrtm

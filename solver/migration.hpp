@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "io/output_file.hpp"
+#include "solver/exact_stack.hpp"
 #include "solver/problem.hpp"
 #include "solver/survey.hpp"
 
@@ -108,9 +110,12 @@ struct Images {
 Images finish_images(const Problem& pb, std::vector<float> correlation, std::vector<float> illumination,
                      double epsilon);
 
-// Migrates every shot into the stack: each shot images into zeroed volumes that are then added,
-// so the stack is the same sum whichever shots run where and a shot's image is the same alone
-// or stacked. Returns the seconds of all passes.
+// Migrates `shots` (in that order) into an exact stack (exact_stack.hpp) on rank 0 (empty on the
+// other ranks): each shot images into zeroed volumes that are then added, so the stack is the
+// same bits whichever shots run where, in whatever order or parts. `seconds`: all passes.
+ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, const std::vector<long long>& shots,
+                       double& seconds);
+// Every shot, the stack rounded to float (image and illumination). Returns the seconds.
 double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
                    std::vector<float>& illumination);
 
@@ -125,6 +130,14 @@ struct MigrationSummary {
 // Migrates every shot, stacks, writes <name>.h5 (images, illumination, model, config), the
 // XDMF sidecar, PNG slices and (output.segy) the image as a SEG-Y cube <name>_image.sgy, all
 // under temporary names until complete.
+// options.shots: a part of the survey, whose file also holds its exact stack (stack_parts.hpp).
 MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, const RunOptions& options);
+// The end of migrate_survey, shared with `seisrtm stack`: the stack rounded, the images, the
+// file (with the part's exact stack unless `shots` is every shot), pictures, SEG-Y cube, XDMF,
+// committed as a set. sum.seconds is written to the file; paths and the depth slice go to sum.
+void write_migration(io::OutputSet& set, const MigrationInput& in, const ExactStack& stack,
+                     const std::vector<long long>& shots, const std::string& producer, const std::string& migrator,
+                     MigrationSummary& sum);
+std::vector<long long> all_shots(const Problem& pb);
 
 }  // namespace seisrtm

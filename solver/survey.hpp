@@ -13,7 +13,8 @@ namespace seisrtm {
 
 struct RunOptions {
   bool quiet = false;
-  std::string producer;  // program name and version, stored in the file
+  std::string producer;          // program name and version, stored in the file
+  std::vector<long long> shots;  // --shots: the shots of this part of the survey (empty: all)
 };
 
 struct RunSummary {

@@ -5,8 +5,6 @@
 //   SEISRTM_TEST_FAIL_RANK=r          every shot of rank r fails at its start (both: shot k on r)
 //   SEISRTM_TEST_FAIL_ON_STOP_RANK=r  rank r fails at the check that finds rank 0's stop
 //   SEISRTM_TEST_DELAY_FINAL_RESULT=s a worker holds each shot's last result s seconds
-//   SEISRTM_TEST_SHOT_WINDOW=n        migrate's rank 0 hands out at most n shots beyond those stacked
-//   SEISRTM_TEST_OWN_STACK=1          the CPU migrator keeps its own stack, as the GPU one does
 //   SEISRTM_CGROUP_ROOT=dir           a fake cgroup tree for the host-memory check
 #include <cstdlib>
 #include <string>
@@ -20,8 +18,6 @@ int main(int argc, char** argv) {
   if (const char* v = std::getenv("SEISRTM_TEST_FAIL_RANK")) h.fail_rank = std::atoi(v);
   if (const char* v = std::getenv("SEISRTM_TEST_FAIL_ON_STOP_RANK")) h.fail_on_stop_rank = std::atoi(v);
   if (const char* v = std::getenv("SEISRTM_TEST_DELAY_FINAL_RESULT")) h.delay_final_result = std::atof(v);
-  if (const char* v = std::getenv("SEISRTM_TEST_SHOT_WINDOW")) h.shot_window = std::atoll(v);
-  h.own_stack = std::getenv("SEISRTM_TEST_OWN_STACK") != nullptr;
   if (const char* v = std::getenv("SEISRTM_CGROUP_ROOT")) h.cgroup_root = v;
   seisrtm::set_hooks(h);
   return seisrtm::app::run_main(argc, argv);

@@ -913,7 +913,7 @@ TEST_CASE("migrate: a memory-plan refusal names the data file, its shape and dt,
   const std::string shape = "data file '" + data + "' (1 shot x 12 receivers x 200 samples of " + dt.str() + " s)";
   SECTION("a store too large: the record length that fits") {
     // Snapshots of every step for 10^7 steps: 10^7 volumes of 36 x 30 x 32 x 4 B = 1.4 TB, beyond
-    // any host's memory, while the 13 volumes and the data fit any.
+    // any host's memory, while the 19 volumes and the data fit any.
     expect_refused(
         "plan_steps", migration_config(data),
         "--backend cpu --set migration.mode=snapshots --set migration.image_interval=1 --set "
@@ -924,7 +924,7 @@ TEST_CASE("migrate: a memory-plan refusal names the data file, its shape and dt,
     // Before, this said "at most about 0 steps would fit (time.steps, ...)".
     const seisrtm::MigrationInput in = seisrtm::prepare_migration(seisrtm::parse_config(migration_config(data)));
     const seisrtm::DataShape declared{data, 1, 12, 200, read_dt(data)};
-    // 1 MiB: less than the 13 volumes of 36 x 30 x 32 x 4 B = 138 kB (1.8 MB) the plan holds
+    // 1 MiB: less than the 19 volumes of 36 x 30 x 32 x 4 B = 138 kB (2.6 MB) the plan holds
     // before any step.
     CHECK_THROWS_WITH(seisrtm::plan_migration(in.problem, declared, 1 << 20),
                       Contains(shape + ": the migration needs") && Contains("no room for the store of even 2 steps") &&
@@ -952,4 +952,63 @@ TEST_CASE("migrate: a mute velocity outside vp's range, or a mute that zeroes ev
                     Contains("zeroes every sample of every trace"));
   const seisrtm::MigrationInput in = prepare({});
   CHECK(in.muted_samples < static_cast<long long>(in.traces.size()));
+}
+
+TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the whole migration, bit for bit",
+          "[integration]") {
+  // Four shots migrated whole, and as the parts {0, 3}, {1} and {2} stacked (two of them first,
+  // the third added to that stack): every image dataset the same bits. Overlapping parts, a part
+  // of other settings, a file that is not a part and bad --shots lists are refused by name.
+  const fs::path d = fresh_dir("parts");
+  const std::string true_cfg = write_text(d / "true.yaml", kTrueModel);
+  const Result r = run_cli("run " + true_cfg + " --quiet --backend cpu --output " + (d / "data").string() +
+                           " --set 'sources.shots=[[125, 145, 20], [175, 145, 20], [225, 145, 20], [200, 100, 20]]'");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string cfg = write_text(d / "rtm.yaml", migration_config((d / "data" / "data.h5").string()));
+  auto migrate = [&](const std::string& out, const std::string& shots) {
+    return run_cli("migrate " + cfg + " --quiet --backend cpu --output " + (d / out).string() +
+                   (shots.empty() ? "" : " --shots " + shots));
+  };
+  auto stack = [&](const std::string& out, const std::string& parts) {
+    return run_cli("stack " + cfg + " --output " + (d / out).string() + " " + parts);
+  };
+  auto part = [&](const std::string& out) { return (d / out / "rtm.h5").string(); };
+  for (const auto& [out, shots] : std::vector<std::pair<std::string, std::string>>{
+           {"whole", ""}, {"p03", "0,3"}, {"p1", "1:2"}, {"p2", "2"}, {"p12", "1:3"}}) {
+    const Result m = migrate(out, shots);
+    INFO(out << ": " << m.output);
+    REQUIRE(m.code == 0);
+  }
+  const Result s1 = stack("s1", part("p03") + " " + part("p1"));
+  INFO(s1.output);
+  REQUIRE(s1.code == 0);
+  CHECK_THAT(s1.output, Contains("3 of the survey's 4 shots (itself a part"));
+  const Result s2 = stack("s2", part("s1") + " " + part("p2"));
+  INFO(s2.output);
+  REQUIRE(s2.code == 0);
+  for (const char* name : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"}) {
+    INFO(name);
+    const std::vector<float> whole = seisrtm::test::read_dataset(part("whole"), name);
+    CHECK(seisrtm::test::read_dataset(part("s2"), name) == whole);
+    CHECK(seisrtm::test::read_dataset(part("p03"), name) != whole);
+  }
+  // Refusals: nothing written, the reason named.
+  const Result overlap = stack("bad1", part("p03") + " " + part("p12") + " " + part("p1"));
+  CHECK(overlap.code != 0);
+  CHECK_THAT(overlap.output, Contains("both hold shot 1") && Contains("must not overlap"));
+  const Result other = run_cli("stack " + cfg + " --set migration.illumination_epsilon=0.5 --output " +
+                               (d / "bad2").string() + " " + part("p03") + " " + part("p1"));
+  CHECK(other.code != 0);
+  CHECK_THAT(other.output, Contains("other settings or data") && Contains("illumination_epsilon"));
+  const Result whole_file = stack("bad3", part("whole") + " " + part("p1"));
+  CHECK(whole_file.code != 0);
+  CHECK_THAT(whole_file.output, Contains("is not a part of a survey"));
+  for (const char* bad : {"4", "2:2", "1:x", "", "0,,1"}) {
+    const Result b = migrate("bad4", std::string("'") + bad + "'");
+    INFO("--shots '" << bad << "': " << b.output);
+    CHECK(b.code != 0);
+    CHECK_THAT(b.output, Contains("--shots"));
+  }
+  for (const char* out : {"bad1", "bad2", "bad3", "bad4"}) CHECK(!fs::exists(d / out / "rtm.h5"));
 }

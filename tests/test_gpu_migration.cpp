@@ -248,10 +248,11 @@ TEST_CASE("GPU migration takes at most 7 volumes + the store + the data + 10% of
 }
 
 TEST_CASE("a migration that fits neither as a store nor as checkpoints is refused with what would fit", "[gpu]") {
-  // 5.5 GB a volume, 20000 steps: the store (about 4 TB) fits neither the device nor the host,
+  // 4 GB a volume, 200000 steps: the store (about 30 TB) fits neither the device nor the host,
   // and the checkpoints at the longest interval the device holds do not fit the host either, in
-  // one level or in two.
-  Problem p = migration_problem({"grid.shape=[1200,1200,1000]", "time.steps=20000"});
+  // one level or in two (about 2 sqrt(200000 / 500) = 40 states of 8 GB; a host of 120 GiB holds
+  // 4 beside its own 14 volumes, one of 250 GiB 18).
+  Problem p = migration_problem({"grid.shape=[1000,1000,1000]", "time.steps=200000"});
   CHECK_THROWS_WITH(CudaMigrator(p, CudaOptions{}), Contains("checkpointed migration needs") &&
                                                         Contains("checkpoints in two levels") &&
                                                         Contains("steps at this interval"));
@@ -339,9 +340,9 @@ TEST_CASE("migration as CUDA graphs gives the step-by-step result bit for bit", 
   CHECK(std::memcmp(r[0].illumination.data(), r[1].illumination.data(), r[0].image.size() * 4) == 0);
 }
 
-TEST_CASE("a GPU stack kept on the device equals the CPU stack of the same shots", "[gpu]") {
-  // Two shots through stack_shots (what migrate uses): the GPU keeps the stack on the device
-  // and hands it over once; the CPU adds shot images on the host. Tolerance as validate's.
+TEST_CASE("the GPU's exact stack of two shots equals the CPU's within validate's tolerance", "[gpu]") {
+  // Two shots through stack_shots (what migrate uses): each shot's image comes back from the
+  // device and is added to the exact stack on the host, as the CPU's are. Tolerance as validate's.
   MigrationInput in;
   in.problem = migration_problem({"sources.shots=[[383.0, 261.0, 32.0], [251.0, 240.0, 45.0]]"});
   const Problem& p = in.problem;

@@ -138,7 +138,8 @@ TEST_CASE("a shot-parallel run on 2, 3 and 4 ranks writes what one rank writes, 
 
 TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank images, bit for bit", "[integration]") {
   // The five shots of the migration example on a coarse grid: the CPU migrator images each shot
-  // into zeroed volumes and the stack adds them in shot order, on one rank or on rank 0 of many.
+  // into zeroed volumes and rank 0 adds them to the exact stack as they arrive, from one rank or
+  // from many.
   const fs::path d = fresh_dir("seisrtm_mpi_", "rtm");
   const std::string migrate =
       " migrate " + kRtm + "migrate.yaml" + kCoarse + " --set migration.data=" + coarse_data().string();
@@ -170,17 +171,6 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
     INFO(v);
     CHECK(read_dataset(ck / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
   }
-  // Rank 0 handing out one shot at a time beyond those stacked (the window the stack keeps rank 0's
-  // buffer in, at its smallest): the same image, and no rank waits forever.
-  {
-    const fs::path w = d / "window1";
-    const Result r = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_SHOT_WINDOW=1 " + SEISRTM_HOOKED_BINARY + migrate +
-                               " --output " + w.string());
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    for (const char* v : {"image/correlation", "image/illumination"})
-      CHECK(read_dataset(w / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
-  }
   // A failed shot ends the migration too, and the image of the earlier run stays.
   const std::string image = bytes_of(d / "np3" / "migrate.h5");
   const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_FAIL_SHOT=3 " + SEISRTM_HOOKED_BINARY + migrate +
@@ -197,76 +187,37 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   CHECK(bytes_of(d / "np3" / "migrate.h5") == image);
 }
 
-TEST_CASE("a shot-parallel migration whose backend keeps its own stack images within rounding what one process does",
+TEST_CASE("parts of a survey migrated as a shot farm and in z slabs stack to one process's image, bit for bit",
           "[integration]") {
-  // The GPU backend keeps a stack per rank on the device and rank 0 adds the ranks' stacks at the
-  // end; SEISRTM_TEST_OWN_STACK gives the CPU migrator such a stack (in the executable with seams), so
-  // that path runs here.
-  const fs::path d = fresh_dir("seisrtm_mpi_", "own_stack");
-  const long long steps = kCoarseSteps, shots = kCoarseShots;
-  const std::string migrate = std::string(SEISRTM_HOOKED_BINARY) + " migrate " + kRtm + "migrate.yaml" + kCoarse +
-                              " --set migration.data=" + coarse_data().string();
-  const Result one = run_shell("SEISRTM_TEST_OWN_STACK=1 " + migrate + " --output " + (d / "one").string());
+  // The exact stack (solver/exact_stack.hpp) adds the shots as integers: a part of three shots
+  // migrated by 3 ranks handing out shots, the other two by 2 ranks in z slabs, stacked, is the
+  // image of one process migrating all five.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "parts");
+  const std::string cfg = kRtm + "migrate.yaml" + kCoarse + " --set migration.data=" + coarse_data().string();
+  const std::string migrate = std::string(SEISRTM_BINARY) + " migrate " + cfg;
+  const Result one = run_shell(migrate + " --quiet --output " + (d / "one").string());
   INFO(one.output);
   REQUIRE(one.code == 0);
-  const auto ill1 = read_dataset(d / "one" / "migrate.h5", "image/illumination");
-  const auto cor1 = read_dataset(d / "one" / "migrate.h5", "image/correlation");
-  for (int ranks : {2, 3}) {
-    const fs::path many = d / ("np" + std::to_string(ranks));
-    const Result r = run_shell(kMpirun + " -np " + std::to_string(ranks) + " -x SEISRTM_TEST_OWN_STACK=1 " + migrate +
-                               " --output " + many.string());
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    const auto ill = read_dataset(many / "migrate.h5", "image/illumination");
-    const auto cor = read_dataset(many / "migrate.h5", "image/correlation");
-    REQUIRE(ill.size() == ill1.size());
-    REQUIRE(cor.size() == cor1.size());
-    // The illumination is a sum of N >= 0 terms (at most shots x steps: one per imaging level of
-    // each shot), added in another order here (each rank its shots, then rank 0 the ranks'
-    // stacks), then scaled by image_interval once. Each order's error is at most (N - 1) u of the
-    // exact sum (recursive summation, Higham), the scaling u more: the two differ by at most
-    // 2 N u of the larger, per cell.
-    const double u = std::ldexp(1.0, -24), bound = 2.0 * double(shots * steps) * u;
-    long long over = 0;
-    double peak = 0;
-    for (size_t i = 0; i < ill.size(); ++i) {
-      peak = std::max(peak, double(ill1[i]));
-      if (std::abs(double(ill[i]) - ill1[i]) > bound * std::max(std::abs(double(ill[i])), std::abs(double(ill1[i]))))
-        ++over;
-    }
-    CHECK(peak > 0);
-    CHECK(over == 0);
-    // The correlation's terms have both signs, so no per-cell bound follows; a shot lost or
-    // added twice would move it by about a fifth of its energy (one of five shots), rounding by
-    // about N u = 1e-4 of it at most: 1% tells the two apart.
-    double diff = 0, norm = 0;
-    for (size_t i = 0; i < cor.size(); ++i) {
-      diff += (double(cor[i]) - cor1[i]) * (double(cor[i]) - cor1[i]);
-      norm += double(cor1[i]) * cor1[i];
-    }
-    CHECK(norm > 0);
-    CHECK(std::sqrt(diff / norm) < 0.01);
+  const Result a = run_shell(kMpirun + " -np 3 " + migrate + " --shots 0:3 --quiet --output " + (d / "farm").string());
+  INFO(a.output);
+  REQUIRE(a.code == 0);
+  const Result b = run_shell(kMpirun + " -np 2 " + migrate +
+                             " --shots 3: --set solver.decomposition=z --quiet --output " + (d / "slabs").string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  // (stack runs no backend: the grid keys of kCoarse without --backend)
+  const std::string grid = kCoarse.substr(kCoarse.find(" --set"));
+  const Result s = run_shell(std::string(SEISRTM_BINARY) + " stack " + kRtm + "migrate.yaml" + grid +
+                             " --set migration.data=" + coarse_data().string() + " --output " + (d / "stack").string() +
+                             " " + (d / "farm" / "migrate.h5").string() + " " + (d / "slabs" / "migrate.h5").string());
+  INFO(s.output);
+  REQUIRE(s.code == 0);
+  for (const char* v : {"image/correlation", "image/illumination", "image/laplacian"}) {
+    INFO(v);
+    const auto whole = read_dataset(d / "one" / "migrate.h5", v);
+    CHECK(read_dataset(d / "stack" / "migrate.h5", v) == whole);
+    CHECK(read_dataset(d / "farm" / "migrate.h5", v) != whole);
   }
-  // Ranks that disagree (here only rank 1 has such a stack; on GPUs: a rank on the CPU backend)
-  // all take the per-shot path: the image of one process without own stacks, bit for bit.
-  {
-    const Result plain = run_shell(migrate + " --output " + (d / "plain").string());
-    INFO(plain.output);
-    REQUIRE(plain.code == 0);
-    const fs::path mixed = d / "mixed";
-    const Result r = run_shell(kMpirun + " -np 1 " + migrate + " --output " + mixed.string() +
-                               " : -np 1 env SEISRTM_TEST_OWN_STACK=1 " + migrate + " --output " + mixed.string());
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    for (const char* v : {"image/correlation", "image/illumination"})
-      CHECK(read_dataset(mixed / "migrate.h5", v) == read_dataset(d / "plain" / "migrate.h5", v));
-  }
-  // A failed shot ends such a migration as any other, naming rank and shot.
-  const Result f = run_shell(kMpirun + " -np 3 -x SEISRTM_TEST_OWN_STACK=1 -x SEISRTM_TEST_FAIL_SHOT=3 " + migrate +
-                             " --output " + (d / "np3").string());
-  INFO(f.output);
-  CHECK(f.code != 0);
-  CHECK(std::regex_search(f.output, std::regex(R"(seisrtm: error: rank [0-2] failed on shot 4/5: SEISRTM_TEST_FAIL)")));
 }
 
 TEST_CASE("a failed rank ends the job naming its rank and shot; the earlier output stays as it was", "[integration]") {

@@ -313,23 +313,8 @@ void CpuMigrator::store_as_half(int peak_exponent) {
   half_peak_exponent_ = peak_exponent;
 }
 
-bool CpuMigrator::begin_stack() {
-  if (!hooks().own_stack || slab_) return false;
-  stack_image_.assign(static_cast<size_t>(pb_.grid.cells()), 0.0f);
-  stack_illumination_.assign(stack_image_.size(), 0.0f);
-  own_stack_ = true;
-  return true;
-}
-
-void CpuMigrator::take_stack(float* image, float* illumination) {
-  std::copy(stack_image_.begin(), stack_image_.end(), image);
-  std::copy(stack_illumination_.begin(), stack_illumination_.end(), illumination);
-  own_stack_ = false;
-}
-
 void CpuMigrator::migrate_shot(long long shot, const float* data, float* image, float* illumination,
                                const Progress& progress) {
-  if (own_stack_) image = stack_image_.data(), illumination = stack_illumination_.data();
   if (pb_.anisotropic())
     migrate_with<CpuTti<float>>(shot, data, image, illumination, progress);
   else

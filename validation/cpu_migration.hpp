@@ -56,12 +56,6 @@ class CpuMigrator final : public Migrator {
   // The same passes in double on the whole grid (no slab, no half storage): the gradient test's
   // exact path. data [receiver][step]; image and illumination are added to.
   void migrate_shot(long long shot, const double* data, double* image, double* illumination);
-  // The CPU backend images each shot into the caller's volumes; with Hooks::own_stack set
-  // (solver/hooks.hpp, tests/test_mpi.cpp) it keeps a stack of its own as the GPU backend does, so that the
-  // shot-parallel path of such a backend runs in CI.
-  bool begin_stack() override;
-  void take_stack(float* image, float* illumination) override;
-  void drop_stack() override { own_stack_ = false; }
   // Half-precision storage emulated (acoustic only; tests/test_storage.cpp): the source and the
   // receiver fields keep their levels in binary16 (CpuWave::store_as_half, HalfFields::levels),
   // each scaled so that one step's largest injection (the source at the wavelet's peak; the
@@ -83,8 +77,6 @@ class CpuMigrator final : public Migrator {
   Box interior_, inner_;
   std::optional<Slab> slab_;
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
-  bool own_stack_ = false;
-  std::vector<float> stack_image_, stack_illumination_;
   std::optional<int> half_peak_exponent_;
   std::vector<float> store_scales_;  // an fp16 store's, per shot (solver/storage.hpp)
 };

@@ -1,0 +1,170 @@
+#include "solver/exact_stack.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "base/error.hpp"
+#include "solver/problem.hpp"
+#include "solver/storage.hpp"
+
+namespace seisrtm {
+
+namespace {
+
+// Bits above the fields' one-step injection peaks that the fields may grow by (a field sums
+// its injections over many steps and focuses near its points): the bound's margin.
+constexpr int kGrowthBits = 40;
+// Bits the sum of up to 2^31 contributions adds above each.
+constexpr int kCountBits = 31;
+// A signed 128-bit integer holds magnitudes below 2^127; one bit of headroom.
+constexpr int kWordBits = 126;
+
+int floor_log2(double v) {
+  return std::ilogb(v);
+}
+
+int ceil_log2(long long n) {
+  int e = 0;
+  while ((1LL << e) < n) ++e;
+  return e;
+}
+
+double largest(const float* v, long long n) {
+  double m = 0;
+  for (long long i = 0; i < n; ++i) m = std::max(m, double(std::abs(v[i])));
+  return m;
+}
+
+}  // namespace
+
+StackExponents stack_exponents(const Problem& pb, const float* traces) {
+  const double wmax = largest(pb.wavelet.data(), static_cast<long long>(pb.wavelet.size()));
+  const long long rows = pb.max_receivers(), nt = pb.steps;
+  int src = std::numeric_limits<int>::min(), img = std::numeric_limits<int>::min();
+  for (long long s = 0; s < pb.shot_count(); ++s) {
+    // (A source that injects nothing images nothing; data that are not finite image NaN or Inf,
+    // which ExactStack::add refuses by name.)
+    const double sp = injection_peak(pb, pb.shots[s], wmax / pb.cell_volume());
+    if (!(sp > 0) || !std::isfinite(sp)) continue;
+    const PointSet& spread = pb.receivers_of(s);
+    const double dmax = largest(traces + s * rows * nt, spread.size() * nt);
+    const double rp = dmax > 0 ? injection_peak(pb, spread, dmax) : 0;
+    src = std::max(src, floor_log2(sp));
+    if (rp > 0 && std::isfinite(rp)) img = std::max(img, floor_log2(sp) + floor_log2(rp));
+  }
+  // Every step's S R (or S^2) below 2^(e + 2) times 2^growth, nt steps (k imaging steps' sum
+  // times k is nt of them at most).
+  const int steps = ceil_log2(std::max(1LL, nt)) + 2 + kGrowthBits;
+  StackExponents e;
+  e.image = img == std::numeric_limits<int>::min() ? 0 : img + steps;
+  e.illumination = src == std::numeric_limits<int>::min() ? 0 : 2 * src + steps;
+  return e;
+}
+
+ExactStack::ExactStack(long long cells, StackExponents e)
+    : e_(e),
+      cells_(cells),
+      image_(new __int128[static_cast<size_t>(cells)]),
+      illumination_(new __int128[static_cast<size_t>(cells)]) {
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < cells; ++i) image_[i] = illumination_[i] = 0;
+}
+
+namespace {
+
+// 2^95: the bound 2^b on the grid of 2^(b + count - word).
+constexpr double kLimit = 39614081257132168796771975168.0;
+static_assert(kWordBits - kCountBits == 95);
+
+// k v on the grid: v k as float, scaled by `scale` = 2^(95 - b) (a power of two: exact), rounded
+// to the nearest integer (ties to even). False where |k v| is not below 2^b (or not finite).
+inline bool on_grid(float v, float k, double scale, __int128& out) {
+  const double d = static_cast<double>(k * v) * scale;
+  if (!(std::abs(d) < kLimit)) return false;
+  out = static_cast<__int128>(std::nearbyint(d));
+  return true;
+}
+
+}  // namespace
+
+void ExactStack::add(const float* image, const float* illumination, float k, int threads) {
+  const long long n = cells();
+  const double si = std::ldexp(1.0, kWordBits - kCountBits - e_.image);
+  const double sl = std::ldexp(1.0, kWordBits - kCountBits - e_.illumination);
+  long long bad = -1;
+  if (threads <= 0) threads = omp_get_max_threads();
+#pragma omp parallel for schedule(static) reduction(max : bad) num_threads(threads)
+  for (long long i = 0; i < n; ++i) {
+    __int128 a = 0, b = 0;
+    if (!on_grid(image[i], k, si, a) || !on_grid(illumination[i], k, sl, b)) {
+      bad = std::max(bad, i);
+      continue;
+    }
+    image_[i] += a;
+    illumination_[i] += b;
+  }
+  if (bad >= 0) {
+    char v[64];
+    std::snprintf(v, sizeof v, "%g, %g", double(image[bad]), double(illumination[bad]));
+    throw Error(std::string("the migrated image holds NaN or Inf, or a value beyond the stack's bound (2^") +
+                std::to_string(e_.image) + " for the image, 2^" + std::to_string(e_.illumination) +
+                " for the illumination): " + v + " (image, illumination) at cell " + std::to_string(bad) +
+                ": a wavefield became NaN or Inf or grew without limit; check time.dt, the model (vp, epsilon, "
+                "delta, theta, phi) and the data file; nothing was written");
+  }
+}
+
+void ExactStack::add(const ExactStack& other) {
+  if (other.cells() != cells() || !(other.e_ == e_))
+    throw Error("ExactStack::add: stacks of different grids (" + std::to_string(other.cells()) + " and " +
+                std::to_string(cells()) + " cells)");
+  const long long n = cells();
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < n; ++i) {
+    image_[i] += other.image_[i];
+    illumination_[i] += other.illumination_[i];
+  }
+}
+
+void ExactStack::to_float(float* image, float* illumination) const {
+  const long long n = cells();
+  const double qi = std::ldexp(1.0, e_.image + kCountBits - kWordBits);
+  const double ql = std::ldexp(1.0, e_.illumination + kCountBits - kWordBits);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < n; ++i) {
+    // int128 to double rounds once (to nearest), the power of two is exact (a double's range
+    // holds it: |b| < 2^9), double to float rounds again: the same bits for the same sum.
+    image[i] = static_cast<float>(static_cast<double>(image_[i]) * qi);
+    illumination[i] = static_cast<float>(static_cast<double>(illumination_[i]) * ql);
+  }
+}
+
+std::vector<long long> ExactStack::words(bool illumination) const {
+  const __int128* v = illumination ? illumination_.get() : image_.get();
+  std::vector<long long> w(static_cast<size_t>(2 * cells_));
+  for (long long i = 0; i < cells_; ++i) {
+    const unsigned __int128 u = static_cast<unsigned __int128>(v[i]);
+    w[static_cast<size_t>(2 * i)] = static_cast<long long>(static_cast<unsigned long long>(u));
+    w[static_cast<size_t>(2 * i + 1)] = static_cast<long long>(static_cast<unsigned long long>(u >> 64));
+  }
+  return w;
+}
+
+void ExactStack::set_words(bool illumination, const std::vector<long long>& w) {
+  __int128* v = illumination ? illumination_.get() : image_.get();
+  if (w.size() != static_cast<size_t>(2 * cells_))
+    throw Error("ExactStack::set_words: " + std::to_string(w.size()) + " words for " + std::to_string(cells_) +
+                " cells");
+  for (long long i = 0; i < cells_; ++i) {
+    const unsigned __int128 u =
+        (static_cast<unsigned __int128>(static_cast<unsigned long long>(w[static_cast<size_t>(2 * i + 1)])) << 64) |
+        static_cast<unsigned long long>(w[static_cast<size_t>(2 * i)]);
+    v[i] = static_cast<__int128>(u);
+  }
+}
+
+}  // namespace seisrtm

@@ -1,0 +1,59 @@
+#pragma once
+// The stack of a migration, summed exactly. Each shot's contribution k v (k the imaging
+// interval, v a cell of the shot's image or illumination, their product in float) is rounded
+// once to a fixed grid of 2^q and added as a 128-bit integer; the sum is rounded to float once,
+// at the end. Integer addition is associative, so the stack is the same bits whatever the order
+// the shots arrive in, the ranks that computed them, and the parts of the survey they were
+// migrated in (`migrate --shots`, `seisrtm stack`): docs/guide/migrate.md "Parts of a survey".
+//
+// The grid: b, a power of two above any contribution (from the shots' injection peaks, the
+// record length and 40 bits of margin for the fields' growth, the same for every part of a
+// survey: all shots of the data), and q = b + 31 - 126, so that 2^31 contributions of at most
+// 2^b sum within the 127 bits of a signed 128-bit integer. A contribution is rounded to 2^q,
+// 2^-95 of the bound: far below float's 2^-24, so the rounded sum is the correctly rounded sum
+// for every cell but those below about 2^-70 of the bound. 32 bytes a cell (image and
+// illumination).
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace seisrtm {
+
+struct Problem;
+
+struct StackExponents {
+  int image = 0;         // b of image contributions (S R summed over the imaging steps, times k)
+  int illumination = 0;  // b of illumination contributions (S^2)
+  bool operator==(const StackExponents&) const = default;
+};
+
+// The bounds of a survey: every shot of `pb`, its data rows in `traces` ([shot][receivers][steps],
+// pb.max_receivers() rows a shot).
+StackExponents stack_exponents(const Problem& pb, const float* traces);
+
+class ExactStack {
+ public:
+  ExactStack() = default;
+  ExactStack(long long cells, StackExponents e);
+  long long cells() const { return cells_; }
+  const StackExponents& exponents() const { return e_; }
+  // Adds a shot: k image[i] and k illumination[i] (float products), each rounded to the grid, on
+  // `threads` OpenMP threads (0: OpenMP's default). Throws Error when a contribution reaches the
+  // bound (a wavefield that grew without limit).
+  void add(const float* image, const float* illumination, float k, int threads = 0);
+  // Adds another stack of the same grid, exactly.
+  void add(const ExactStack& other);
+  // The sums rounded to float.
+  void to_float(float* image, float* illumination) const;
+  // Each sum as two 64-bit words, low then high (two's complement), for files: 2 cells() words.
+  std::vector<long long> words(bool illumination) const;
+  void set_words(bool illumination, const std::vector<long long>& w);
+
+ private:
+  StackExponents e_;
+  long long cells_ = 0;
+  // Zeroed by every thread in its own part (first touch: no single-threaded fill of 32 bytes a cell).
+  std::unique_ptr<__int128[]> image_, illumination_;
+};
+
+}  // namespace seisrtm
