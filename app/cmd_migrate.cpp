@@ -161,8 +161,14 @@ int cmd_migrate(const std::string& config_path, const CommonOptions& given) {
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
-  if (!o.shots.empty()) {  // a part of the survey (every rank parses the same list)
-    ro.shots = parse_shot_list(o.shots, p.shot_count());
+  if (!o.shots.empty()) {  // a part of the survey (every rank parses the same list: one verdict)
+    std::string error;
+    try {
+      ro.shots = parse_shot_list(o.shots, p.shot_count());
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    cluster::agree(error);
     if (static_cast<long long>(ro.shots.size()) == p.shot_count()) ro.shots.clear();  // the whole survey
     if (!o.quiet && !ro.shots.empty())
       std::fprintf(stderr,

@@ -313,7 +313,7 @@ int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
       throw Error("this command runs as one process; under mpirun with " + std::to_string(cluster::size()) +
                   " ranks seisrtm runs 'run' and 'migrate' (shot-parallel) and 'info' (valid: mpirun -np N "
                   "seisrtm run|migrate CONFIG)");
-    if (run->parsed() || migrate->parsed()) stop_on_signals();
+    if (run->parsed() || migrate->parsed() || k.stack->parsed()) stop_on_signals();
     if (run->parsed()) return app::cmd_run(config, opt);
     if (migrate->parsed()) return app::cmd_migrate(config, opt);
     if (k.stack->parsed()) return app::cmd_stack(config, k.parts, opt);
@@ -326,12 +326,17 @@ int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
     return app::cmd_info();
   } catch (const io::Interrupted& e) {
     // Every temporary of the run was removed on the way here (RAII); nothing was committed.
-    std::fprintf(stderr,
-                 "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
-                 "temporaries removed\n",
-                 isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
-                 io::signal_name(e.signal()), run->parsed() ? "run" : "migrate", config.c_str(), e.where().c_str(),
-                 e.directory().c_str());
+    std::fprintf(
+        stderr,
+        "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
+        "temporaries removed%s\n",
+        isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
+        io::signal_name(e.signal()),
+        run->parsed()       ? "run"
+        : migrate->parsed() ? "migrate"
+                            : "stack",
+        config.c_str(), e.where().c_str(), e.directory().c_str(),
+        migrate->parsed() ? "; the same command again resumes after the shots in its journal (<name>.resume)" : "");
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP
   } catch (const cluster::QuietExit& e) {
     return e.code;  // rank 0 says what failed

@@ -198,6 +198,14 @@ void delay_final_result_for_test(long long shot) {
   std::this_thread::sleep_for(std::chrono::duration<double>(delay));
 }
 
+void broadcast_from_rank0(std::vector<long long>& values) {
+  if (!g_started || g_size == 1) return;
+  long long n = static_cast<long long>(values.size());
+  check(MPI_Bcast(&n, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast (count)");
+  values.resize(static_cast<std::size_t>(n));
+  if (n > 0) check(MPI_Bcast(values.data(), static_cast<int>(n), MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+}
+
 void add_to_rank0(float* data, long long count) {
   if (!g_started || g_size == 1) return;
   // Each rank sends once rank 0 asks it to: rank 0 may still be serving a shot farm (whose

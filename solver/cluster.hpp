@@ -85,6 +85,8 @@ void setup_on_every_rank(Setup&& setup) {
 // ranks' `data` is sent and left as it was. One process: nothing. A worker waiting here when
 // rank 0 stops the job on a signal (ShotFarm::check_interrupt) throws QuietExit{128 + signal}.
 void add_to_rank0(float* data, long long count);
+// Collective: every rank receives rank 0's `values` (one process: unchanged).
+void broadcast_from_rank0(std::vector<long long>& values);
 
 // Fault injection the test suite sets (solver/hooks.hpp; production: none of these acts).
 // Throws at the start of a shot: Hooks::fail_shot, whichever rank computes it, and/or every

@@ -15,9 +15,6 @@ namespace seisrtm {
 
 namespace {
 
-// Bits above the fields' one-step injection peaks that the fields may grow by (a field sums
-// its injections over many steps and focuses near its points): the bound's margin.
-constexpr int kGrowthBits = 40;
 // Bits the sum of up to 2^31 contributions adds above each.
 constexpr int kCountBits = 31;
 // A signed 128-bit integer holds magnitudes below 2^127; one bit of headroom.
@@ -58,7 +55,7 @@ StackExponents stack_exponents(const Problem& pb, const float* traces) {
   }
   // Every step's S R (or S^2) below 2^(e + 2) times 2^growth, nt steps (k imaging steps' sum
   // times k is nt of them at most).
-  const int steps = ceil_log2(std::max(1LL, nt)) + 2 + kGrowthBits;
+  const int steps = ceil_log2(std::max(1LL, nt)) + 2 + kStackGrowthBits;
   StackExponents e;
   e.image = img == std::numeric_limits<int>::min() ? 0 : img + steps;
   e.illumination = src == std::numeric_limits<int>::min() ? 0 : 2 * src + steps;

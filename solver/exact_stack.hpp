@@ -21,6 +21,11 @@ namespace seisrtm {
 
 struct Problem;
 
+// Bits above the fields' one-step injection peaks that the fields may grow by (a field sums its
+// injections over many steps and focuses near its points): the bound's margin. Part of what
+// parts of a survey must share (stack_parts.hpp).
+constexpr int kStackGrowthBits = 40;
+
 struct StackExponents {
   int image = 0;         // b of image contributions (S R summed over the imaging steps, times k)
   int illumination = 0;  // b of illumination contributions (S^2)
@@ -48,6 +53,9 @@ class ExactStack {
   // Each sum as two 64-bit words, low then high (two's complement), for files: 2 cells() words.
   std::vector<long long> words(bool illumination) const;
   void set_words(bool illumination, const std::vector<long long>& w);
+  // The sums themselves, cells() of them (the resume journal writes and reads them whole).
+  __int128* sums(bool illumination) { return illumination ? illumination_.get() : image_.get(); }
+  const __int128* sums(bool illumination) const { return illumination ? illumination_.get() : image_.get(); }
 
  private:
   StackExponents e_;

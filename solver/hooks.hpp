@@ -1,7 +1,6 @@
 #pragma once
-// Seams the test suite injects: fault injection for the shot farm and the decomposed loop, the
-// shot window of a shot-parallel migration, the CPU migrator's own stack and the cgroup tree of
-// the host-memory check. The defaults are production behaviour; the shipped seisrtm binary never
+// Seams the test suite injects: fault injection for the shot farm and the decomposed loop and
+// the cgroup tree of the host-memory check. The defaults are production behaviour; the shipped seisrtm binary never
 // changes them. One program sets them: tests/seisrtm_hooked.cpp, from its environment, before any
 // work; the integration tests run it as a process (under mpirun for the farm's faults).
 #include <string>

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <sstream>
 
 #include "base/error.hpp"
@@ -558,13 +559,19 @@ void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, Shot
 }  // namespace
 
 ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, const std::vector<long long>& shots,
-                       double& seconds) {
+                       double& seconds, StackResume* resume) {
   const Problem& pb = in.problem;
   // Rank 0 adds every shot (its own and the other ranks'); a decomposed run's other ranks hold
-  // no whole-grid volume (SlabMigrator takes null), a farm's workers send theirs.
+  // no whole-grid volume (SlabMigrator takes null), a farm's workers send theirs. A resumed
+  // migration starts from its journal's stack.
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const bool keeps = cluster::rank() == 0;
-  ExactStack stack = keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data())) : ExactStack();
+  const bool resumed = keeps && resume && resume->stack.cells() > 0;
+  ExactStack stack = resumed ? std::move(resume->stack)
+                     : keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()))
+                             : ExactStack();
+  std::vector<long long> in_stack = resume ? resume->shots : std::vector<long long>{};
+  ResumeJournal* journal = keeps && resume ? resume->journal : nullptr;
   // Imaged every k steps, k times the sum estimates the sum over all steps (exactly, within
   // the band, for the k that image_interval auto picks): images do not depend on k.
   const float k = static_cast<float>(pb.config.migration->image_interval);
@@ -575,7 +582,7 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   std::vector<float> shot_image, shot_illumination;
   std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: one of the two
   std::pair<std::vector<float>, std::vector<float>> adding_now, spare;
-  long long added = 0;
+  long long added = 0;       // (this run's: a resumed stack holds others)
   std::future<void> adding;  // (declared after what it reads: destroyed, so waited for, first)
   auto finish_adding = [&] {
     if (!adding.valid()) return;
@@ -601,15 +608,19 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(pb.shot_count()) + ": ";
     // Half the threads: the others keep the next shot's launches and copies on time.
     const int threads = std::max(1, omp_get_max_threads() / 2);
-    adding = std::async(std::launch::async, [&stack, &adding_now, k, label, threads] {
+    // Then the journal, where it is due (ResumeJournal: at most 1/20 of the time goes to it).
+    adding = std::async(std::launch::async, [&stack, &adding_now, &in_stack, journal, s, k, label, threads] {
       try {
         stack.add(adding_now.first.data(), adding_now.second.data(), k, threads);
       } catch (const Error& e) {
         throw Error(label + e.what());
       }
+      in_stack.push_back(s);
+      if (journal && journal->due()) journal->save(stack, in_stack);
     });
   };
   work.name_internal_errors = true;
+  work.workers_end_when_done = true;  // (rank 0 alone adds: nothing collective after the farm)
   ShotPlan plan = every_shot(pb, quiet);
   plan.shots = shots;
   ShotLoop loop(plan, std::move(work));
@@ -775,19 +786,53 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   const Problem& pb = in.problem;
   const std::vector<long long> shots = opt.shots.empty() ? all_shots(pb) : opt.shots;
   MigrationSummary sum;
+  // Rank 0: the journal of an interrupted run of this migration, if any (stack_parts.hpp): its
+  // shots are in its stack and are not migrated again. Every rank takes the shots left.
+  std::vector<long long> left;
+  StackResume resume;
+  std::optional<ResumeJournal> journal;
+  std::optional<io::OutputSet> set;
+  std::string error;
+  if (cluster::rank() == 0) {
+    try {
+      // Every file of the migration is a member of this set, replaced together
+      // (io/output_file.hpp); created first, so an unwritable directory fails now.
+      set.emplace(pb.config.output.directory, pb.config.output.name);
+      journal.emplace(
+          (std::filesystem::path(pb.config.output.directory) / (pb.config.output.name + ".resume")).string(),
+          stack_identity(in, migrator.name()));
+      resume.journal = &*journal;
+      resume.stack = ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()));
+      if (journal->load(resume.stack, resume.shots)) {
+        for (long long s : resume.shots)
+          if (!std::binary_search(shots.begin(), shots.end(), s))
+            throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
+                        ", which this migration does not migrate (--shots): run it as it was, or remove the journal");
+        if (!opt.quiet)
+          std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the stack of %s\n", resume.shots.size(),
+                       shots.size(), journal->path().c_str());
+      } else {
+        resume.stack = ExactStack();
+      }
+      for (long long s : shots)
+        if (std::find(resume.shots.begin(), resume.shots.end(), s) == resume.shots.end()) left.push_back(s);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  cluster::agree(error);  // (one process: throws it)
+  cluster::broadcast_from_rank0(left);
   if (cluster::rank() > 0) {  // another rank of a shot-parallel migration: its shots go to rank 0
-    stack_shots(in, migrator, true, shots, sum.seconds);
+    stack_shots(in, migrator, true, left, sum.seconds);
     return sum;
   }
-  // Every file of the migration is a member of this set, replaced together (io/output_file.hpp);
-  // created first, so an unwritable directory fails now.
-  io::OutputSet set(pb.config.output.directory, pb.config.output.name);
   const auto wall_start = std::chrono::steady_clock::now();
-  const ExactStack stack = stack_shots(in, migrator, opt.quiet, shots, sum.seconds);
+  const ExactStack stack = stack_shots(in, migrator, opt.quiet, left, sum.seconds, &resume);
   sum.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   // Several ranks: their passes overlap; the time of the migration is its wall time.
   if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
-  write_migration(set, in, stack, shots, opt.producer, migrator.name(), sum);
+  write_migration(*set, in, stack, shots, opt.producer, migrator.name(), sum);
+  journal->remove();  // the outputs are whole: nothing is left to resume
   return sum;
 }
 

@@ -113,8 +113,16 @@ Images finish_images(const Problem& pb, std::vector<float> correlation, std::vec
 // Migrates `shots` (in that order) into an exact stack (exact_stack.hpp) on rank 0 (empty on the
 // other ranks): each shot images into zeroed volumes that are then added, so the stack is the
 // same bits whichever shots run where, in whatever order or parts. `seconds`: all passes.
+class ResumeJournal;
+// A migration resumed from its journal (rank 0): the journal's stack and shots, and the journal
+// that stack_shots saves to after each shot it adds (where due).
+struct StackResume {
+  ExactStack stack;  // empty: a new stack
+  std::vector<long long> shots;
+  ResumeJournal* journal = nullptr;
+};
 ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, const std::vector<long long>& shots,
-                       double& seconds);
+                       double& seconds, StackResume* resume = nullptr);
 // Every shot, the stack rounded to float (image and illumination). Returns the seconds.
 double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
                    std::vector<float>& illumination);

@@ -1,12 +1,22 @@
 #include "solver/stack_parts.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
 
 #include "base/error.hpp"
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
+#include "io/output_file.hpp"
 
 namespace seisrtm {
 
@@ -41,6 +51,20 @@ std::vector<std::string> keyed_lines(const std::string& text) {
   return out;
 }
 
+// Where two identities differ: the lines of each that the other lacks, with their keys, up to
+// three ("'a: 1', 'b: 2'"; "(nothing)" where one has none).
+std::pair<std::string, std::string> first_difference(const std::string& a_text, const std::string& b_text) {
+  const std::vector<std::string> a = keyed_lines(a_text), b = keyed_lines(b_text);
+  auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
+    std::string out;
+    int n = 0;
+    for (const std::string& l : x)
+      if (std::find(y.begin(), y.end(), l) == y.end() && n++ < 3) out += (out.empty() ? "" : "', '") + l;
+    return out.empty() ? std::string("(nothing)") : out;
+  };
+  return {only(a, b), only(b, a)};
+}
+
 std::string string_attribute(hid_t loc, const std::string& name, const std::string& file) {
   io::H5QuietErrors quiet;
   io::H5Handle a(H5Aopen(loc, name.c_str(), H5P_DEFAULT), H5Aclose);
@@ -73,19 +97,47 @@ std::vector<long long> read_words(hid_t file, const std::string& name, const std
 }  // namespace
 
 std::string stack_identity(const MigrationInput& in, const std::string& migrator) {
-  Config c = in.problem.config;
-  // What does not change a shot's image: where the files go and come from, the device, the CPU
-  // threads, the memory kind, graphs and the decomposition (z slabs give one process's bits).
+  const Problem& pb = in.problem;
+  Config c = pb.config;
+  // What does not change the stack: where the files go and come from (their contents are
+  // hashed below), the device, the CPU threads, the memory kind, graphs and the decomposition
+  // (z slabs give one process's bits), how the boundary is rebuilt (checkpoints give the store's
+  // bits) and what is made of the stack afterwards (epsilon, the depth slice).
   c.output = OutputConfig{};
-  c.migration->data.clear();
   c.source_file.clear();
+  MigrationConfig& m = *c.migration;
+  m.data.clear();
+  if (m.wavelet) m.wavelet->file.clear();
+  m.store = StoreLocation::automatic;
+  m.reconstruction = Reconstruction::automatic;
+  m.checkpoint_interval = m.coarse_checkpoint_interval = 0;
+  m.checkpoint_location = CheckpointLocation::automatic;
+  m.checkpoint_directory.clear();
+  m.illumination_epsilon = MigrationConfig{}.illumination_epsilon;
+  m.depth_slice.reset();
+  for (VolumeConfig* v : {&c.model.vp, &c.model.epsilon, &c.model.delta, &c.model.theta, &c.model.phi}) v->file.clear();
+  c.sources.wavelet.file.clear();
   const SolverConfig keep = c.solver;
   c.solver = SolverConfig{};
   c.solver.kernel = keep.kernel, c.solver.z_block = keep.z_block, c.solver.storage = keep.storage;
   // The backend as resolved (auto: whichever ran) and its kernel: the migrator's name up to its
   // settings ("cpu", "cuda tma"; a slab's name adds ", z slab ...").
   const std::string kind = migrator.substr(0, std::min(migrator.find(" ("), migrator.find(',')));
-  return to_yaml(c) + "\nbackend: " + kind + "\ndata: " + data_hash(in.traces) + "\n";
+  std::string id = to_yaml(c) + "\nstack format: 1 (128-bit sums, " + std::to_string(kStackGrowthBits) +
+                   " bits of growth)\nbackend: " + kind + "\n";
+  // The contents the migration read: the data as migrated, the model, the wavelet, the geometry.
+  id += "data as migrated (migration.data): " + data_hash(in.traces) + "\n";
+  for (const auto& [name, v] : std::vector<std::pair<const char*, const std::vector<float>*>>{
+           {"vp", &pb.vp}, {"epsilon", &pb.epsilon}, {"delta", &pb.delta}, {"theta", &pb.theta}, {"phi", &pb.phi}})
+    if (!v->empty()) id += std::string("model ") + name + ": " + data_hash(*v) + "\n";
+  id += "wavelet: " + data_hash(pb.wavelet) + "\n";
+  std::vector<float> where;
+  for (long long s = 0; s < pb.shot_count(); ++s) {
+    for (const auto& q : pb.shots[s].position) where.insert(where.end(), q.begin(), q.end());
+    for (const auto& q : pb.receivers_of(s).position) where.insert(where.end(), q.begin(), q.end());
+  }
+  id += "sources and receivers: " + data_hash(where) + "\n";
+  return id;
 }
 
 void write_stack_part(hid_t root, const MigrationInput& in, const ExactStack& stack,
@@ -132,14 +184,14 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
       identity = stack_identity(in, migrator);
     }
     if (id != identity) {
-      const std::vector<std::string> a = keyed_lines(id), b = keyed_lines(identity);
-      size_t i = 0;
-      while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
-      const std::string theirs = i < a.size() ? a[i] : "(nothing)", ours = i < b.size() ? b[i] : "(nothing)";
+      const auto [theirs, ours] = first_difference(id, identity);
       throw Error("part '" + path + "' was migrated with other settings or data: it has '" + theirs +
                   "' where this config and data give '" + ours +
                   "'; parts add up only when migrated with the same config, data and backend");
     }
+    if (io::read_attribute(grp.get(), "exponents") != std::vector<double>{double(e.image), double(e.illumination)})
+      throw Error("part '" + path + "' was summed on another grid (its /stack exponents are not this survey's): " +
+                  "a part of other data or of another version of seisrtm");
     const std::vector<long long> mine = read_words(f.get(), "stack/shots", path, {});
     for (long long s : mine) {
       if (s < 0 || s >= pb.shot_count())
@@ -160,6 +212,140 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
   return total;
 }
 
+namespace {
+
+constexpr char kJournalMagic[] = "seisrtm resume 1\n";
+
+struct Fnv {
+  unsigned long long h = 1469598103934665603ull;
+  void add(const void* p, std::size_t n) {
+    const auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  }
+};
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// fsync of a file or a directory by path; false where it cannot be opened.
+bool sync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+ResumeJournal::ResumeJournal(std::string path, std::string identity)
+    : path_(std::move(path)), identity_(std::move(identity)) {}
+
+bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const {
+  namespace fs = std::filesystem;
+  // Temporaries of writers that are gone (killed while saving) are only disk space.
+  const fs::path dir = fs::path(path_).parent_path().empty() ? fs::path(".") : fs::path(path_).parent_path();
+  const std::string stem = fs::path(path_).filename().string() + ".";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(stem, 0) != 0 || n.size() < 8 || n.substr(n.size() - 8) != ".partial") continue;
+    const long long pid = std::atoll(n.c_str() + stem.size());
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+  }
+  std::FILE* f = std::fopen(path_.c_str(), "rb");
+  if (!f) return false;
+  std::vector<unsigned char> b;
+  unsigned char buf[1 << 16];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) b.insert(b.end(), buf, buf + n);
+  std::fclose(f);
+  const std::string damaged = "the resume journal '" + path_ + "' of an interrupted migration is damaged (";
+  const std::string fix = "); remove it to migrate every shot again";
+  std::size_t at = 0;
+  auto take = [&](void* out, std::size_t n) {
+    if (b.size() < 8 || at + n > b.size() - 8) throw Error(damaged + "shorter than it says" + fix);
+    std::memcpy(out, b.data() + at, n);
+    at += n;
+  };
+  const std::size_t magic = sizeof kJournalMagic - 1;
+  if (b.size() < magic + 8 || std::memcmp(b.data(), kJournalMagic, magic) != 0)
+    throw Error(damaged + "not a journal of this version" + fix);
+  Fnv sum;
+  sum.add(b.data(), b.size() - 8);
+  unsigned long long stored = 0;
+  std::memcpy(&stored, b.data() + b.size() - 8, 8);
+  if (stored != sum.h) throw Error(damaged + "its checksum does not match" + fix);
+  at = magic;
+  unsigned long long idlen = 0;
+  take(&idlen, 8);
+  if (idlen > b.size()) throw Error(damaged + "shorter than it says" + fix);
+  std::string id(idlen, '\0');
+  take(id.data(), idlen);
+  if (id != identity_) {
+    const auto [theirs, ours] = first_difference(id, identity_);
+    throw Error("the resume journal '" + path_ +
+                "' of an interrupted migration was made with other settings or data: it " + "has '" + theirs +
+                "' where this migration has '" + ours +
+                "'; run it as it was to finish it, or remove the journal to migrate every shot again");
+  }
+  long long head[4] = {0, 0, 0, 0};  // exponents, cells, shots
+  take(head, sizeof head);
+  if (head[0] != stack.exponents().image || head[1] != stack.exponents().illumination || head[2] != stack.cells() ||
+      head[3] < 0 || head[3] > stack.cells() + (1LL << 40))
+    throw Error(damaged + "its grid is not this migration's" + fix);
+  shots.resize(static_cast<std::size_t>(head[3]));
+  take(shots.data(), shots.size() * sizeof(long long));
+  take(stack.sums(false), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
+  take(stack.sums(true), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
+  if (at != b.size() - 8) throw Error(damaged + "longer than it says" + fix);
+  return true;
+}
+
+bool ResumeJournal::due() const {
+  return last_end_ < 0 || now_seconds() - last_end_ >= 19.0 * last_seconds_;
+}
+
+void ResumeJournal::save(const ExactStack& stack, const std::vector<long long>& shots) {
+  const double start = now_seconds();
+  io::PartialFile tmp(path_);
+  std::FILE* f = std::fopen(tmp.temp_path().c_str(), "wb");
+  if (!f) throw Error("the resume journal '" + path_ + "' cannot be written: " + std::strerror(errno));
+  Fnv sum;
+  bool ok = true;
+  auto put = [&](const void* p, std::size_t n) {
+    sum.add(p, n);
+    ok = ok && std::fwrite(p, 1, n, f) == n;
+  };
+  put(kJournalMagic, sizeof kJournalMagic - 1);
+  const unsigned long long idlen = identity_.size();
+  put(&idlen, 8);
+  put(identity_.data(), identity_.size());
+  const long long head[4] = {stack.exponents().image, stack.exponents().illumination, stack.cells(),
+                             static_cast<long long>(shots.size())};
+  put(head, sizeof head);
+  put(shots.data(), shots.size() * sizeof(long long));
+  put(stack.sums(false), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
+  put(stack.sums(true), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
+  ok = ok && std::fwrite(&sum.h, 1, 8, f) == 8;
+  ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
+  const int err = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok)
+    throw Error("the resume journal '" + path_ + "' cannot be written: " + std::strerror(err) +
+                " (output.directory needs room for 32 bytes a cell beside the outputs)");
+  tmp.commit();
+  const std::string dir = std::filesystem::path(path_).parent_path().string();
+  sync_path(dir.empty() ? "." : dir);
+  last_end_ = now_seconds();
+  last_seconds_ = last_end_ - start;
+}
+
+void ResumeJournal::remove() const {
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+}
+
 std::vector<long long> parse_shot_list(const std::string& text, long long count) {
   auto bad = [&](const std::string& why) {
     return Error("--shots '" + text + "': " + why + "; valid: indices and ranges A:B (A to B-1), A: and :B, " +
@@ -167,16 +353,11 @@ std::vector<long long> parse_shot_list(const std::string& text, long long count)
   };
   auto number = [&](const std::string& t, long long fallback) {
     if (t.empty()) return fallback;
-    size_t used = 0;
-    long long v = 0;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
+    if (t.size() > 18 || t.find_first_not_of("0123456789") != std::string::npos)
       throw bad("'" + t + "' is not a shot index");
-    }
-    if (used != t.size() || v < 0) throw bad("'" + t + "' is not a shot index");
-    return v;
+    return std::stoll(t);
   };
+  if (!text.empty() && text.back() == ',') throw bad("an empty item");
   std::vector<char> on(static_cast<size_t>(count), 0);
   std::stringstream in(text);
   bool any = false;
@@ -185,7 +366,9 @@ std::vector<long long> parse_shot_list(const std::string& text, long long count)
     const size_t colon = item.find(':');
     long long a = 0, b = 0;
     if (colon == std::string::npos) {
-      a = number(item, 0), b = a + 1;
+      a = number(item, 0);
+      if (a >= count) throw bad("'" + item + "' reaches beyond the last shot");
+      b = a + 1;
     } else {
       a = number(item.substr(0, colon), 0), b = number(item.substr(colon + 1), count);
     }

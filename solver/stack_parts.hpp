@@ -37,6 +37,33 @@ void write_stack_part(hid_t root, const MigrationInput& in, const ExactStack& st
 ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& files, std::vector<long long>& shots,
                      std::string& migrator);
 
+// The journal of a migration in progress, `<directory>/<name>.resume` beside its outputs: the
+// exact stack of the shots added so far and those shots, with the identity of the migration
+// (stack_identity). Written whole under a temporary name, flushed to the disk and renamed over
+// the last (then the directory flushed): a kill at any moment leaves the last journal or the one
+// before, never part of one. `migrate` run again reads it and migrates only the shots not in it:
+// the exact stack makes the image bit for bit the one of a run never stopped. Removed once the
+// outputs are committed. Format (little-endian): "seisrtm resume 1\n", the identity's length
+// (8 bytes) and text, the exponents, cells, shot count and shots (8 bytes each), the image's and
+// the illumination's sums (16 bytes a cell), an FNV-1a 64 checksum of all of it (8 bytes).
+class ResumeJournal {
+ public:
+  ResumeJournal(std::string path, std::string identity);
+  const std::string& path() const { return path_; }
+  // The stack and shots of an earlier journal into `stack` (made for the grid) and `shots`;
+  // false when there is none. Error naming the file for a journal that is damaged, and naming
+  // the first difference for one of another migration's settings or data.
+  bool load(ExactStack& stack, std::vector<long long>& shots) const;
+  // Due after each added shot while saving takes at most 1/20 of the time between saves.
+  bool due() const;
+  void save(const ExactStack& stack, const std::vector<long long>& shots);
+  void remove() const;
+
+ private:
+  std::string path_, identity_;
+  double last_end_ = -1, last_seconds_ = 0;  // s (steady clock)
+};
+
 // --shots: comma-separated shot indices and ranges A:B (A to B-1), A: (to the last) and :B,
 // 0-based, of a survey of `count` shots; sorted, each once. Error naming --shots otherwise.
 std::vector<long long> parse_shot_list(const std::string& text, long long count);

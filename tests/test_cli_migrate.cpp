@@ -19,6 +19,7 @@
 
 #include "base/error.hpp"
 #include "io/config.hpp"
+#include "io/hdf5_file.hpp"
 #include "solver/device_info.hpp"
 #include "solver/migration.hpp"
 #include "tests/catch.hpp"
@@ -997,10 +998,18 @@ TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the wh
   const Result overlap = stack("bad1", part("p03") + " " + part("p12") + " " + part("p1"));
   CHECK(overlap.code != 0);
   CHECK_THAT(overlap.output, Contains("both hold shot 1") && Contains("must not overlap"));
-  const Result other = run_cli("stack " + cfg + " --set migration.illumination_epsilon=0.5 --output " +
+  const Result other = run_cli("stack " + cfg + " --set migration.mute.velocity=2100 --output " +
                                (d / "bad2").string() + " " + part("p03") + " " + part("p1"));
   CHECK(other.code != 0);
-  CHECK_THAT(other.output, Contains("other settings or data") && Contains("illumination_epsilon"));
+  CHECK_THAT(other.output, Contains("other settings or data") && Contains("migration.mute.velocity: 2100"));
+  // Settings that keep a shot's bits (how the boundary is rebuilt, epsilon of the images made
+  // from the stack) do not part the parts; the model's contents do, whatever its file's name.
+  const Result same = run_cli("stack " + cfg +
+                              " --set migration.illumination_epsilon=0.5 --set migration.reconstruction=checkpoint "
+                              "--output " +
+                              (d / "same").string() + " " + part("p03") + " " + part("p1"));
+  INFO(same.output);
+  CHECK(same.code == 0);
   const Result whole_file = stack("bad3", part("whole") + " " + part("p1"));
   CHECK(whole_file.code != 0);
   CHECK_THAT(whole_file.output, Contains("is not a part of a survey"));
@@ -1010,5 +1019,24 @@ TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the wh
     CHECK(b.code != 0);
     CHECK_THAT(b.output, Contains("--shots"));
   }
-  for (const char* out : {"bad1", "bad2", "bad3", "bad4"}) CHECK(!fs::exists(d / out / "rtm.h5"));
+  // Another model (the same velocity in a file, then a slower slab in it: the same file name).
+  const std::vector<float> vp(36 * 30 * 32, 2000.0f);
+  seisrtm::io::write_float_file((d / "vp.h5").string(), "vp", {32, 30, 36}, vp);
+  const std::string vp_part = "--set model.vp.type=file --set model.vp.file=" + (d / "vp.h5").string();
+  const Result fa =
+      run_cli("migrate " + cfg + " --quiet --backend cpu --shots 0 " + vp_part + " --output " + (d / "vpa").string());
+  INFO(fa.output);
+  REQUIRE(fa.code == 0);
+  std::vector<float> slower = vp;
+  std::fill(slower.begin() + 20 * 30 * 36, slower.end(), 1900.0f);
+  seisrtm::io::write_float_file((d / "vp.h5").string(), "vp", {32, 30, 36}, slower);
+  const Result fb =
+      run_cli("migrate " + cfg + " --quiet --backend cpu --shots 1: " + vp_part + " --output " + (d / "vpb").string());
+  INFO(fb.output);
+  REQUIRE(fb.code == 0);
+  const Result models = run_cli("stack " + cfg + " " + vp_part + " --output " + (d / "bad5").string() + " " +
+                                part("vpa") + " " + part("vpb"));
+  CHECK(models.code != 0);
+  CHECK_THAT(models.output, Contains("other settings or data") && Contains("model vp:"));
+  for (const char* out : {"bad1", "bad2", "bad3", "bad4", "bad5"}) CHECK(!fs::exists(d / out / "rtm.h5"));
 }

@@ -5,10 +5,12 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <regex>
 #include <string>
 #include <vector>
@@ -183,7 +185,12 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   INFO(w.output);
   CHECK(w.code != 0);
   CHECK(std::regex_search(w.output, std::regex(R"(seisrtm: error: rank 2 failed on shot [1-5]/5: SEISRTM_TEST_FAIL)")));
-  CHECK(names_in(d / "np3") == names_in(d / "one"));
+  // The earlier set as it was, and the journal of the shots stacked before the failure (the same
+  // command resumes from it).
+  std::vector<std::string> expected = names_in(d / "one");
+  expected.push_back("migrate.resume");
+  std::sort(expected.begin(), expected.end());
+  CHECK(names_in(d / "np3") == expected);
   CHECK(bytes_of(d / "np3" / "migrate.h5") == image);
 }
 
@@ -852,4 +859,79 @@ TEST_CASE(
   REQUIRE(p2.code == 0);
   CHECK(read_dataset((d / "ps_slabs" / "data.h5").string(), "traces") ==
         read_dataset((d / "ps_one" / "data.h5").string(), "traces"));
+}
+
+TEST_CASE("a migration killed at random moments and run again ends bit for bit as one never stopped", "[integration]") {
+  // The coarse migration example (5 shots) killed with SIGKILL at random moments, each time run
+  // again with the same command until it ends: the journal (<name>.resume) holds the shots
+  // stacked so far, whole or not at all, and the exact stack makes the rest add up to the bits of
+  // a run never stopped. Three such runs; then one stopped by SIGTERM under mpirun (a shot farm of
+  // 3) and finished in z slabs on 2 ranks; and a run again with another setting, refused by name.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "resume");
+  // A finer grid than the data's (about 5 s on two cores), so that kills land inside shots.
+  const std::string migrate = std::string(SEISRTM_BINARY) + " migrate " + kRtm +
+                              "migrate.yaml --backend cpu --set grid.shape=[100,50,80] --set grid.spacing=14 "
+                              "--set boundary.damping_width=8 --set migration.data=" +
+                              coarse_data().string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result whole = run_shell(migrate + " --output " + (d / "whole").string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(whole.output);
+  REQUIRE(whole.code == 0);
+  const char* names[] = {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"};
+  auto same_as_whole = [&](const fs::path& dir) {
+    for (const char* v : names) {
+      INFO(v);
+      CHECK(read_dataset(dir / "migrate.h5", v) == read_dataset(d / "whole" / "migrate.h5", v));
+    }
+    CHECK(!fs::exists(dir / "migrate.resume"));  // removed with the outputs in place
+  };
+  std::mt19937 gen(std::random_device{}());
+  std::uniform_real_distribution<double> when(0.15, 1.0);  // times the whole run's seconds
+  long long kills = 0, resumed = 0;
+  for (int run = 0; run < 3; ++run) {
+    const fs::path out = d / ("killed" + std::to_string(run));
+    Result r;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      const double t = when(gen) * seconds;
+      r = run_shell("timeout -s KILL " + std::to_string(t) + " " + migrate + " --output " + out.string());
+      INFO("run " << run << ", attempt " << attempt << ", killed after " << t << " s: " << r.output);
+      resumed += r.output.find("seisrtm: resuming:") != std::string::npos;
+      if (r.code == 0) break;
+      REQUIRE(r.code == 137);  // killed, nothing else
+      ++kills;
+    }
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    same_as_whole(out);
+  }
+  INFO(kills << " kills, " << resumed << " runs resumed from a journal");
+  CHECK(kills >= 3);
+  CHECK(resumed >= 1);
+  // SIGTERM to a shot farm of 3 (mpirun passes it on), once a shot is in the journal; then the
+  // same migration in z slabs on 2 ranks: the journal is the stack's, not the ranks'.
+  const fs::path farm = d / "farm";
+  // (SIGTERM once the journal holds a shot; mpirun passes it on to every rank.)
+  fs::create_directories(farm);
+  const std::string journal = (farm / "migrate.resume").string();
+  const Result a = run_shell(
+      "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 mpirun "
+      "--oversubscribe --bind-to none -np 3 " +
+      migrate + " --output " + farm.string() + " & p=$!; for i in $(seq 1 3000); do [ -e " + journal +
+      " ] && break; kill -0 $p 2>/dev/null || break; sleep 0.02; done; kill -TERM " + "$p; wait $p)");
+  INFO(a.output);
+  REQUIRE(a.code != 0);
+  REQUIRE(fs::exists(farm / "migrate.resume"));
+  // Another setting: refused, naming it; the journal stays.
+  const Result other = run_shell(migrate + " --set model.vp.smoothing=60 --output " + farm.string());
+  INFO(other.output);
+  CHECK(other.code != 0);
+  CHECK_THAT(other.output, Catch::Matchers::Contains("other settings or data") &&
+                               Catch::Matchers::Contains("model.vp.smoothing: 60"));
+  CHECK(fs::exists(farm / "migrate.resume"));
+  const Result b = run_shell(kMpirun + " -np 2 " + migrate + " --set solver.decomposition=z --output " + farm.string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(b.output.find("seisrtm: resuming:") != std::string::npos);
+  same_as_whole(farm);
 }
