@@ -35,8 +35,10 @@ void Progress::update(long long steps_done) {
   last_print_ = now;
   const double s = seconds();
   const double left = done_ > 0 ? s * (total_ - done_) / done_ : 0.0;
-  std::fprintf(stderr, "%s%s step %lld/%lld (%3.0f%%)  %.3f GCells/s  %.0f s left%s", tty_ ? "\r" : "", label_.c_str(),
-               done_, total_, 100.0 * done_ / total_, gcells_per_second(), left, tty_ ? "   " : "\n");
+  const std::string more = suffix_ ? suffix_() : "";
+  std::fprintf(stderr, "%s%s step %lld/%lld (%3.0f%%)  %.3f GCells/s  %.0f s left%s%s", tty_ ? "\r" : "",
+               label_.c_str(), done_, total_, 100.0 * done_ / total_, gcells_per_second(), left, more.c_str(),
+               tty_ ? "   " : "\n");
   std::fflush(stderr);
 }
 

@@ -1,5 +1,8 @@
 #include "solver/shot_loop.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <exception>
 
 #include "base/error.hpp"
@@ -13,13 +16,14 @@ namespace seisrtm {
 // seconds added to `seconds`.
 class PassProgress {
  public:
-  PassProgress(std::string label, long long steps, double cells, bool quiet, double& seconds)
-      : label_(std::move(label)), steps_(steps), cells_(cells), quiet_(quiet), seconds_(seconds) {}
+  PassProgress(std::string label, long long steps, double cells, bool quiet, double& seconds, const SurveyClock* clock)
+      : label_(std::move(label)), steps_(steps), cells_(cells), quiet_(quiet), seconds_(seconds), clock_(clock) {}
   void start(const std::string& pass) {
     if (progress_ && pass == pass_) return;
     finish();
     pass_ = pass;
     progress_ = std::make_unique<Progress>(pass.empty() ? label_ : label_ + " " + pass, steps_, cells_, quiet_);
+    if (clock_) progress_->set_suffix([c = clock_] { return c->text(); });
   }
   void update(const std::string& pass, long long done) {
     start(pass);
@@ -38,6 +42,7 @@ class PassProgress {
   double cells_;
   bool quiet_;
   double& seconds_;
+  const SurveyClock* clock_;
   std::unique_ptr<Progress> progress_;
 };
 
@@ -53,14 +58,31 @@ ShotPlan every_shot(const Problem& pb, bool quiet) {
   return plan;
 }
 
+std::string SurveyClock::text() const {
+  if (done <= 0 || done >= total) return "";
+  using seconds = std::chrono::duration<double>;
+  const double per_shot = seconds(last_done - start).count() / double(done);
+  const double since = seconds(std::chrono::steady_clock::now() - last_done).count();
+  const long long left = std::llround(std::max(0.0, per_shot * double(total - done) - since));
+  char t[96];
+  if (left >= 3600)
+    std::snprintf(t, sizeof t, "%lld h %lld min", left / 3600, left % 3600 / 60);
+  else if (left >= 60)
+    std::snprintf(t, sizeof t, "%lld min %lld s", left / 60, left % 60);
+  else
+    std::snprintf(t, sizeof t, "%lld s", left);
+  return "; survey: " + std::to_string(done) + " of " + std::to_string(total) + " shots done, about " + t + " left";
+}
+
 ShotSteps::ShotSteps(const ShotPlan& plan, cluster::ShotFarm* farm, const cluster::ShotFarm::Sink& keep, long long shot,
-                     double& seconds)
+                     double& seconds, const SurveyClock* clock)
     : plan_(plan),
       farm_(farm),
       keep_(keep),
       shot_(shot),
       label_("shot " + std::to_string(shot + 1) + "/" + std::to_string(plan.total)),
-      progress_(std::make_unique<PassProgress>(label_, plan.steps, plan.cells, plan.quiet || !keeps(), seconds)) {}
+      progress_(
+          std::make_unique<PassProgress>(label_, plan.steps, plan.cells, plan.quiet || !keeps(), seconds, clock)) {}
 
 ShotSteps::~ShotSteps() = default;
 
@@ -113,6 +135,14 @@ ShotLoop::ShotLoop(ShotPlan plan, ShotWork work)
     : plan_(std::move(plan)), work_(std::move(work)), farm_(static_cast<long long>(plan_.shots.size())) {
   if (work_.workers_end_when_done) farm_.workers_end_when_done();
   if (work_.window > 0) farm_.limit_ahead(work_.window, work_.completed);
+  // A shot is finished with its last result (traces or illumination): counted for the survey's
+  // time left (rank 0 keeps every rank's results).
+  clock_.total = static_cast<long long>(plan_.shots.size());
+  work_.keep = [keep = std::move(work_.keep), this](int from, long long s, cluster::ResultKind kind, long long index,
+                                                    std::vector<float>& data) {
+    if (keep) keep(from, s, kind, index, data);
+    if (kind == cluster::ResultKind::traces || kind == cluster::ResultKind::illumination) clock_.finished_one();
+  };
 }
 
 double ShotLoop::run() {
@@ -123,7 +153,7 @@ double ShotLoop::run_slabs() {
   // Every rank computes every shot, in order: the same collective calls on every rank.
   double seconds = 0;
   for (const long long s : plan_.shots) {
-    ShotSteps steps(plan_, nullptr, work_.keep, s, seconds);
+    ShotSteps steps(plan_, nullptr, work_.keep, s, seconds, &clock_);
     work_.compute(s, steps);
   }
   return seconds;
@@ -135,7 +165,7 @@ double ShotLoop::run_farm() {
   // The farm hands out positions in plan_.shots.
   for (long long i = farm_.next(work_.keep, idle); i >= 0; i = farm_.next(work_.keep, idle)) {
     const long long s = plan_.shots[static_cast<size_t>(i)];
-    ShotSteps steps(plan_, &farm_, work_.keep, s, seconds);
+    ShotSteps steps(plan_, &farm_, work_.keep, s, seconds, &clock_);
     try {
       work_.compute(s, steps);
     } catch (const cluster::RankFailed&) {

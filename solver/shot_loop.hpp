@@ -4,6 +4,7 @@
 // its interrupt and stop protocol and its final result), or every shot over its z slab on every
 // rank (solver.decomposition z, each chunk's verdict collective). A command supplies what a shot
 // computes (ShotWork::compute) and what rank 0 does with a result (ShotWork::keep).
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,11 +30,22 @@ ShotPlan every_shot(const Problem& pb, bool quiet);
 
 class PassProgress;
 
+// Rank 0's view of the whole survey for the progress lines: the shots finished (any rank's), the
+// time since the loop began and, from them, the time left.
+struct SurveyClock {
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last_done = start;
+  long long total = 0, done = 0;
+  void finished_one() { ++done, last_done = std::chrono::steady_clock::now(); }
+  // "; survey: 2 of 5 shots done, about 3 min 20 s left" ("" before the first shot is done): the
+  // shots left at the pace of those done, less the time since the last was done.
+  std::string text() const;
+};
+
 // What a shot's computation tells the loop, and how it hands over its results.
 class ShotSteps {
  public:
   ShotSteps(const ShotPlan& plan, cluster::ShotFarm* farm, const cluster::ShotFarm::Sink& keep, long long shot,
-            double& seconds);
+            double& seconds, const SurveyClock* clock = nullptr);
   ~ShotSteps();
   const std::string& label() const { return label_; }  // "shot s+1/N"
   bool slabs() const { return farm_ == nullptr; }
@@ -77,8 +89,8 @@ struct ShotWork {
   // (ShotFarm::limit_ahead); 0: no limit.
   long long window = 0;
   std::function<long long()> completed;
-  // Workers of a farm return once no shot is left (run) instead of joining rank 0 in collectives
-  // after the loop (migrate's sums).
+  // Workers of a farm return once no shot is left (run, migrate) instead of joining rank 0 in
+  // collectives after the loop.
   bool workers_end_when_done = false;
   // Rank 0 of a farm names its shot for any exception (migrate), not only for an Error (run).
   bool name_internal_errors = false;
@@ -87,6 +99,8 @@ struct ShotWork {
 class ShotLoop {
  public:
   ShotLoop(ShotPlan plan, ShotWork work);
+  ShotLoop(const ShotLoop&) = delete;  // (its keep counts into its own clock)
+  ShotLoop& operator=(const ShotLoop&) = delete;
   // Computes this rank's shots; rank 0 of a farm, then, takes the others' last results. Returns
   // the seconds of this rank's progress (time stepping).
   double run();
@@ -104,6 +118,7 @@ class ShotLoop {
   ShotPlan plan_;
   ShotWork work_;
   cluster::ShotFarm farm_;
+  SurveyClock clock_;
 };
 
 }  // namespace seisrtm

@@ -1,6 +1,7 @@
 // [cpu] The shot loop of run and migrate in one process: it computes the shots of its plan, in
 // the plan's order, and hands every result over to the command's keep; a shot's failure reaches
 // the caller as it was thrown.
+#include <chrono>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,4 +58,25 @@ TEST_CASE("a shot's failure in one process reaches the caller as it was thrown",
   work.keep = [](int, long long, cluster::ResultKind, long long, std::vector<float>&) {};
   ShotLoop loop(plan_of({0, 1}, 2), std::move(work));
   CHECK_THROWS_WITH(loop.run(), "shot two failed");
+}
+
+TEST_CASE("the survey's time left: the shots left at the pace of those done, less the time since", "[unit]") {
+  using std::chrono::seconds;
+  SurveyClock c;
+  c.total = 5;
+  CHECK(c.text().empty());  // nothing done: nothing to go by
+  const auto now = std::chrono::steady_clock::now();
+  c.start = now - seconds(10);
+  c.last_done = now;
+  c.done = 2;  // 2 shots in 10 s: 3 more in about 15 s
+  CHECK(c.text() == "; survey: 2 of 5 shots done, about 15 s left");
+  c.last_done = now - seconds(4);  // the same pace, the last 4 s ago: 11 s
+  c.start = now - seconds(14);
+  CHECK(c.text() == "; survey: 2 of 5 shots done, about 11 s left");
+  c.start = now - seconds(3000);
+  c.last_done = now;
+  c.done = 1;  // 4 more at 3000 s each: 3 h 20 min
+  CHECK(c.text() == "; survey: 1 of 5 shots done, about 3 h 20 min left");
+  c.done = 5;
+  CHECK(c.text().empty());  // done: the closing lines say the rest
 }
