@@ -27,7 +27,7 @@ bool g_agreed = false;  // every rank knows of the failure (agree)
 
 // kStop: a signal number, from a signalled worker to rank 0 (its report) and from rank 0 to every
 // worker (stop now); a worker sends rank 0 one kStop at most, its report or its answer.
-enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5, kSum = 6, kStop = 7 };
+enum Tag : int { kRequest = 1, kAssign = 2, kResult = 3, kData = 4, kFail = 5, kStop = 7 };
 
 struct ResultHeader {
   long long shot, kind, index, count;
@@ -206,55 +206,8 @@ void broadcast_from_rank0(std::vector<long long>& values) {
   if (n > 0) check(MPI_Bcast(values.data(), static_cast<int>(n), MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
 }
 
-void add_to_rank0(float* data, long long count) {
-  if (!g_started || g_size == 1) return;
-  // Each rank sends once rank 0 asks it to: rank 0 may still be serving a shot farm (whose
-  // probes take any tag) while a rank that has finished its shots gets here.
-  int go = 0;
-  if (g_rank != 0) {
-    recv_from_rank0(&go, MPI_INT, kSum);
-    return send_floats(data, count, 0, kSum);
-  }
-  std::vector<float> part(static_cast<std::size_t>(std::min(count, kPieceFloats)));
-  for (int r = 1; r < g_size; ++r) {
-    check(MPI_Send(&go, 1, MPI_INT, r, kSum, MPI_COMM_WORLD), "MPI_Send (sum)");
-    for (long long o = 0; o < count; o += kPieceFloats) {  // in the pieces send_floats sends
-      const long long n = std::min(kPieceFloats, count - o);
-      recv_floats(part.data(), n, r, kSum);
-#pragma omp parallel for schedule(static)
-      for (long long i = 0; i < n; ++i) data[o + i] += part[static_cast<std::size_t>(i)];
-    }
-  }
-}
-
 ShotFarm::ShotFarm(long long shots)
     : shots_(shots), told_none_(static_cast<std::size_t>(g_size), 0), due_(static_cast<std::size_t>(g_size), 0) {}
-
-long long ShotFarm::next(const Sink& sink, const std::function<void()>& idle) {
-  // Rank 0 under a window: wait (serving the others) until the shots handed out fit in it.
-  while (coordinator() && g_size > 1 && next_ < shots_ && !may_hand_out()) {
-    int flag = 0;
-    MPI_Status st;
-    check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
-    if (flag) {
-      handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
-      answer_deferred();
-    } else {
-      idle();
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-  }
-  return next();
-}
-
-void ShotFarm::limit_ahead(long long window, std::function<long long()> completed) {
-  window_ = std::max(1LL, window);
-  completed_ = std::move(completed);
-}
-
-bool ShotFarm::may_hand_out() const {
-  return !completed_ || next_ - completed_() < window_;
-}
 
 void ShotFarm::reply(int source) {
   long long shot = -1;
@@ -267,14 +220,6 @@ void ShotFarm::reply(int source) {
     told_none_[static_cast<std::size_t>(source)] = 1;
   }
   check(MPI_Send(&shot, 1, MPI_LONG_LONG, source, kAssign, MPI_COMM_WORLD), "MPI_Send (shot)");
-}
-
-void ShotFarm::answer_deferred() {
-  while (!deferred_.empty() && (next_ >= shots_ || may_hand_out())) {
-    const int source = deferred_.front();
-    deferred_.erase(deferred_.begin());
-    reply(source);
-  }
 }
 
 long long ShotFarm::next() {
@@ -297,10 +242,7 @@ bool ShotFarm::handle_one(int source, int tag, const Sink& sink) {
   if (tag == kRequest) {
     int nothing = 0;
     check(MPI_Recv(&nothing, 1, MPI_INT, source, kRequest, MPI_COMM_WORLD, MPI_STATUS_IGNORE), "MPI_Recv (request)");
-    if (next_ < shots_ && !may_hand_out())
-      deferred_.push_back(source);  // answered once the shots in hand have come back (answer_deferred)
-    else
-      reply(source);
+    reply(source);
     return true;
   }
   if (tag == kResult) {
@@ -345,7 +287,6 @@ void ShotFarm::serve(const Sink& sink) {
     check(MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st), "MPI_Iprobe");
     if (!flag) return;
     handle_one(st.MPI_SOURCE, st.MPI_TAG, sink);
-    answer_deferred();
   }
 }
 
@@ -361,7 +302,6 @@ void ShotFarm::drain(const Sink& sink, const std::function<void()>& idle) {
       idle();
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
-    answer_deferred();
   }
 }
 
@@ -407,9 +347,8 @@ void ShotFarm::check_interrupt(const std::string& where, const std::string& dire
 }
 
 void ShotFarm::stop_every_rank(int signal, const std::string& where, const std::string& directory) {
-  // Every worker is told, those told that no shot is left too (migrate's may wait in
-  // add_to_rank0; run's wait in MPI_Finalize, which does not return before rank 0's, and take
-  // the message there). These small messages go out at once (eager).
+  // Every worker is told, those told that no shot is left too (they wait in MPI_Finalize, which
+  // does not return before rank 0's, and take the message there). These small messages go out at once (eager).
   for (int r = 1; r < g_size; ++r) check(MPI_Send(&signal, 1, MPI_INT, r, kStop, MPI_COMM_WORLD), "MPI_Send (stop)");
   // Each worker still in the farm answers at its next check, or in next(); until then what it
   // sends is taken and dropped, so that none blocks in the send of a large result. A worker told

@@ -81,10 +81,6 @@ void setup_on_every_rank(Setup&& setup) {
   agree(failure);
 }
 
-// Collective: rank 0's `data` += every other rank's, added in rank order (1, 2, ...); the other
-// ranks' `data` is sent and left as it was. One process: nothing. A worker waiting here when
-// rank 0 stops the job on a signal (ShotFarm::check_interrupt) throws QuietExit{128 + signal}.
-void add_to_rank0(float* data, long long count);
 // Collective: every rank receives rank 0's `values` (one process: unchanged).
 void broadcast_from_rank0(std::vector<long long>& values);
 
@@ -114,13 +110,6 @@ class ShotFarm {
   // The next shot this rank computes; -1 when there is none left. Rank 0 takes them from the
   // counter it hands out; the others ask rank 0 (or collect the answer to an earlier ask()).
   long long next();
-  // Rank 0 of a farm with limit_ahead: waits, serving the others (sink) and calling idle, until
-  // handing out one more shot keeps within the window; the others: next().
-  long long next(const Sink& sink, const std::function<void()>& idle);
-  // At most `window` shots handed out (to any rank) beyond the `completed()` first ones: rank 0
-  // holds back further shots, its own and the others', until those come back. Bounds what rank 0
-  // buffers when it must take results in shot order (migrate).
-  void limit_ahead(long long window, std::function<long long()> completed);
   // Workers: ask for the next shot while the current one is still running, so that the answer
   // is there when it ends (called once the shot is nearly done).
   void ask();
@@ -152,16 +141,11 @@ class ShotFarm {
 
  private:
   bool handle_one(int source, int tag, const Sink& sink);
-  bool may_hand_out() const;
   void reply(int source);  // the next shot, or -1
-  void answer_deferred();
   [[noreturn]] void stop_every_rank(int signal, const std::string& where, const std::string& directory);
   // A worker: takes rank 0's stop (waiting for it when `wait`), answers it unless this rank
   // reported the signal itself, throws QuietExit{128 + signal}.
   [[noreturn]] void stop_worker(bool wait);
-  std::function<long long()> completed_;
-  long long window_ = 0;
-  std::vector<int> deferred_;  // ranks that asked while the window was full
   long long shots_ = 0, next_ = 0, outstanding_ = 0, done_by_others_ = 0;
   int stopped_ = 0;  // ranks told that no shot is left
   bool asked_ = false;

@@ -134,7 +134,6 @@ void ShotSteps::send(cluster::ResultKind kind, long long index, std::vector<floa
 ShotLoop::ShotLoop(ShotPlan plan, ShotWork work)
     : plan_(std::move(plan)), work_(std::move(work)), farm_(static_cast<long long>(plan_.shots.size())) {
   if (work_.workers_end_when_done) farm_.workers_end_when_done();
-  if (work_.window > 0) farm_.limit_ahead(work_.window, work_.completed);
   // A shot is finished with its last result (traces or illumination): counted for the survey's
   // time left (rank 0 keeps every rank's results).
   clock_.total = static_cast<long long>(plan_.shots.size());
@@ -160,10 +159,9 @@ double ShotLoop::run_slabs() {
 }
 
 double ShotLoop::run_farm() {
-  const auto idle = [&] { farm_.check_interrupt("waiting for the other ranks' shots", plan_.directory); };
   double seconds = 0;
   // The farm hands out positions in plan_.shots.
-  for (long long i = farm_.next(work_.keep, idle); i >= 0; i = farm_.next(work_.keep, idle)) {
+  for (long long i = farm_.next(); i >= 0; i = farm_.next()) {
     const long long s = plan_.shots[static_cast<size_t>(i)];
     ShotSteps steps(plan_, &farm_, work_.keep, s, seconds, &clock_);
     try {

@@ -85,10 +85,6 @@ struct ShotWork {
   // finished with its last result (ResultKind traces or illumination): the one place a finished
   // shot's result is handed over.
   cluster::ShotFarm::Sink keep;
-  // Rank 0 of a farm: at most `window` shots handed out beyond the `completed()` first ones
-  // (ShotFarm::limit_ahead); 0: no limit.
-  long long window = 0;
-  std::function<long long()> completed;
   // Workers of a farm return once no shot is left (run, migrate) instead of joining rank 0 in
   // collectives after the loop.
   bool workers_end_when_done = false;
