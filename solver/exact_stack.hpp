@@ -10,9 +10,10 @@
 // record length and 40 bits of margin for the fields' growth, the same for every part of a
 // survey: all shots of the data), and q = b + 31 - 126, so that 2^31 contributions of at most
 // 2^b sum within the 127 bits of a signed 128-bit integer. A contribution is rounded to 2^q,
-// 2^-95 of the bound: far below float's 2^-24, so the rounded sum is the correctly rounded sum
-// for every cell but those below about 2^-70 of the bound. 32 bytes a cell (image and
-// illumination).
+// 2^-95 of the bound, which lies about 2^45 above the largest contribution in practice (the
+// growth margin): about 50 bits below the image's peak, so only cells fainter than about 2^-26
+// of it carry fewer than float's 24 bits of their exact sum. The sum is rounded to float through
+// double. 32 bytes a cell (image and illumination).
 #include <memory>
 #include <string>
 #include <vector>

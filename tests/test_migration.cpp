@@ -794,9 +794,9 @@ TEST_CASE("stacking is linear: shots A and B together equal A plus B", "[cpu]") 
 TEST_CASE("the exact stack: the same bits in any order of the shots and in any parts", "[unit]") {
   // Contributions of magnitudes 1e-12 .. 1e6 whose float sums depend on the order; the exact
   // stack rounds each once to its grid and adds integers, so every order and every split into
-  // parts gives the same bits, and the sum is the float nearest the exact one (checked against
-  // a sum in long double, exact here: the contributions' exponents span less than its 64 bits
-  // of mantissa plus the count).
+  // parts gives the same bits, and the sum is the exact one rounded through double to float
+  // (checked against a sum in long double, exact here: the contributions' exponents span less
+  // than its 64 bits of mantissa plus the count).
   const long long cells = 64, shots = 12;
   std::mt19937 gen(7);
   std::uniform_real_distribution<double> expo(-30, 20), sign(-1, 1);
