@@ -140,28 +140,4 @@ void ExactStack::to_float(float* image, float* illumination) const {
   }
 }
 
-std::vector<long long> ExactStack::words(bool illumination) const {
-  const __int128* v = illumination ? illumination_.get() : image_.get();
-  std::vector<long long> w(static_cast<size_t>(2 * cells_));
-  for (long long i = 0; i < cells_; ++i) {
-    const unsigned __int128 u = static_cast<unsigned __int128>(v[i]);
-    w[static_cast<size_t>(2 * i)] = static_cast<long long>(static_cast<unsigned long long>(u));
-    w[static_cast<size_t>(2 * i + 1)] = static_cast<long long>(static_cast<unsigned long long>(u >> 64));
-  }
-  return w;
-}
-
-void ExactStack::set_words(bool illumination, const std::vector<long long>& w) {
-  __int128* v = illumination ? illumination_.get() : image_.get();
-  if (w.size() != static_cast<size_t>(2 * cells_))
-    throw Error("ExactStack::set_words: " + std::to_string(w.size()) + " words for " + std::to_string(cells_) +
-                " cells");
-  for (long long i = 0; i < cells_; ++i) {
-    const unsigned __int128 u =
-        (static_cast<unsigned __int128>(static_cast<unsigned long long>(w[static_cast<size_t>(2 * i + 1)])) << 64) |
-        static_cast<unsigned long long>(w[static_cast<size_t>(2 * i)]);
-    v[i] = static_cast<__int128>(u);
-  }
-}
-
 }  // namespace seisrtm

@@ -51,10 +51,8 @@ class ExactStack {
   void add(const ExactStack& other);
   // The sums rounded to float.
   void to_float(float* image, float* illumination) const;
-  // Each sum as two 64-bit words, low then high (two's complement), for files: 2 cells() words.
-  std::vector<long long> words(bool illumination) const;
-  void set_words(bool illumination, const std::vector<long long>& w);
-  // The sums themselves, cells() of them (the resume journal writes and reads them whole).
+  // The sums themselves, cells() of them (parts and the resume journal write and read them
+  // whole: two 64-bit words a cell, low then high, two's complement).
   __int128* sums(bool illumination) { return illumination ? illumination_.get() : image_.get(); }
   const __int128* sums(bool illumination) const { return illumination ? illumination_.get() : image_.get(); }
 

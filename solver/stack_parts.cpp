@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -76,8 +77,10 @@ std::string string_attribute(hid_t loc, const std::string& name, const std::stri
   return v;
 }
 
+// Reads an int64 dataset of the shape `dims` (empty: any 1D length) into `out` (resized to it,
+// or, given `into`, into those words: dims' product of them).
 std::vector<long long> read_words(hid_t file, const std::string& name, const std::string& path,
-                                  const std::vector<hsize_t>& dims) {
+                                  const std::vector<hsize_t>& dims, long long* into = nullptr) {
   io::H5QuietErrors quiet;
   io::H5Handle d(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.valid()) throw Error("'" + path + "' has no dataset " + name);
@@ -88,10 +91,20 @@ std::vector<long long> read_words(hid_t file, const std::string& name, const std
     throw Error("'" + path + "': " + name + " has another shape than this survey's grid (a part of another survey)");
   hsize_t n = 1;
   for (hsize_t x : got) n *= x;
-  std::vector<long long> w(static_cast<size_t>(n));
-  if (H5Dread(d.get(), H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, w.data()) < 0)
+  std::vector<long long> w(into ? 0 : static_cast<size_t>(n));
+  if (H5Dread(d.get(), H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, into ? into : w.data()) < 0)
     throw Error("'" + path + "': " + name + " cannot be read");
   return w;
+}
+
+// A 128-bit sum as the file's two words, low then high: its own bytes on this little-endian
+// machine (no copy of the stack's 32 bytes a cell).
+static_assert(std::endian::native == std::endian::little && sizeof(__int128) == 2 * sizeof(long long));
+const long long* as_words(const __int128* v) {
+  return reinterpret_cast<const long long*>(v);
+}
+long long* as_words(__int128* v) {
+  return reinterpret_cast<long long*>(v);
 }
 
 }  // namespace
@@ -146,10 +159,10 @@ void write_stack_part(hid_t root, const MigrationInput& in, const ExactStack& st
   io::H5Handle grp(H5Gcreate2(root, "stack", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
   if (!grp.valid()) throw Error("creating HDF5 group /stack");
   const std::vector<hsize_t> dims{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0]), 2};
-  io::write_dataset(root, "stack/image", dims, stack.words(false).data());
+  io::write_dataset(root, "stack/image", dims, as_words(stack.sums(false)));
   io::describe_dataset(root, "stack/image", "2^(exponents[0] - 95) x image/correlation units",
                        "exact sum of the part's shots' correlation, a 128-bit integer a cell: low word, high word");
-  io::write_dataset(root, "stack/illumination", dims, stack.words(true).data());
+  io::write_dataset(root, "stack/illumination", dims, as_words(stack.sums(true)));
   io::describe_dataset(root, "stack/illumination", "2^(exponents[1] - 95) x image/illumination units",
                        "exact sum of the part's shots' illumination, a 128-bit integer a cell: low word, high word");
   io::write_dataset(root, "stack/shots", {hsize_t(shots.size())}, shots.data());
@@ -204,8 +217,8 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
       who = path;
       shots.push_back(s);
     }
-    part.set_words(false, read_words(f.get(), "stack/image", path, dims));
-    part.set_words(true, read_words(f.get(), "stack/illumination", path, dims));
+    read_words(f.get(), "stack/image", path, dims, as_words(part.sums(false)));
+    read_words(f.get(), "stack/illumination", path, dims, as_words(part.sums(true)));
     total.add(part);
   }
   std::sort(shots.begin(), shots.end());
