@@ -564,7 +564,6 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   // Rank 0 adds every shot (its own and the other ranks'); a decomposed run's other ranks hold
   // no whole-grid volume (SlabMigrator takes null), a farm's workers send theirs. A resumed
   // migration starts from its journal's stack.
-  const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const bool keeps = cluster::rank() == 0;
   const bool resumed = keeps && resume && resume->stack.cells() > 0;
   ExactStack stack = resumed ? std::move(resume->stack)
@@ -626,7 +625,7 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   ShotLoop loop(plan, std::move(work));
   seconds = loop.run();
   finish_adding();
-  if (keeps && !slabs && added != static_cast<long long>(shots.size()))
+  if (keeps && added != static_cast<long long>(shots.size()))
     throw Error("migration: " + std::to_string(static_cast<long long>(shots.size()) - added) +
                 " shot image(s) missing at the end");
   return stack;
