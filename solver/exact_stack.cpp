@@ -30,16 +30,10 @@ int ceil_log2(long long n) {
   return e;
 }
 
-double largest(const float* v, long long n) {
-  double m = 0;
-  for (long long i = 0; i < n; ++i) m = std::max(m, double(std::abs(v[i])));
-  return m;
-}
-
 }  // namespace
 
 StackExponents stack_exponents(const Problem& pb, const float* traces) {
-  const double wmax = largest(pb.wavelet.data(), static_cast<long long>(pb.wavelet.size()));
+  const double wmax = largest_magnitude(pb.wavelet.data(), pb.wavelet.size());
   const long long rows = pb.max_receivers(), nt = pb.steps;
   int src = std::numeric_limits<int>::min(), img = std::numeric_limits<int>::min();
   for (long long s = 0; s < pb.shot_count(); ++s) {
@@ -48,7 +42,7 @@ StackExponents stack_exponents(const Problem& pb, const float* traces) {
     const double sp = injection_peak(pb, pb.shots[s], wmax / pb.cell_volume());
     if (!(sp > 0) || !std::isfinite(sp)) continue;
     const PointSet& spread = pb.receivers_of(s);
-    const double dmax = largest(traces + s * rows * nt, spread.size() * nt);
+    const double dmax = largest_magnitude(traces + s * rows * nt, static_cast<std::size_t>(spread.size() * nt));
     const double rp = dmax > 0 ? injection_peak(pb, spread, dmax) : 0;
     src = std::max(src, floor_log2(sp));
     if (rp > 0 && std::isfinite(rp)) img = std::max(img, floor_log2(sp) + floor_log2(rp));

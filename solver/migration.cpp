@@ -565,8 +565,8 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   // no whole-grid volume (SlabMigrator takes null), a farm's workers send theirs. A resumed
   // migration starts from its journal's stack.
   const bool keeps = cluster::rank() == 0;
-  const bool resumed = keeps && resume && resume->stack.cells() > 0;
-  ExactStack stack = resumed ? std::move(resume->stack)
+  const bool given = keeps && resume && resume->stack.cells() > 0;
+  ExactStack stack = given   ? std::move(resume->stack)
                      : keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()))
                              : ExactStack();
   std::vector<long long> in_stack = resume ? resume->shots : std::vector<long long>{};
@@ -634,9 +634,7 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
 double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std::vector<float>& image,
                    std::vector<float>& illumination) {
   double seconds = 0;
-  std::vector<long long> all(static_cast<size_t>(in.problem.shot_count()));
-  for (size_t s = 0; s < all.size(); ++s) all[s] = static_cast<long long>(s);
-  const ExactStack stack = stack_shots(in, migrator, quiet, all, seconds);
+  const ExactStack stack = stack_shots(in, migrator, quiet, all_shots(in.problem), seconds);
   image.assign(static_cast<size_t>(stack.cells()), 0.0f);
   illumination.assign(image.size(), 0.0f);
   stack.to_float(image.data(), illumination.data());
@@ -810,8 +808,6 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
         if (!opt.quiet)
           std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the stack of %s\n", resume.shots.size(),
                        shots.size(), journal->path().c_str());
-      } else {
-        resume.stack = ExactStack();
       }
       for (long long s : shots)
         if (std::find(resume.shots.begin(), resume.shots.end(), s) == resume.shots.end()) left.push_back(s);

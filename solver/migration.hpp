@@ -117,7 +117,7 @@ class ResumeJournal;
 // A migration resumed from its journal (rank 0): the journal's stack and shots, and the journal
 // that stack_shots saves to after each shot it adds (where due).
 struct StackResume {
-  ExactStack stack;  // empty: a new stack
+  ExactStack stack;  // the journal's, or zeroed without one (empty: stack_shots makes one)
   std::vector<long long> shots;
   ResumeJournal* journal = nullptr;
 };

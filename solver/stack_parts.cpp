@@ -8,10 +8,12 @@
 #include <bit>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <sstream>
 
 #include "base/error.hpp"
@@ -23,13 +25,48 @@ namespace seisrtm {
 
 namespace {
 
-// FNV-1a, 64 bits, of the data's bytes: enough to tell two data sets apart (not a defence).
-std::string data_hash(const std::vector<float>& v) {
-  unsigned long long h = 1469598103934665603ull;
-  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
-  for (size_t i = 0; i < v.size() * sizeof(float); ++i) h = (h ^ b[i]) * 1099511628211ull;
+// FNV-1a's step over 64-bit words (8 times faster than over bytes: a journal of 800^3 holds 16
+// GiB), the bytes that do not fill a word at the end one by one. The same value however the
+// bytes are split between calls. Enough to tell two files or data sets apart (not a defence).
+class Fnv {
+ public:
+  void add(const void* data, std::size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (; n > 0 && pending_ > 0; --n) push(*p++);
+    for (; n >= 8; n -= 8, p += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, p, 8);
+      h_ = (h_ ^ w) * kPrime;
+    }
+    for (; n > 0; --n) push(*p++);
+  }
+  std::uint64_t value() const {
+    std::uint64_t h = h_;
+    for (int i = 0; i < pending_; ++i) h = (h ^ word_[i]) * kPrime;
+    return h;
+  }
+
+ private:
+  static constexpr std::uint64_t kPrime = 1099511628211ull;
+  void push(unsigned char b) {
+    word_[pending_++] = b;
+    if (pending_ < 8) return;
+    std::uint64_t w;
+    std::memcpy(&w, word_, 8);
+    h_ = (h_ ^ w) * kPrime;
+    pending_ = 0;
+  }
+  std::uint64_t h_ = 1469598103934665603ull;
+  unsigned char word_[8] = {};
+  int pending_ = 0;
+};
+
+template <class T>
+std::string data_hash(const std::vector<T>& v) {
+  Fnv f;
+  f.add(v.data(), v.size() * sizeof(T));
   char t[32];
-  std::snprintf(t, sizeof t, "%016llx", h);
+  std::snprintf(t, sizeof t, "%016llx", static_cast<unsigned long long>(f.value()));
   return t;
 }
 
@@ -54,7 +91,7 @@ std::vector<std::string> keyed_lines(const std::string& text) {
 
 // Where two identities differ: the lines of each that the other lacks, with their keys, up to
 // three ("'a: 1', 'b: 2'"; "(nothing)" where one has none).
-std::pair<std::string, std::string> first_difference(const std::string& a_text, const std::string& b_text) {
+std::pair<std::string, std::string> differences(const std::string& a_text, const std::string& b_text) {
   const std::vector<std::string> a = keyed_lines(a_text), b = keyed_lines(b_text);
   auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
     std::string out;
@@ -144,7 +181,7 @@ std::string stack_identity(const MigrationInput& in, const std::string& migrator
            {"vp", &pb.vp}, {"epsilon", &pb.epsilon}, {"delta", &pb.delta}, {"theta", &pb.theta}, {"phi", &pb.phi}})
     if (!v->empty()) id += std::string("model ") + name + ": " + data_hash(*v) + "\n";
   id += "wavelet: " + data_hash(pb.wavelet) + "\n";
-  std::vector<float> where;
+  std::vector<double> where;
   for (long long s = 0; s < pb.shot_count(); ++s) {
     for (const auto& q : pb.shots[s].position) where.insert(where.end(), q.begin(), q.end());
     for (const auto& q : pb.receivers_of(s).position) where.insert(where.end(), q.begin(), q.end());
@@ -197,7 +234,7 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
       identity = stack_identity(in, migrator);
     }
     if (id != identity) {
-      const auto [theirs, ours] = first_difference(id, identity);
+      const auto [theirs, ours] = differences(id, identity);
       throw Error("part '" + path + "' was migrated with other settings or data: it has '" + theirs +
                   "' where this config and data give '" + ours +
                   "'; parts add up only when migrated with the same config, data and backend");
@@ -228,14 +265,6 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
 namespace {
 
 constexpr char kJournalMagic[] = "seisrtm resume 1\n";
-
-struct Fnv {
-  unsigned long long h = 1469598103934665603ull;
-  void add(const void* p, std::size_t n) {
-    const auto* b = static_cast<const unsigned char*>(p);
-    for (std::size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-};
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -269,34 +298,29 @@ bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const
   }
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   if (!f) return false;
-  std::vector<unsigned char> b;
-  unsigned char buf[1 << 16];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) b.insert(b.end(), buf, buf + n);
-  std::fclose(f);
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
+  const std::uintmax_t size = fs::file_size(path_, ec);
   const std::string damaged = "the resume journal '" + path_ + "' of an interrupted migration is damaged (";
   const std::string fix = "); remove it to migrate every shot again";
-  std::size_t at = 0;
+  // Read in place (the sums straight into the stack), hashed as they come; the checksum last.
+  Fnv sum;
+  std::uintmax_t at = 0;
   auto take = [&](void* out, std::size_t n) {
-    if (b.size() < 8 || at + n > b.size() - 8) throw Error(damaged + "shorter than it says" + fix);
-    std::memcpy(out, b.data() + at, n);
+    if (ec || at + n + 8 > size || std::fread(out, 1, n, f) != n) throw Error(damaged + "shorter than it says" + fix);
+    sum.add(out, n);
     at += n;
   };
   const std::size_t magic = sizeof kJournalMagic - 1;
-  if (b.size() < magic + 8 || std::memcmp(b.data(), kJournalMagic, magic) != 0)
-    throw Error(damaged + "not a journal of this version" + fix);
-  Fnv sum;
-  sum.add(b.data(), b.size() - 8);
-  unsigned long long stored = 0;
-  std::memcpy(&stored, b.data() + b.size() - 8, 8);
-  if (stored != sum.h) throw Error(damaged + "its checksum does not match" + fix);
-  at = magic;
+  char head_text[sizeof kJournalMagic] = {};
+  take(head_text, magic);
+  if (std::memcmp(head_text, kJournalMagic, magic) != 0) throw Error(damaged + "not a journal of this version" + fix);
   unsigned long long idlen = 0;
   take(&idlen, 8);
-  if (idlen > b.size()) throw Error(damaged + "shorter than it says" + fix);
+  if (idlen > size) throw Error(damaged + "shorter than it says" + fix);
   std::string id(idlen, '\0');
   take(id.data(), idlen);
   if (id != identity_) {
-    const auto [theirs, ours] = first_difference(id, identity_);
+    const auto [theirs, ours] = differences(id, identity_);
     throw Error("the resume journal '" + path_ +
                 "' of an interrupted migration was made with other settings or data: it " + "has '" + theirs +
                 "' where this migration has '" + ours +
@@ -307,11 +331,16 @@ bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const
   if (head[0] != stack.exponents().image || head[1] != stack.exponents().illumination || head[2] != stack.cells() ||
       head[3] < 0 || head[3] > stack.cells() + (1LL << 40))
     throw Error(damaged + "its grid is not this migration's" + fix);
+  const std::size_t sums = static_cast<std::size_t>(stack.cells()) * sizeof(__int128);
+  if (at + 8 * static_cast<std::uintmax_t>(head[3]) + 2 * sums + 8 != size)
+    throw Error(damaged + "not as long as it says" + fix);
   shots.resize(static_cast<std::size_t>(head[3]));
   take(shots.data(), shots.size() * sizeof(long long));
-  take(stack.sums(false), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
-  take(stack.sums(true), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
-  if (at != b.size() - 8) throw Error(damaged + "longer than it says" + fix);
+  take(stack.sums(false), sums);
+  take(stack.sums(true), sums);
+  std::uint64_t stored = 0;
+  if (std::fread(&stored, 1, 8, f) != 8 || stored != sum.value())
+    throw Error(damaged + "its checksum does not match" + fix);
   return true;
 }
 
@@ -340,7 +369,8 @@ void ResumeJournal::save(const ExactStack& stack, const std::vector<long long>& 
   put(shots.data(), shots.size() * sizeof(long long));
   put(stack.sums(false), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
   put(stack.sums(true), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
-  ok = ok && std::fwrite(&sum.h, 1, 8, f) == 8;
+  const std::uint64_t checksum = sum.value();
+  ok = ok && std::fwrite(&checksum, 1, 8, f) == 8;
   ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;
   const int err = errno;
   ok = std::fclose(f) == 0 && ok;

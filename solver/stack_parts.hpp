@@ -45,7 +45,7 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
 // the exact stack makes the image bit for bit the one of a run never stopped. Removed once the
 // outputs are committed. Format (little-endian): "seisrtm resume 1\n", the identity's length
 // (8 bytes) and text, the exponents, cells, shot count and shots (8 bytes each), the image's and
-// the illumination's sums (16 bytes a cell), an FNV-1a 64 checksum of all of it (8 bytes).
+// the illumination's sums (16 bytes a cell), a checksum of all of it (8 bytes: FNV-1a over 64-bit words).
 class ResumeJournal {
  public:
   ResumeJournal(std::string path, std::string identity);

@@ -24,15 +24,11 @@ double injection_peak(const Problem& pb, const PointSet& ps, double value) {
   return peak;
 }
 
-namespace {
-
 double largest_magnitude(const float* v, std::size_t n) {
   double m = 0;
   for (std::size_t i = 0; i < n; ++i) m = std::max(m, double(std::abs(v[i])));
   return m;
 }
-
-}  // namespace
 
 float source_field_scale(const Problem& pb, long long shot, int peak_exponent, const std::string& field) {
   const double wmax = largest_magnitude(pb.wavelet.data(), pb.wavelet.size());

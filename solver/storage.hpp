@@ -31,6 +31,8 @@ inline float power_of_two_below(float value) {
 // for a field that injects nothing.
 float half_field_scale(double peak, int peak_exponent, const std::string& field);
 
+// max |v[i]| over n values (0 for none).
+double largest_magnitude(const float* v, std::size_t n);
 // One step's largest injection of point set `ps` with amplitude `value` (the wavelet's peak over
 // the cell volume): max |m / (1 + s) w value| over its entries, m = v^2 dt^2 in float (the
 // model's value before any half rounding), s the damping sum at the cell.
