@@ -172,19 +172,7 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
   bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
   bset(SEGY_BIN_EXT_HEADERS, 0);
   if (run.revision == 2) {
-    // Rev 2 fields (offsets into the 400-byte header): extended traces per ensemble (3261),
-    // samples (3269), sample interval as a double in us (3273), byte order constant (3297),
-    // traces in the file (3513, 64 bits), byte offset of the first trace (3521, 64 bits).
-    put_be(bin + 3261 - 3201, static_cast<uint32_t>(nrec), 4);
-    put_be(bin + 3269 - 3201, static_cast<uint32_t>(ns), 4);
-    const double ext = run.dt * 1e6;
-    uint64_t bits;
-    std::memcpy(&bits, &ext, 8);
-    put_be(bin + 3273 - 3201, bits, 8);
-    put_be(bin + 3281 - 3201, bits, 8);
-    put_be(bin + 3297 - 3201, 16909060, 4);
-    put_be(bin + 3513 - 3201, static_cast<uint64_t>(nrec), 8);
-    put_be(bin + 3521 - 3201, static_cast<uint64_t>(kTrace0), 8);
+    put_rev2_fields(bin, nrec, ns, run.dt * 1e6, nrec);  // (the interval in us; one shot a file)
   }
   if (segy_write_binheader(f.get(), bin) != SEGY_OK) fail("binary header");
 

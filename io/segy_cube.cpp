@@ -134,22 +134,7 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
   bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
   bset(SEGY_BIN_EXT_HEADERS, 0);
   const long long traces = nx * ny;
-  if (c.revision == 2) {
-    // Rev 2 fields (offsets into the 400-byte header): extended traces per ensemble (3261),
-    // samples (3269), sample interval as a double in the 16-bit field's units (3273, 3281: mm
-    // here), byte order constant (3297), traces in the file (3513, 64 bits), byte offset of the
-    // first trace (3521, 64 bits).
-    put_be(bin + 3261 - 3201, static_cast<uint32_t>(nx), 4);
-    put_be(bin + 3269 - 3201, static_cast<uint32_t>(nz), 4);
-    const double ext = c.h[2] * 1000.0;
-    uint64_t bits;
-    std::memcpy(&bits, &ext, 8);
-    put_be(bin + 3273 - 3201, bits, 8);
-    put_be(bin + 3281 - 3201, bits, 8);
-    put_be(bin + 3297 - 3201, 16909060, 4);
-    put_be(bin + 3513 - 3201, static_cast<uint64_t>(traces), 8);
-    put_be(bin + 3521 - 3201, static_cast<uint64_t>(kTrace0), 8);
-  }
+  if (c.revision == 2) put_rev2_fields(bin, nx, nz, c.h[2] * 1000.0, traces);  // (the interval in mm)
   if (segy_write_binheader(f.get(), bin) != SEGY_OK) fail("binary header");
 
   // One inline at a time: the volume's rows [z][j][*] (contiguous in x) are transposed into nx

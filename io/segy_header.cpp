@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace seisrtm::io::segy {
@@ -16,6 +17,18 @@ std::string fmt(double v) {
 
 void put_be(char* p, uint64_t v, int bytes) {
   for (int i = bytes - 1; i >= 0; --i, v >>= 8) p[i] = static_cast<char>(v & 0xff);
+}
+
+void put_rev2_fields(char* bin, long long per_ensemble, long long samples, double interval, long long traces) {
+  put_be(bin + 3261 - 3201, static_cast<uint32_t>(per_ensemble), 4);
+  put_be(bin + 3269 - 3201, static_cast<uint32_t>(samples), 4);
+  uint64_t bits;
+  std::memcpy(&bits, &interval, 8);
+  put_be(bin + 3273 - 3201, bits, 8);
+  put_be(bin + 3281 - 3201, bits, 8);
+  put_be(bin + 3297 - 3201, 16909060, 4);
+  put_be(bin + 3513 - 3201, static_cast<uint64_t>(traces), 8);
+  put_be(bin + 3521 - 3201, static_cast<uint64_t>(kTrace0), 8);
 }
 
 int scalar_exponent(const std::vector<double>& values, double limit) {

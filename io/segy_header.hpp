@@ -25,6 +25,11 @@ constexpr long kTrace0 = kText + kBin;  // no extended textual headers
 std::string fmt(double v);
 // Big-endian bytes for the rev 2 fields of the binary header that segyio 1.8 does not name.
 void put_be(char* p, uint64_t v, int bytes);
+// Those rev 2 fields of the 400-byte binary header `bin`: extended traces per ensemble (3261),
+// samples (3269), the sample interval as a double in the 16-bit field's units (3273, 3281), the
+// byte order constant (3297), traces in the file (3513, 64 bits) and the byte offset of the
+// first trace (3521, 64 bits: kTrace0, no extended textual headers).
+void put_rev2_fields(char* bin, long long per_ensemble, long long samples, double interval, long long traces);
 // Decimal exponent k of the scalar -10^k (k = 0: scalar 1) for a set of values: the smallest
 // k that holds every value exactly (to 1e-9 of its unit), else the largest whose values stay
 // within `limit` (a 32-bit field by default); -1 when even scalar 1 exceeds it.
