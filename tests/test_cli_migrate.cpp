@@ -537,14 +537,18 @@ TEST_CASE(
     r = migrate("m_alone" + std::to_string(s), (dir / ("alone" + std::to_string(s)) / "data.h5").string());
     REQUIRE(r.code == 0);
   }
-  for (const char* v : {"image/correlation", "image/illumination"}) {
-    INFO(v);
-    const auto a = seisrtm::test::read_dataset((dir / "m_alone0" / "rtm.h5").string(), v);
-    const auto b = seisrtm::test::read_dataset((dir / "m_alone1" / "rtm.h5").string(), v);
-    std::vector<float> sum(a.size());
-    for (size_t i = 0; i < a.size(); ++i) sum[i] = (0.0f + a[i]) + b[i];
-    CHECK(seisrtm::test::read_dataset((dir / "m_towed" / "rtm.h5").string(), v) == sum);
-  }
+  // A migration's images against the float sum of two others', dataset by dataset.
+  auto check_sum = [&](const std::string& whole, const std::string& first, const std::string& second) {
+    for (const char* v : {"image/correlation", "image/illumination"}) {
+      INFO(v);
+      const auto a = seisrtm::test::read_dataset((dir / first / "rtm.h5").string(), v);
+      const auto b = seisrtm::test::read_dataset((dir / second / "rtm.h5").string(), v);
+      std::vector<float> sum(a.size());
+      for (size_t i = 0; i < a.size(); ++i) sum[i] = (0.0f + a[i]) + b[i];
+      CHECK(seisrtm::test::read_dataset((dir / whole / "rtm.h5").string(), v) == sum);
+    }
+  };
+  check_sum("m_towed", "m_alone0", "m_alone1");
   CHECK(read_array((dir / "m_towed" / "rtm.h5").string(), "/receivers/count").values == std::vector<double>{4, 4});
   // Spreads of 2 and 4 receivers (rows beyond shot 0's 2 are padding): the image is shot 0 alone
   // with its 2 plus shot 1 alone with its 4, bit for bit.
@@ -553,14 +557,7 @@ TEST_CASE(
   REQUIRE(r.code == 0);
   r = migrate("m_pair", (dir / "alone_pair" / "data.h5").string());
   REQUIRE(r.code == 0);
-  for (const char* v : {"image/correlation", "image/illumination"}) {
-    INFO(v);
-    const auto a = seisrtm::test::read_dataset((dir / "m_pair" / "rtm.h5").string(), v);
-    const auto b = seisrtm::test::read_dataset((dir / "m_alone1" / "rtm.h5").string(), v);
-    std::vector<float> sum(a.size());
-    for (size_t i = 0; i < a.size(); ++i) sum[i] = (0.0f + a[i]) + b[i];
-    CHECK(seisrtm::test::read_dataset((dir / "m_per_shot" / "rtm.h5").string(), v) == sum);
-  }
+  check_sum("m_per_shot", "m_pair", "m_alone1");
   // z slabs (one rank here; several in test_mpi): each shot's receivers owned by slab, the same
   // traces and image.
   r = run("slabs", spread_config(shots, towed), " --set solver.decomposition=z");

@@ -816,14 +816,18 @@ TEST_CASE(
   const Result m1 = seisrtm::test::run_cli(migrate + (d / "m_one").string());
   INFO(m1.output);
   REQUIRE(m1.code == 0);
+  // A migration's images against one process's, dataset by dataset.
+  auto same_as_one = [&](const std::string& out) {
+    for (const char* v : {"image/correlation", "image/illumination"}) {
+      INFO(v);
+      CHECK(read_dataset((d / out / "migrate.h5").string(), v) ==
+            read_dataset((d / "m_one" / "migrate.h5").string(), v));
+    }
+  };
   const Result m3 = run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + migrate + (d / "m_three").string());
   INFO(m3.output);
   REQUIRE(m3.code == 0);
-  for (const char* v : {"image/correlation", "image/illumination"}) {
-    INFO(v);
-    CHECK(read_dataset((d / "m_three" / "migrate.h5").string(), v) ==
-          read_dataset((d / "m_one" / "migrate.h5").string(), v));
-  }
+  same_as_one("m_three");
   // z slabs on 2 ranks: each shot's receivers recorded by the slab that holds them, gathered by
   // rank 0 in receiver order; the data injected by the slabs that own their planes.
   const Result s2 = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + " run " + dir + "streamer.yaml" + args +
@@ -836,11 +840,7 @@ TEST_CASE(
                                " --set solver.decomposition=z");
   INFO(ms2.output);
   REQUIRE(ms2.code == 0);
-  for (const char* v : {"image/correlation", "image/illumination"}) {
-    INFO(v);
-    CHECK(read_dataset((d / "m_slabs" / "migrate.h5").string(), v) ==
-          read_dataset((d / "m_one" / "migrate.h5").string(), v));
-  }
+  same_as_one("m_slabs");
   // Spreads of their own across the slabs (receivers from 20 to 290 m deep, 3 and 4 of them):
   // each shot's receivers owned by the slab that holds them, gathered in receiver order.
   const std::string per_shot = seisrtm::test::two_layers(
