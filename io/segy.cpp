@@ -144,11 +144,7 @@ void write_segy_shot(const std::string& path, const SegyRun& run, long long shot
       "offset (37): horizontal distance, m, rounded; < 0 for receiver x < source x",
       "channel (13) = receiver + 1; trace id (29) = 1; coord. units (89) = 1 (m)",
   };
-  while (lines.size() < 38) lines.emplace_back();
-  lines.push_back(run.revision == 1 ? "SEG Y REV1" : "SEG-Y_REV2.0");
-  lines.push_back(run.revision == 1 ? "END TEXTUAL HEADER" : "END TEXT");
-  std::string text = text_header(lines);
-  text.push_back('\0');
+  std::string text = text_header(lines, run.revision);
   if (segy_write_textheader(f.get(), 0, text.data()) != SEGY_OK) fail("textual header");
 
   char bin[kBin] = {};

@@ -105,12 +105,7 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
       "format 5 (IEEE float, big-endian), fixed-length traces, units: m",
   };
   lines.insert(lines.end(), map.begin(), map.end());
-  while (lines.size() < 38) lines.emplace_back();
-  lines.resize(38);
-  lines.push_back(c.revision == 1 ? "SEG Y REV1" : "SEG-Y_REV2.0");
-  lines.push_back(c.revision == 1 ? "END TEXTUAL HEADER" : "END TEXT");
-  std::string text = text_header(lines);
-  text.push_back('\0');
+  std::string text = text_header(lines, c.revision);
   if (segy_write_textheader(f.get(), 0, text.data()) != SEGY_OK) fail("textual header");
 
   char bin[kBin] = {};

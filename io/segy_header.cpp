@@ -71,7 +71,10 @@ std::string scalar_text(int s) {
                                            : " (0.1 mm)");
 }
 
-std::string text_header(const std::vector<std::string>& lines) {
+std::string text_header(std::vector<std::string> lines, int revision) {
+  lines.resize(38);
+  lines.push_back(revision == 1 ? "SEG Y REV1" : "SEG-Y_REV2.0");
+  lines.push_back(revision == 1 ? "END TEXTUAL HEADER" : "END TEXT");
   std::string t(kText, ' ');
   for (int i = 0; i < 40; ++i) {
     char head[8];
@@ -81,6 +84,7 @@ std::string text_header(const std::vector<std::string>& lines) {
     l.resize(80, ' ');
     t.replace(i * 80, 80, l);
   }
+  t.push_back('\0');  // (segyio copies a C string)
   return t;
 }
 

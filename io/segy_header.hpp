@@ -42,7 +42,9 @@ long long scaled(double v, int scalar);
 double unscaled(int32_t raw, int scalar);
 // A scalar with its unit for a textual header: "-100 (cm)".
 std::string scalar_text(int s);
-// 40 lines of 80 characters, "C01 ..." to "C40 ...".
-std::string text_header(const std::vector<std::string>& lines);
+// 40 lines of 80 characters, "C01 ..." to "C40 ...": the first 38 of `lines` (blank beyond
+// them) and the revision's two closing lines ("SEG Y REV1", "END TEXTUAL HEADER" for rev 1;
+// "SEG-Y_REV2.0", "END TEXT" for rev 2), NUL-terminated for segy_write_textheader.
+std::string text_header(std::vector<std::string> lines, int revision);
 
 }  // namespace seisrtm::io::segy
