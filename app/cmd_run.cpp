@@ -93,10 +93,10 @@ void print_run_summary(const Problem& p, const RunSummary& s, const Propagator& 
     std::fprintf(stderr, "seisrtm: %d ranks: every shot over %d z slabs\n", cluster::size(), cluster::size());
   else if (cluster::size() > 1)
     std::fprintf(stderr, "seisrtm: %d ranks: %lld of %lld shot(s) computed by ranks 1..%d\n", cluster::size(),
-                 s.shots_by_other_ranks, p.shot_count(), cluster::size() - 1);
+                 s.shots_by_other_ranks, s.shots, cluster::size() - 1);
   if (!quiet)
-    std::fprintf(stderr, "seisrtm: %lld shot(s) in %.2f s of wall time (%.3f shots/s), writing included\n",
-                 p.shot_count(), s.wall_seconds, s.wall_seconds > 0 ? p.shot_count() / s.wall_seconds : 0.0);
+    std::fprintf(stderr, "seisrtm: %lld shot(s) computed in %.2f s of wall time (%.3f shots/s), writing included\n",
+                 s.shots, s.wall_seconds, s.wall_seconds > 0 ? s.shots / s.wall_seconds : 0.0);
   if (quiet) {
     // --quiet drops the progress and the list of files but keeps this one line: where the
     // result is and how fast the stepping ran.

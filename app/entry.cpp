@@ -326,17 +326,18 @@ int run_command(CLI::App& cli, Commands& k, int argc, char** argv) {
     return app::cmd_info();
   } catch (const io::Interrupted& e) {
     // Every temporary of the run was removed on the way here (RAII); nothing was committed.
-    std::fprintf(
-        stderr,
-        "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
-        "temporaries removed%s\n",
-        isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
-        io::signal_name(e.signal()),
-        run->parsed()       ? "run"
-        : migrate->parsed() ? "migrate"
-                            : "stack",
-        config.c_str(), e.where().c_str(), e.directory().c_str(),
-        migrate->parsed() ? "; the same command again resumes after the shots in its journal (<name>.resume)" : "");
+    std::fprintf(stderr,
+                 "%sseisrtm: interrupted by %s during %s of %s at %s; earlier results in %s are unchanged, "
+                 "temporaries removed%s\n",
+                 isatty(fileno(stderr)) ? "\n" : "",  // after the progress line a terminal shows
+                 io::signal_name(e.signal()),
+                 run->parsed()       ? "run"
+                 : migrate->parsed() ? "migrate"
+                                     : "stack",
+                 config.c_str(), e.where().c_str(), e.directory().c_str(),
+                 run->parsed() || migrate->parsed()
+                     ? "; the same command again resumes after the shots in its journal (<name>.resume)"
+                     : "");
     return 128 + e.signal();  // the shell's convention: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP
   } catch (const cluster::QuietExit& e) {
     return e.code;  // rank 0 says what failed

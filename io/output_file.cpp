@@ -1,6 +1,7 @@
 #include "io/output_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -84,6 +85,42 @@ void PartialFile::commit() {
   fs::rename(temp_, final_, ec);
   if (ec) throw Error("cannot rename '" + temp_ + "' to '" + final_ + "': " + ec.message());
   committed_ = true;
+}
+
+namespace {
+
+// No process of this id on this host, or one that has ended and was not waited for (a zombie,
+// whose parent was killed too: `timeout -s KILL` leaves one where nothing reaps orphans).
+bool process_gone(long pid) {
+  if (::kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) return false;
+  return line.compare(line.rfind(')'), 3, ") Z") == 0;
+}
+
+}  // namespace
+
+int remove_dead_temporaries(const std::string& directory, const std::string& prefix) {
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(directory.empty() ? "." : directory, ec)) {
+    const std::string n = e.path().filename().string();
+    const std::string ext = ".partial";
+    if (n.rfind(prefix, 0) != 0 || n.size() <= ext.size() || n.compare(n.size() - ext.size(), ext.size(), ext) != 0)
+      continue;
+    // <final>.<pid>.<random>.partial
+    const std::string stem = n.substr(0, n.size() - ext.size());
+    const auto random_dot = stem.rfind('.');
+    const auto pid_dot = random_dot == std::string::npos ? std::string::npos : stem.rfind('.', random_dot - 1);
+    if (pid_dot == std::string::npos) continue;
+    long pid = 0;
+    const char* first = stem.data() + pid_dot + 1;
+    const auto [end, err] = std::from_chars(first, stem.data() + random_dot, pid);
+    if (err != std::errc() || end != stem.data() + random_dot || pid <= 0) continue;
+    if (process_gone(pid) && fs::remove(e.path(), ec)) ++removed;
+  }
+  return removed;
 }
 
 void ensure_directory(const std::string& directory) {

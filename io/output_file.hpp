@@ -48,6 +48,11 @@ std::string write_failure_reason();
 // Creates `directory` (and parents) or throws an Error naming it and saying why.
 void ensure_directory(const std::string& directory);
 
+// Removes the temporaries `<directory>/<prefix>*.<pid>.<random>.partial` whose writer is gone
+// (a SIGKILL leaves them): those whose process does not exist on this host. For a command run
+// again after it was killed (its resume journal); returns how many were removed.
+int remove_dead_temporaries(const std::string& directory, const std::string& prefix);
+
 // The HDF5 result file of a run.
 class OutputFile {
  public:

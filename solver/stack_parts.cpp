@@ -20,88 +20,11 @@
 #include "io/config.hpp"
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
+#include "solver/identity.hpp"
 
 namespace seisrtm {
 
 namespace {
-
-// FNV-1a's step over 64-bit words (8 times faster than over bytes: a journal of 800^3 holds 16
-// GiB), the bytes that do not fill a word at the end one by one. The same value however the
-// bytes are split between calls. Enough to tell two files or data sets apart (not a defence).
-class Fnv {
- public:
-  void add(const void* data, std::size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (; n > 0 && pending_ > 0; --n) push(*p++);
-    for (; n >= 8; n -= 8, p += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, p, 8);
-      h_ = (h_ ^ w) * kPrime;
-    }
-    for (; n > 0; --n) push(*p++);
-  }
-  std::uint64_t value() const {
-    std::uint64_t h = h_;
-    for (int i = 0; i < pending_; ++i) h = (h ^ word_[i]) * kPrime;
-    return h;
-  }
-
- private:
-  static constexpr std::uint64_t kPrime = 1099511628211ull;
-  void push(unsigned char b) {
-    word_[pending_++] = b;
-    if (pending_ < 8) return;
-    std::uint64_t w;
-    std::memcpy(&w, word_, 8);
-    h_ = (h_ ^ w) * kPrime;
-    pending_ = 0;
-  }
-  std::uint64_t h_ = 1469598103934665603ull;
-  unsigned char word_[8] = {};
-  int pending_ = 0;
-};
-
-template <class T>
-std::string data_hash(const std::vector<T>& v) {
-  Fnv f;
-  f.add(v.data(), v.size() * sizeof(T));
-  char t[32];
-  std::snprintf(t, sizeof t, "%016llx", static_cast<unsigned long long>(f.value()));
-  return t;
-}
-
-// Each line of a YAML text with the keys of the lines above it that enclose it ("a.b: 3").
-std::vector<std::string> keyed_lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::vector<std::pair<size_t, std::string>> parents;  // indentation, key
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    const size_t indent = line.find_first_not_of(' ');
-    if (indent == std::string::npos) continue;
-    while (!parents.empty() && parents.back().first >= indent) parents.pop_back();
-    std::string path;
-    for (const auto& p : parents) path += p.second + ".";
-    const std::string body = line.substr(indent);
-    out.push_back(path + body);
-    const size_t colon = body.find(':');
-    if (colon != std::string::npos && colon + 1 == body.size()) parents.emplace_back(indent, body.substr(0, colon));
-  }
-  return out;
-}
-
-// Where two identities differ: the lines of each that the other lacks, with their keys, up to
-// three ("'a: 1', 'b: 2'"; "(nothing)" where one has none).
-std::pair<std::string, std::string> differences(const std::string& a_text, const std::string& b_text) {
-  const std::vector<std::string> a = keyed_lines(a_text), b = keyed_lines(b_text);
-  auto only = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
-    std::string out;
-    int n = 0;
-    for (const std::string& l : x)
-      if (std::find(y.begin(), y.end(), l) == y.end() && n++ < 3) out += (out.empty() ? "" : "', '") + l;
-    return out.empty() ? std::string("(nothing)") : out;
-  };
-  return {only(a, b), only(b, a)};
-}
 
 std::string string_attribute(hid_t loc, const std::string& name, const std::string& file) {
   io::H5QuietErrors quiet;
@@ -148,13 +71,11 @@ long long* as_words(__int128* v) {
 
 std::string stack_identity(const MigrationInput& in, const std::string& migrator) {
   const Problem& pb = in.problem;
-  Config c = pb.config;
-  // What does not change the stack: where the files go and come from (their contents are
-  // hashed below), the device, the CPU threads, the memory kind, graphs and the decomposition
-  // (z slabs give one process's bits), how the boundary is rebuilt (checkpoints give the store's
+  // What does not change the stack besides (identity.hpp): where the files go and come from (the
+  // data's contents are hashed below), how the boundary is rebuilt (checkpoints give the store's
   // bits) and what is made of the stack afterwards (epsilon, the depth slice).
+  Config c = bit_deciding_config(pb.config);
   c.output = OutputConfig{};
-  c.source_file.clear();
   MigrationConfig& m = *c.migration;
   m.data.clear();
   if (m.wavelet) m.wavelet->file.clear();
@@ -165,29 +86,11 @@ std::string stack_identity(const MigrationInput& in, const std::string& migrator
   m.checkpoint_directory.clear();
   m.illumination_epsilon = MigrationConfig{}.illumination_epsilon;
   m.depth_slice.reset();
-  for (VolumeConfig* v : {&c.model.vp, &c.model.epsilon, &c.model.delta, &c.model.theta, &c.model.phi}) v->file.clear();
-  c.sources.wavelet.file.clear();
-  const SolverConfig keep = c.solver;
-  c.solver = SolverConfig{};
-  c.solver.kernel = keep.kernel, c.solver.z_block = keep.z_block, c.solver.storage = keep.storage;
-  // The backend as resolved (auto: whichever ran) and its kernel: the migrator's name up to its
-  // settings ("cpu", "cuda tma"; a slab's name adds ", z slab ...").
-  const std::string kind = migrator.substr(0, std::min(migrator.find(" ("), migrator.find(',')));
   std::string id = to_yaml(c) + "\nstack format: 1 (128-bit sums, " + std::to_string(kStackGrowthBits) +
-                   " bits of growth)\nbackend: " + kind + "\n";
+                   " bits of growth)\nbackend: " + backend_kind(migrator) + "\n";
   // The contents the migration read: the data as migrated, the model, the wavelet, the geometry.
   id += "data as migrated (migration.data): " + data_hash(in.traces) + "\n";
-  for (const auto& [name, v] : std::vector<std::pair<const char*, const std::vector<float>*>>{
-           {"vp", &pb.vp}, {"epsilon", &pb.epsilon}, {"delta", &pb.delta}, {"theta", &pb.theta}, {"phi", &pb.phi}})
-    if (!v->empty()) id += std::string("model ") + name + ": " + data_hash(*v) + "\n";
-  id += "wavelet: " + data_hash(pb.wavelet) + "\n";
-  std::vector<double> where;
-  for (long long s = 0; s < pb.shot_count(); ++s) {
-    for (const auto& q : pb.shots[s].position) where.insert(where.end(), q.begin(), q.end());
-    for (const auto& q : pb.receivers_of(s).position) where.insert(where.end(), q.begin(), q.end());
-  }
-  id += "sources and receivers: " + data_hash(where) + "\n";
-  return id;
+  return id + inputs_identity(pb);
 }
 
 void write_stack_part(hid_t root, const MigrationInput& in, const ExactStack& stack,
@@ -234,7 +137,7 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
       identity = stack_identity(in, migrator);
     }
     if (id != identity) {
-      const auto [theirs, ours] = differences(id, identity);
+      const auto [theirs, ours] = identity_differences(id, identity);
       throw Error("part '" + path + "' was migrated with other settings or data: it has '" + theirs +
                   "' where this config and data give '" + ours +
                   "'; parts add up only when migrated with the same config, data and backend");
@@ -270,15 +173,6 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// fsync of a file or a directory by path; false where it cannot be opened.
-bool sync_path(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) return false;
-  const bool ok = ::fsync(fd) == 0;
-  ::close(fd);
-  return ok;
-}
-
 }  // namespace
 
 ResumeJournal::ResumeJournal(std::string path, std::string identity)
@@ -286,18 +180,15 @@ ResumeJournal::ResumeJournal(std::string path, std::string identity)
 
 bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const {
   namespace fs = std::filesystem;
-  // Temporaries of writers that are gone (killed while saving) are only disk space.
-  const fs::path dir = fs::path(path_).parent_path().empty() ? fs::path(".") : fs::path(path_).parent_path();
-  const std::string stem = fs::path(path_).filename().string() + ".";
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string n = e.path().filename().string();
-    if (n.rfind(stem, 0) != 0 || n.size() < 8 || n.substr(n.size() - 8) != ".partial") continue;
-    const long long pid = std::atoll(n.c_str() + stem.size());
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
-  }
+  if (fs::is_directory(path_))
+    throw Error("'" + path_ + "' is in the place of this migration's resume journal but is a directory (a run's " +
+                "journal of the same output.name?): remove it or set another output.name");
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   if (!f) return false;
+  // The killed migration's temporaries (of the journal and the outputs) are only disk space.
+  const fs::path dir = fs::path(path_).parent_path();
+  io::remove_dead_temporaries(dir.string(), fs::path(path_).stem().string());
+  std::error_code ec;
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
   const std::uintmax_t size = fs::file_size(path_, ec);
   const std::string damaged = "the resume journal '" + path_ + "' of an interrupted migration is damaged (";
@@ -320,7 +211,7 @@ bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const
   std::string id(idlen, '\0');
   take(id.data(), idlen);
   if (id != identity_) {
-    const auto [theirs, ours] = differences(id, identity_);
+    const auto [theirs, ours] = identity_differences(id, identity_);
     throw Error("the resume journal '" + path_ +
                 "' of an interrupted migration was made with other settings or data: it " + "has '" + theirs +
                 "' where this migration has '" + ours +

@@ -7,12 +7,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <numbers>
+#include <optional>
 
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
 #include "io/segy.hpp"
 #include "io/survey_file.hpp"
 #include "solver/cluster.hpp"
+#include "solver/identity.hpp"
+#include "solver/run_journal.hpp"
 #include "solver/shot_loop.hpp"
 
 namespace seisrtm {
@@ -73,7 +76,7 @@ struct RunShot {
 // A rank other than 0: computes its shots (handed out by rank 0, or every shot over its slab)
 // and sends them to rank 0 (or makes the collective calls of rank 0's); writes no file. A
 // failure is reported to rank 0 with its shot.
-RunSummary run_on_other_rank(const Problem& pb, Propagator& prop) {
+RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vector<long long>& shots) {
   const Grid& g = pb.grid;
   const long long interval = pb.config.output.snapshot_interval;
   const io::SurveyLayout layout{pb.shot_count(),
@@ -88,7 +91,8 @@ RunSummary run_on_other_rank(const Problem& pb, Propagator& prop) {
                                 g.origin,
                                 pb.varying_spread(),
                                 pb.config.sources.first_record};
-  const ShotPlan plan = every_shot(pb, true);
+  ShotPlan plan = every_shot(pb, true);
+  plan.shots = shots;
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
   if (!plan.slabs) {
     shot.field.resize(shot.nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
@@ -186,13 +190,12 @@ void deliver_traces(const Problem& pb, io::SurveyFile& file, io::OutputSet& set,
   }
 }
 
-// The first shot's wavefield and the model, sliced through the source.
-void first_shot_pictures(const Problem& pb, Propagator& prop, std::vector<float>& field, io::OutputSet& set) {
+// The first shot's last wavefield `field` and the model, sliced through the source.
+void first_shot_pictures(const Problem& pb, const std::vector<float>& field, io::OutputSet& set) {
   const Config& c = pb.config;
   const Grid& g = pb.grid;
   const std::string front = c.output.name + ": " + io::shot_name(0);
   const io::Point3 src{c.sources.shots[0][0], c.sources.shots[0][1], c.sources.shots[0][2]};
-  prop.wavefield(field.data());
   const long long iy = std::clamp<long long>(std::llround((src[1] - g.origin[1]) / g.h[1]), 0, g.n[1] - 1);
   io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {g.origin[0], g.origin[1], g.origin[2]}, 'y', iy);
   char t[64];
@@ -208,6 +211,19 @@ void first_shot_pictures(const Problem& pb, Propagator& prop, std::vector<float>
   picture(set, "model_vp", vp);
 }
 
+std::string run_identity(const Problem& pb, const std::string& propagator, const std::vector<long long>& part) {
+  // Where the outputs go names the journal; everything else of output.* shapes them.
+  Config c = bit_deciding_config(pb.config);
+  c.output.directory.clear(), c.output.name.clear();
+  std::string id = to_yaml(c) + "\njournal format: 1\nbackend: " + backend_kind(propagator) + "\n";
+  if (!part.empty()) {
+    id += "shots (--shots):";
+    for (long long s : part) id += " " + std::to_string(s);
+    id += "\n";
+  }
+  return id + inputs_identity(pb);
+}
+
 }  // namespace
 
 void write_run_attributes(hid_t root, const Problem& pb, const std::string& producer, const std::string& backend) {
@@ -216,19 +232,14 @@ void write_run_attributes(hid_t root, const Problem& pb, const std::string& prod
 
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
   namespace fs = std::filesystem;
-  // Decomposed: every rank computes every shot over its slab, rank 0 writes; otherwise shots
-  // are handed out to the ranks (ShotFarm).
-  if (cluster::rank() > 0) return run_on_other_rank(pb, prop);
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const Config& c = pb.config;
   const Grid& g = pb.grid;
   const long long nrec = pb.max_receivers(), nt = pb.steps, nshots = pb.shot_count();
   const long long interval = c.output.snapshot_interval;
-
-  // Created first: an unwritable output directory fails before any time stepping. Every file
-  // of the run is a member of this set, written under a temporary name; the set replaces the
-  // previous one of this name only when everything has been written (io/output_file.hpp).
-  io::OutputSet set(c.output.directory, c.output.name);
+  std::vector<long long> shots = opt.shots;
+  if (shots.empty())
+    for (long long s = 0; s < nshots; ++s) shots.push_back(s);
   // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
   // fills now, and takes plain arrays.
   const io::SurveyLayout layout{nshots,
@@ -243,7 +254,55 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
                                 g.origin,
                                 pb.varying_spread(),
                                 c.sources.first_record};
-  io::SurveyFile file(set.h5(), layout);
+
+  // Rank 0: the output set, created first (an unwritable output directory fails before any time
+  // stepping: every file of the run is a member, written under a temporary name, and the set
+  // replaces the previous one of this name only when everything has been written,
+  // io/output_file.hpp), and the journal of an interrupted run of this one, if any
+  // (run_journal.hpp): its shots are not computed again. Every rank takes the shots left.
+  std::optional<io::OutputSet> set;
+  std::optional<RunJournal> journal;
+  std::vector<long long> done, left;
+  std::string error;
+  if (cluster::rank() == 0) {
+    try {
+      set.emplace(c.output.directory, c.output.name);
+      RunJournal::Shape shape;
+      shape.snapshots = io::snapshot_count(layout);
+      shape.cells = g.cells();
+      for (long long s = 0; s < nshots; ++s) shape.samples.push_back(pb.receivers_of(s).size() * nt);
+      shape.pictured = c.output.pictures ? 0 : -1;
+      journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
+                      run_identity(pb, prop.name(), opt.shots), std::move(shape));
+      std::vector<std::string> dropped;
+      done = journal->open(dropped);
+      // The killed run's temporaries of the outputs are only disk space.
+      if (journal->taken_up()) io::remove_dead_temporaries(c.output.directory, c.output.name);
+      for (const auto& d : dropped)
+        std::fprintf(stderr,
+                     "seisrtm: warning: '%s' of the resume journal does not check (damaged): removed, "
+                     "its shot is computed again\n",
+                     d.c_str());
+      for (long long s : done)
+        if (!std::binary_search(shots.begin(), shots.end(), s))
+          throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
+                      ", which this run does not compute: run it as it was, or remove the journal");
+      if (!done.empty() && !opt.quiet)
+        std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the journal %s\n", done.size(),
+                     shots.size(), journal->path().c_str());
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  cluster::agree(error);  // (one process: throws it)
+  for (long long s : shots)
+    if (!std::binary_search(done.begin(), done.end(), s)) left.push_back(s);
+  cluster::broadcast_from_rank0(left);
+  // Decomposed: every rank computes every shot over its slab, rank 0 writes; otherwise shots
+  // are handed out to the ranks (ShotFarm).
+  if (cluster::rank() > 0) return run_on_other_rank(pb, prop, left);
+
+  io::SurveyFile file(set->h5(), layout);
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));
   write_model_and_geometry(file, pb);
@@ -253,19 +312,37 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   RunShot shot{pb, prop, nsnap, {}, {}};
   shot.field.resize(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
   shot.traces.resize(static_cast<size_t>(nrec * nt));
+  // A shot's result into the outputs: from this run (then into the journal too) or the journal.
+  auto deliver = [&](long long s, RunJournal::Piece piece, long long index, std::vector<float>& data) {
+    if (piece == RunJournal::Piece::snapshot)
+      file.write_snapshot(s, index, data.data());
+    else if (piece == RunJournal::Piece::traces)
+      deliver_traces(pb, file, *set, segy, s, data.data());
+    else
+      first_shot_pictures(pb, data, *set);
+  };
+  const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
+  for (long long s : done)
+    journal->replay(s, shot.field, [&](RunJournal::Piece piece, long long index, std::vector<float>& data) {
+      deliver(s, piece, index, data);
+    });
+  shot.field.resize(field_size);
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
     shot.compute(s, st);
-    if (c.output.pictures && s == 0)
-      first_shot_pictures(pb, prop, shot.field, set);  // (rank 0 always computes shot 0: its first shot)
+    if (c.output.pictures && s == 0) {  // (rank 0 always computes shot 0: its first shot)
+      prop.wavefield(shot.field.data());
+      deliver(0, RunJournal::Piece::wavefield, 0, shot.field);
+      journal->add(0, RunJournal::Piece::wavefield, 0, shot.field.data());
+    }
   };
   // Every result of a shot, this rank's own or another's (cluster.hpp).
   work.keep = [&](int from, long long s, cluster::ResultKind kind, long long index, std::vector<float>& data) {
     try {
-      if (kind == cluster::ResultKind::snapshot)
-        file.write_snapshot(s, index, data.data());
-      else
-        deliver_traces(pb, file, set, segy, s, data.data());
+      const auto piece =
+          kind == cluster::ResultKind::snapshot ? RunJournal::Piece::snapshot : RunJournal::Piece::traces;
+      deliver(s, piece, index, data);
+      journal->add(s, piece, index, data.data());
     } catch (const Error& e) {  // named here, not as a failure of rank 0's own shot
       if (from == 0) throw;
       throw cluster::RankFailed("rank 0 failed writing shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) +
@@ -273,7 +350,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     }
   };
   work.workers_end_when_done = true;
-  ShotLoop loop(every_shot(pb, opt.quiet), std::move(work));
+  ShotPlan plan = every_shot(pb, opt.quiet);
+  plan.shots = left;
+  ShotLoop loop(plan, std::move(work));
   const auto wall_start = std::chrono::steady_clock::now();
 
   RunSummary sum;
@@ -284,19 +363,21 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     sum.seconds = sum.wall_seconds;
     sum.shots_by_other_ranks = loop.shots_by_other_ranks();
   }
-  sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * nshots / sum.seconds / 1e9 : 0;
+  sum.shots = static_cast<long long>(left.size());
+  sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * double(left.size()) / sum.seconds / 1e9 : 0;
   file.write_stepping_seconds(sum.seconds);
 
   const std::vector<io::XdmfVolume> vols = file.xdmf_volumes();
-  if (!vols.empty()) io::write_xdmf(set.add(".xmf"), set.h5().file_name(), g.n, g.h, vols, g.origin);
+  if (!vols.empty()) io::write_xdmf(set->add(".xmf"), set->h5().file_name(), g.n, g.h, vols, g.origin);
   // Every rank stops when any was signalled, rank 0 after the last write included: the set is
   // committed only when none was.
   const std::string end = "the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots);
   cluster::settle_before_commit();
   loop.check_interrupt(end);
-  set.commit();
-  sum.h5_path = set.h5().path();
-  for (const auto& f : set.others()) {
+  set->commit();
+  journal->remove();  // the outputs are whole: nothing is left to resume
+  sum.h5_path = set->h5().path();
+  for (const auto& f : set->others()) {
     if (fs::path(f).extension() == ".xmf")
       sum.xdmf_path = f;
     else

@@ -20,7 +20,8 @@ struct RunOptions {
 struct RunSummary {
   std::string h5_path, xdmf_path;
   std::vector<std::string> pictures;
-  double seconds = 0;  // time stepping only, all shots
+  long long shots = 0;  // computed by this command (a resumed run: those its journal did not hold)
+  double seconds = 0;   // time stepping only, all shots
   double gcells_per_second = 0;
   long long shots_by_other_ranks = 0;  // shot-parallel runs (cluster.hpp): seconds is then the wall time
   double wall_seconds = 0;             // the shots from the first to the last, everything included

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -933,5 +934,103 @@ TEST_CASE("a migration killed at random moments and run again ends bit for bit a
   INFO(b.output);
   REQUIRE(b.code == 0);
   CHECK(b.output.find("seisrtm: resuming:") != std::string::npos);
+  same_as_whole(farm);
+}
+
+TEST_CASE("a run killed at random moments and run again ends bit for bit as one never stopped", "[integration]") {
+  // The marine streamer example (6 shots, a spread a shot) with snapshots, SEG-Y copies and
+  // pictures, killed with SIGKILL at random moments, each time run again with the same command
+  // until it ends: the journal (<name>.resume) holds each finished shot whole or not at all, and
+  // the journal's shots go into the outputs as computed. Three such runs, every output the bits
+  // of a run never stopped; a shot's file damaged on the disk is computed again; then one stopped
+  // by SIGTERM under mpirun (a shot farm of 3) and finished in z slabs on 2 ranks; and a run again
+  // with another setting, refused by name.
+  const fs::path d = fresh_dir("seisrtm_mpi_", "run_resume");
+  const std::string run = std::string(SEISRTM_BINARY) + " run " + SEISRTM_SOURCE_DIR +
+                          "/configs/marine/streamer.yaml --backend cpu --set output.snapshot_interval=250";
+  const auto t0 = std::chrono::steady_clock::now();
+  const Result whole = run_shell(run + " --output " + (d / "whole").string());
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(whole.output);
+  REQUIRE(whole.code == 0);
+  std::vector<std::string> datasets = {"traces",         "receivers/positions", "receivers/count", "sources/positions",
+                                       "sources/record", "sources/wavelet",     "model/vp",        "snapshots/time"};
+  for (int s = 0; s < 6; ++s) datasets.push_back("snapshots/shot_000" + std::to_string(s));
+  auto same_as_whole = [&](const fs::path& dir) {
+    long long files = 0;
+    for (const auto& e : fs::directory_iterator(d / "whole")) {
+      const std::string name = e.path().filename().string();
+      INFO(name);
+      ++files;
+      if (name != "streamer.h5") {
+        CHECK(bytes_of(dir / name) == bytes_of(e.path()));  // SEG-Y, pictures, XDMF
+        continue;
+      }
+      for (const std::string& v : datasets) {
+        INFO(v);
+        const std::vector<float> a = read_dataset((dir / name).string(), v), b = read_dataset(e.path().string(), v);
+        CHECK(a.size() == b.size());
+        CHECK(std::memcmp(a.data(), b.data(), std::min(a.size(), b.size()) * sizeof(float)) == 0);  // (NaN too)
+      }
+    }
+    CHECK(files == 16);
+    // Nothing else: no journal (removed with the outputs in place), no temporaries of the killed runs.
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == files);
+  };
+  std::mt19937 gen(std::random_device{}());
+  std::uniform_real_distribution<double> when(0.15, 1.0);  // times the whole run's seconds
+  long long kills = 0, resumed = 0;
+  for (int attempt_run = 0; attempt_run < 3; ++attempt_run) {
+    const fs::path out = d / ("killed" + std::to_string(attempt_run));
+    Result r;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      const double t = when(gen) * seconds;
+      r = run_shell("timeout -s KILL " + std::to_string(t) + " " + run + " --output " + out.string());
+      INFO("run " << attempt_run << ", attempt " << attempt << ", killed after " << t << " s: " << r.output);
+      resumed += r.output.find("seisrtm: resuming:") != std::string::npos;
+      if (r.code == 0) break;
+      REQUIRE(r.code == 137);  // killed, nothing else
+      ++kills;
+    }
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    same_as_whole(out);
+  }
+  INFO(kills << " kills, " << resumed << " runs resumed from a journal");
+  CHECK(kills >= 3);
+  CHECK(resumed >= 1);
+
+  // SIGTERM to a shot farm of 3 (mpirun passes it on) once the journal holds two shots.
+  const fs::path farm = d / "farm";
+  fs::create_directories(farm);
+  const fs::path journal = farm / "streamer.resume";
+  const Result a = run_shell(
+      "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 mpirun "
+      "--oversubscribe --bind-to none -np 3 " +
+      run + " --output " + farm.string() + " & p=$!; for i in $(seq 1 3000); do [ -e " +
+      (journal / "shot_0001").string() + " ] && break; kill -0 $p 2>/dev/null || break; " +
+      "sleep 0.02; done; kill -TERM $p; wait $p)");
+  INFO(a.output);
+  REQUIRE(a.code != 0);
+  CHECK_THAT(a.output, Catch::Matchers::Contains("the same command again resumes"));
+  REQUIRE(fs::exists(journal / "shot_0001"));
+  // A shot's file damaged on the disk (one byte of its traces flipped): dropped and computed again.
+  {
+    std::fstream f(journal / "shot_0001", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(fs::file_size(journal / "shot_0001") / 2));
+    f.put('\x5a');
+  }
+  // Another setting: refused, naming it; the journal stays.
+  const Result other = run_shell(run + " --set boundary.damping_width=12 --output " + farm.string());
+  INFO(other.output);
+  CHECK(other.code != 0);
+  CHECK_THAT(other.output, Catch::Matchers::Contains("other settings or data") &&
+                               Catch::Matchers::Contains("boundary.damping_width: 12"));
+  CHECK(fs::exists(journal / "shot_0001"));
+  const Result b = run_shell(kMpirun + " -np 2 " + run + " --set solver.decomposition=z --output " + farm.string());
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK(b.output.find("seisrtm: resuming:") != std::string::npos);
+  CHECK_THAT(b.output, Catch::Matchers::Contains("shot_0001' of the resume journal does not check (damaged)"));
   same_as_whole(farm);
 }

@@ -1,0 +1,218 @@
+#include "solver/run_journal.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "base/error.hpp"
+#include "io/output_file.hpp"
+#include "solver/identity.hpp"
+
+namespace seisrtm {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kShotMagic[] = "seisrtm run shot 1\n";
+constexpr std::size_t kMagicBytes = sizeof kShotMagic - 1;
+constexpr int kHeadWords = 6;  // identity hash, shot, snapshots, cells, samples, wavefield cells
+
+std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_file(const std::string& path, const char* mode) {
+  return {std::fopen(path.c_str(), mode), std::fclose};
+}
+
+}  // namespace
+
+struct RunJournal::Writer {
+  explicit Writer(const std::string& final_path) : tmp(final_path) {}
+  ~Writer() {
+    if (f) std::fclose(f);
+  }
+  io::PartialFile tmp;
+  std::FILE* f = nullptr;
+  Fnv sum;
+  long long next = 0;  // snapshots written
+  bool traces = false, ok = true;
+  void put(const void* p, std::size_t n) {
+    sum.add(p, n);
+    ok = ok && std::fwrite(p, 1, n, f) == n;
+  }
+};
+
+RunJournal::RunJournal(std::string directory, std::string identity, Shape shape)
+    : path_(std::move(directory)), identity_(std::move(identity)), shape_(std::move(shape)) {
+  Fnv f;
+  f.add(identity_.data(), identity_.size());
+  identity_hash_ = f.value();
+}
+
+RunJournal::~RunJournal() = default;
+
+long long RunJournal::values(long long shot, Piece piece) const {
+  switch (piece) {
+    case Piece::snapshot:
+      return shape_.cells;
+    case Piece::traces:
+      return shape_.samples[static_cast<std::size_t>(shot)];
+    case Piece::wavefield:
+      return shot == shape_.pictured ? shape_.cells : 0;
+  }
+  return 0;
+}
+
+std::string RunJournal::shot_path(long long shot) const {
+  char n[32];
+  std::snprintf(n, sizeof n, "shot_%04lld", shot);
+  return (fs::path(path_) / n).string();
+}
+
+std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
+  std::error_code ec;
+  const std::string id_path = (fs::path(path_) / "identity").string();
+  if (fs::exists(fs::symlink_status(path_, ec)) && !fs::is_directory(path_, ec))
+    throw Error("'" + path_ +
+                "' is in the place of this run's resume journal but is not a run's journal (a migration's of the "
+                "same output.name?): remove it or set another output.name");
+  io::ensure_directory(path_);
+  // Temporaries of writers that are gone (killed while writing) are only disk space.
+  io::remove_dead_temporaries(path_, "");
+  std::vector<long long> shots;
+  for (const auto& e : fs::directory_iterator(path_, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("shot_", 0) == 0 && n.size() > 5 && n.find_first_not_of("0123456789", 5) == std::string::npos)
+      shots.push_back(std::atoll(n.c_str() + 5));
+  }
+  std::sort(shots.begin(), shots.end());
+  if (auto f = open_file(id_path, "rb")) {
+    taken_up_ = true;
+    std::string id;
+    char buf[4096];
+    for (std::size_t k; (k = std::fread(buf, 1, sizeof buf, f.get())) > 0;) id.append(buf, k);
+    if (id != identity_) {
+      const auto [theirs, ours] = identity_differences(id, identity_);
+      throw Error("the resume journal '" + path_ + "' of an interrupted run was made with other settings or data: it " +
+                  "has '" + theirs + "' where this run has '" + ours +
+                  "'; run it as it was to finish it, or remove the journal to compute every shot again");
+    }
+  } else {
+    if (!shots.empty())
+      throw Error("the resume journal '" + path_ +
+                  "' holds shots but no identity: it is damaged; remove it to compute every shot again");
+    io::PartialFile tmp(id_path);
+    auto out = open_file(tmp.temp_path(), "wb");
+    const bool ok = out && std::fwrite(identity_.data(), 1, identity_.size(), out.get()) == identity_.size() &&
+                    std::fflush(out.get()) == 0 && ::fsync(::fileno(out.get())) == 0;
+    if (!ok) throw Error("the resume journal '" + path_ + "' cannot be written" + io::write_failure_reason());
+    out.reset();
+    tmp.commit();
+    sync_path(path_);
+  }
+  std::vector<long long> whole;
+  for (long long s : shots) {
+    if (s < static_cast<long long>(shape_.samples.size()) && check(shot_path(s), s)) {
+      whole.push_back(s);
+    } else {
+      fs::remove(shot_path(s), ec);
+      dropped.push_back(shot_path(s));
+    }
+  }
+  return whole;
+}
+
+bool RunJournal::check(const std::string& file, long long shot) const {
+  auto f = open_file(file, "rb");
+  if (!f) return false;
+  const long long want[kHeadWords] = {
+      static_cast<long long>(identity_hash_), shot, shape_.snapshots, shape_.cells, values(shot, Piece::traces),
+      values(shot, Piece::wavefield)};
+  const std::uintmax_t floats = static_cast<std::uintmax_t>(shape_.snapshots * shape_.cells + want[4] + want[5]);
+  std::error_code ec;
+  if (fs::file_size(file, ec) != kMagicBytes + sizeof want + 4 * floats + 8 || ec) return false;
+  Fnv sum;
+  char magic[kMagicBytes];
+  long long head[kHeadWords];
+  if (std::fread(magic, 1, kMagicBytes, f.get()) != kMagicBytes || std::memcmp(magic, kShotMagic, kMagicBytes) != 0 ||
+      std::fread(head, 1, sizeof head, f.get()) != sizeof head || std::memcmp(head, want, sizeof head) != 0)
+    return false;
+  sum.add(magic, kMagicBytes), sum.add(head, sizeof head);
+  std::vector<char> buf(std::size_t(64) << 20);
+  for (std::uintmax_t left = 4 * floats; left > 0;) {
+    const std::size_t k = static_cast<std::size_t>(std::min<std::uintmax_t>(left, buf.size()));
+    if (std::fread(buf.data(), 1, k, f.get()) != k) return false;
+    sum.add(buf.data(), k);
+    left -= k;
+  }
+  std::uint64_t stored = 0;
+  return std::fread(&stored, 1, 8, f.get()) == 8 && stored == sum.value();
+}
+
+void RunJournal::replay(long long shot, std::vector<float>& buffer,
+                        const std::function<void(Piece, long long, std::vector<float>&)>& take) const {
+  const std::string file = shot_path(shot);
+  auto f = open_file(file, "rb");
+  auto read = [&](void* out, std::size_t n) {
+    if (!f || std::fread(out, 1, n, f.get()) != n)
+      throw Error("the resume journal's '" + file + "' cannot be read back" + io::write_failure_reason());
+  };
+  char skip[kMagicBytes + kHeadWords * 8];
+  read(skip, sizeof skip);
+  auto piece = [&](Piece p, long long index) {
+    buffer.resize(static_cast<std::size_t>(values(shot, p)));
+    read(buffer.data(), buffer.size() * sizeof(float));
+    take(p, index, buffer);
+  };
+  for (long long k = 0; k < shape_.snapshots; ++k) piece(Piece::snapshot, k);
+  piece(Piece::traces, 0);
+  if (shot == shape_.pictured) piece(Piece::wavefield, 0);
+}
+
+void RunJournal::add(long long shot, Piece piece, long long index, const float* data) {
+  std::unique_ptr<Writer>& w = writing_[shot];
+  if (!w) {
+    w = std::make_unique<Writer>(shot_path(shot));
+    w->f = std::fopen(w->tmp.temp_path().c_str(), "wb");
+    if (!w->f) throw Error("the resume journal '" + path_ + "' cannot be written: " + std::strerror(errno));
+    const long long head[kHeadWords] = {
+        static_cast<long long>(identity_hash_), shot, shape_.snapshots, shape_.cells, values(shot, Piece::traces),
+        values(shot, Piece::wavefield)};
+    w->put(kShotMagic, kMagicBytes);
+    w->put(head, sizeof head);
+  }
+  // The order a shot computes them in (shot_loop.hpp): snapshots by time, traces, the wavefield.
+  const bool in_order = piece == Piece::snapshot ? !w->traces && index == w->next && index < shape_.snapshots
+                        : piece == Piece::traces ? !w->traces && w->next == shape_.snapshots
+                                                 : w->traces && shot == shape_.pictured;
+  if (!in_order)
+    throw Error("internal: the resume journal was handed shot " + std::to_string(shot) + "'s pieces out of order");
+  w->put(data, static_cast<std::size_t>(values(shot, piece)) * sizeof(float));
+  if (piece == Piece::snapshot) ++w->next;
+  if (piece == Piece::traces) w->traces = true;
+  if (piece == Piece::wavefield || (piece == Piece::traces && shot != shape_.pictured)) commit(shot, *w);
+}
+
+void RunJournal::commit(long long shot, Writer& w) {
+  const std::uint64_t checksum = w.sum.value();
+  bool ok = w.ok && std::fwrite(&checksum, 1, 8, w.f) == 8;
+  ok = ok && std::fflush(w.f) == 0 && ::fsync(::fileno(w.f)) == 0;
+  const std::string why = io::write_failure_reason();
+  ok = std::fclose(w.f) == 0 && ok;
+  w.f = nullptr;
+  if (!ok)
+    throw Error("the resume journal '" + path_ + "' cannot be written" + why +
+                " (output.directory needs room for the outputs twice while a run lasts: its journal holds them too)");
+  w.tmp.commit();
+  sync_path(path_);
+  writing_.erase(shot);
+}
+
+void RunJournal::remove() const {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+}  // namespace seisrtm

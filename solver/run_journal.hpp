@@ -1,0 +1,76 @@
+#pragma once
+// The journal of a forward-modelling run in progress, the directory `<directory>/<name>.resume`
+// beside its outputs (docs/guide/run.md "An interrupted run resumes"):
+//
+//   identity     the run's identity (text: the config as it decides the bits, the backend, hashes
+//                of the inputs as read, the shots of a part), written first
+//   shot_NNNN    one file a finished shot: everything the outputs take of it
+//
+// Each file is written whole under a temporary name, flushed to the disk and renamed (then the
+// directory flushed): a kill at any moment leaves a shot's file whole or absent, never part of
+// one. A shot's file (little-endian): "seisrtm run shot 1\n"; the identity's FNV, the shot, its
+// snapshots, the cells of a snapshot, its trace samples, the cells of its last wavefield (0 but
+// for the shot whose wavefield is pictured) (8 bytes each); the snapshots in order, the traces and
+// the wavefield (float32); a checksum of all of it (8 bytes, FNV-1a over 64-bit words).
+//
+// `run` run again reads it: the journal's shots go into the outputs as they were computed, only
+// the others are computed, and the outputs are the bits of a run never stopped. Removed once the
+// outputs are committed. It holds what the outputs hold: as many bytes again on the disk.
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace seisrtm {
+
+class RunJournal {
+ public:
+  enum class Piece { snapshot, traces, wavefield };
+  struct Shape {
+    long long snapshots = 0;         // a shot's snapshots
+    long long cells = 0;             // of a snapshot and of the wavefield
+    std::vector<long long> samples;  // each shot's trace samples (its receivers x steps)
+    long long pictured = -1;         // the shot whose last wavefield is kept (pictures), or -1
+  };
+  RunJournal(std::string directory, std::string identity, Shape shape);
+  ~RunJournal();
+  RunJournal(const RunJournal&) = delete;
+  RunJournal& operator=(const RunJournal&) = delete;
+  const std::string& path() const { return path_; }
+
+  // Rank 0 before its first shot: creates the journal, or takes up one an interrupted run left.
+  // Returns its finished shots, sorted. Error naming the journal for one of other settings or
+  // data (the first difference) or one that is not a run's. A shot's file that does not check
+  // (its checksum, its sizes) is removed and its shot not counted as finished: `dropped` names it.
+  std::vector<long long> open(std::vector<std::string>& dropped);
+  // open() found the journal of an interrupted run.
+  bool taken_up() const { return taken_up_; }
+
+  // A finished shot's pieces in the order they were computed, each read into `buffer` (resized)
+  // and handed to `take(piece, index, buffer)`.
+  void replay(long long shot, std::vector<float>& buffer,
+              const std::function<void(Piece, long long, std::vector<float>&)>& take) const;
+
+  // A piece of a shot as it comes (its snapshots in order, its traces, for the pictured shot its
+  // wavefield); the shot's file is committed with its last piece.
+  void add(long long shot, Piece piece, long long index, const float* data);
+
+  // Once the outputs are committed.
+  void remove() const;
+
+ private:
+  struct Writer;
+  long long values(long long shot, Piece piece) const;
+  std::string shot_path(long long shot) const;
+  bool check(const std::string& file, long long shot) const;
+  void commit(long long shot, Writer& w);
+  std::string path_, identity_;
+  Shape shape_;
+  unsigned long long identity_hash_ = 0;
+  bool taken_up_ = false;
+  std::map<long long, std::unique_ptr<Writer>> writing_;
+};
+
+}  // namespace seisrtm
