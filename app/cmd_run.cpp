@@ -11,6 +11,7 @@
 #include "base/error.hpp"
 #include "io/output_file.hpp"
 #include "solver/cluster.hpp"
+#include "solver/stack_parts.hpp"
 #include "solver/survey.hpp"
 
 namespace seisrtm::app {
@@ -126,6 +127,7 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
   std::optional<Problem> problem;
   PropagatorBackend backend;
   std::string chosen;
+  std::vector<long long> shots;
   cluster::setup_on_every_rank([&] {
     config.emplace(load_with_overrides(config_path, o));
     if (config->migration)
@@ -135,6 +137,10 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
     // Before the model is read or a shot stepped: the results must not take an input's place.
     io::check_output_set(config->output.directory, config->output.name, io::input_files(*config));
     problem.emplace(build_problem(*config));
+    if (!o.shots.empty()) {  // a part of the survey (every rank parses the same list: one verdict)
+      shots = parse_shot_list(o.shots, problem->shot_count());
+      if (static_cast<long long>(shots.size()) == problem->shot_count()) shots.clear();  // the whole survey
+    }
     const BackendChoice choice = choose_backend(problem->config, problem->equation, false);
     chosen = choice.name;
     backend = make_propagator(*problem, choice);
@@ -158,9 +164,13 @@ int cmd_run(const std::string& config_path, const CommonOptions& given) {
                  config_path.c_str(), p.grid.n[0], p.grid.n[1], p.grid.n[2], p.steps, p.dt, p.dt_max, p.shot_count(),
                  p.max_receivers(), p.varying_spread() ? " in the largest of a spread a shot" : "",
                  prop->name().c_str());
+  if (!o.quiet && !shots.empty())
+    std::fprintf(stderr, "seisrtm: a part of the survey: %zu of its %lld shots (--shots %s)\n", shots.size(),
+                 p.shot_count(), o.shots.c_str());
   RunOptions ro;
   ro.quiet = o.quiet;
   ro.producer = std::string("seisrtm ") + SEISRTM_VERSION;
+  ro.shots = shots;
   const RunSummary s = run_survey(p, *prop, ro);
   // Each slab's last shot: stepping and the exchange beside it (collective: decided by the
   // command line, which every rank shares, not by o.quiet, which only rank 0 keeps).

@@ -18,7 +18,7 @@ struct CommonOptions {
   std::string output;                  // --output (empty: the config's output.directory)
   bool quiet = false;
   int device = -1;    // --device (-1: the config's solver.device)
-  std::string shots;  // migrate --shots: a part of the survey (empty: every shot)
+  std::string shots;  // run and migrate --shots: a part of the survey (empty: every shot)
 };
 
 // Loads the config with every command-line override applied.

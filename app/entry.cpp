@@ -123,10 +123,21 @@ void add_backend_options(CLI::App& sub, app::CommonOptions& opt) {
   sub.add_flag("--quiet,-q", opt.quiet, "Only the final summary line on stderr");
 }
 
+// --shots of run and migrate: a part of the survey.
+void add_shots_option(CLI::App& sub, app::CommonOptions& opt, const std::string& what) {
+  sub.add_option("--shots", opt.shots, what + ": indices and ranges A:B (A to B-1), A:, :B, comma-separated, 0-based")
+      ->check([](const std::string& v) {
+        return v.empty() ? std::string("must name shots (indices and ranges A:B, 0-based), not ''") : "";
+      });
+}
+
 CLI::App* add_run(CLI::App& cli, app::CommonOptions& opt, std::string& config) {
   auto* run = cli.add_subcommand("run", "Forward modelling of the survey a YAML config describes");
   run->add_option("config", config, "YAML config file")->required();
   run->add_option("--set", opt.overrides, "Override a config key, e.g. --set time.steps=200 (repeatable)");
+  add_shots_option(*run, opt,
+                   "Compute these shots only, a part of the survey (its file holds them, named and numbered as in "
+                   "the whole survey)");
   add_backend_options(*run, opt);
   return run;
 }
@@ -137,13 +148,9 @@ CLI::App* add_migrate(CLI::App& cli, app::CommonOptions& opt, std::string& confi
   migrate->add_option("config", config, "YAML migration config file")->required();
   migrate->add_option("--set", opt.overrides,
                       "Override a config key, e.g. --set migration.mode=snapshots (repeatable)");
-  migrate
-      ->add_option("--shots", opt.shots,
+  add_shots_option(*migrate, opt,
                    "Migrate these shots only, a part of the survey whose file keeps its exact stack for "
-                   "'seisrtm stack': indices and ranges A:B (A to B-1), A:, :B, comma-separated, 0-based")
-      ->check([](const std::string& v) {
-        return v.empty() ? std::string("must name shots (indices and ranges A:B, 0-based), not ''") : "";
-      });
+                   "'seisrtm stack'");
   add_backend_options(*migrate, opt);
   return migrate;
 }

@@ -1,5 +1,6 @@
 #include "io/survey_file.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -81,7 +82,15 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
 
   const hid_t root = out_.root();
   write_grid_axes(root, l.n, l.h, l.origin);
-  write_index_axis(root, "shot", l.shots, "shot index");
+  if (!l.shot_ids.empty() && static_cast<long long>(l.shot_ids.size()) != l.shots)
+    throw Error("survey layout for '" + out_.path() + "': " + std::to_string(l.shot_ids.size()) + " shot indices for " +
+                std::to_string(l.shots) + " shots");
+  if (l.shot_ids.empty()) {
+    write_index_axis(root, "shot", l.shots, "shot index");
+  } else {
+    write_dataset(root, "shot", {hsize_t(l.shots)}, l.shot_ids.data());
+    make_axis(root, "shot", "", "shot index (of the survey: this file holds a part of it)");
+  }
   if (l.receivers > 0) write_index_axis(root, "receiver", l.receivers, "receiver index");
   write_component_axis(root);
   // Sample n of a trace is p after step n + 1: t = (n + 1) dt.
@@ -100,7 +109,8 @@ SurveyFile::SurveyFile(OutputFile& out, const SurveyLayout& layout) : out_(out),
     // Chunked datasets allocate their chunks when written: creating every shot's now costs
     // nothing until its snapshots arrive.
     out_.create_group("snapshot_steps");
-    for (long long s = 0; s < l.shots; ++s) {
+    for (long long row = 0; row < l.shots; ++row) {
+      const long long s = shot_id(l, row);
       const std::string source = "snapshots/" + shot_name(s), steps = "snapshot_steps/" + shot_name(s);
       out_.create_chunked(source, {hsize_t(snapshots_), hsize_t(l.n[2]), hsize_t(l.n[1]), hsize_t(l.n[0])});
       describe_dataset(root, source, kFieldUnits, "p of " + shot_name(s));
@@ -178,7 +188,7 @@ void SurveyFile::write_geometry(const float* wavelet, const std::vector<std::arr
   describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
   attach_axes(root, "sources/positions", {"shot", "component"});
   std::vector<long long> record;
-  for (long long s = 0; s < l.shots; ++s) record.push_back(l.first_record + s);
+  for (long long row = 0; row < l.shots; ++row) record.push_back(l.first_record + shot_id(l, row));
   write_dataset(root, "sources/record", {hsize_t(l.shots)}, record.data());
   describe_dataset(root, "sources/record", "1", "field record number (sources.first_record + shot; SEG-Y bytes 9)");
   attach_axes(root, "sources/record", {"shot"});
@@ -221,7 +231,12 @@ void SurveyFile::write_spreads(const std::vector<std::vector<std::array<double, 
 }
 
 void SurveyFile::write_traces(long long shot, const float* gather) {
-  if (traces_) out_.write_slab("traces", hsize_t(shot), gather);
+  if (!traces_) return;
+  const auto& ids = layout_.shot_ids;
+  const auto row = ids.empty() ? shot : std::lower_bound(ids.begin(), ids.end(), shot) - ids.begin();
+  if (row < 0 || row >= layout_.shots || shot_id(layout_, row) != shot)
+    throw Error("internal: shot " + std::to_string(shot) + " is not one of '" + out_.path() + "'");
+  out_.write_slab("traces", hsize_t(row), gather);
 }
 
 void SurveyFile::write_snapshot(long long shot, long long k, const float* p) {
@@ -235,8 +250,10 @@ void SurveyFile::write_stepping_seconds(double seconds) {
 std::vector<XdmfVolume> SurveyFile::xdmf_volumes() const {
   std::vector<XdmfVolume> vols;
   for (const auto& name : model_volumes_) vols.push_back({"/model/" + name, name, 0, {}});
-  for (long long s = 0; s < layout_.shots && snapshots_ > 0; ++s)
-    vols.push_back({"/snapshot_steps/" + shot_name(s), "p_" + shot_name(s), snapshots_, snapshot_times_});
+  for (long long row = 0; row < layout_.shots && snapshots_ > 0; ++row) {
+    const std::string s = shot_name(shot_id(layout_, row));
+    vols.push_back({"/snapshot_steps/" + s, "p_" + s, snapshots_, snapshot_times_});
+  }
   return vols;
 }
 

@@ -51,7 +51,16 @@ struct SurveyLayout {
   // count) beside /receivers/count [shot].
   bool varying = false;
   long long first_record = 1;  // /sources/record: first_record + shot
+  // A part of a survey (run --shots): the survey's indices of the file's `shots`, ascending; the
+  // file's rows are these shots, /shot holds them and every name and record number follows them.
+  // Empty: the shots 0..shots-1.
+  std::vector<long long> shot_ids;
 };
+
+// The survey's index of the file's row `row` (layout.shot_ids).
+inline long long shot_id(const SurveyLayout& l, long long row) {
+  return l.shot_ids.empty() ? row : l.shot_ids[static_cast<size_t>(row)];
+}
 // Snapshots a run of this layout stores: one every snapshot_interval steps.
 inline long long snapshot_count(const SurveyLayout& l) {
   return l.snapshot_interval > 0 ? l.steps / l.snapshot_interval : 0;
@@ -99,13 +108,14 @@ class SurveyFile {
   // degrees); nothing when the layout has no model.
   void write_model_volume(const std::string& name, const float* values);
   // /time, /sources/wavelet (`wavelet`: steps values), /sources/positions (one [x, y, z] per
-  // shot, m) and /receivers/positions (one per receiver, m; absent without receivers).
+  // shot of the file, m) and /receivers/positions (one per receiver, m; absent without receivers).
   // A varying layout: `receivers` is empty and write_spreads writes them.
   void write_geometry(const float* wavelet, const std::vector<std::array<double, 3>>& sources,
                       const std::vector<std::array<double, 3>>& receivers);
-  // A varying layout's spreads, one a shot (m, survey coordinates).
+  // A varying layout's spreads, one a shot of the file (m, survey coordinates).
   void write_spreads(const std::vector<std::vector<std::array<double, 3>>>& spreads);
-  // One shot's gather, [receiver][time]; nothing when the layout has no traces.
+  // One shot's gather, [receiver][time]; nothing when the layout has no traces. `shot` here and
+  // below: the survey's index (shot_id).
   void write_traces(long long shot, const float* gather);
   // Snapshot k (0-based) of a shot, p on the grid [z][y][x].
   void write_snapshot(long long shot, long long k, const float* p);

@@ -76,7 +76,8 @@ struct RunShot {
 // A rank other than 0: computes its shots (handed out by rank 0, or every shot over its slab)
 // and sends them to rank 0 (or makes the collective calls of rank 0's); writes no file. A
 // failure is reported to rank 0 with its shot.
-RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vector<long long>& shots) {
+RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vector<long long>& shots,
+                             long long pictured) {
   const Grid& g = pb.grid;
   const long long interval = pb.config.output.snapshot_interval;
   const io::SurveyLayout layout{pb.shot_count(),
@@ -102,7 +103,7 @@ RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vec
   work.compute = [&](long long s, ShotSteps& st) {
     shot.compute(s, st);
     // The first shot's wavefield picture is gathered from every slab.
-    if (plan.slabs && pb.config.output.pictures && s == 0) prop.wavefield(nullptr);
+    if (plan.slabs && s == pictured) prop.wavefield(nullptr);
   };
   work.workers_end_when_done = true;
   ShotLoop loop(plan, std::move(work));
@@ -112,7 +113,7 @@ RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vec
 }
 
 // The model as configured (theta and phi back in degrees), the wavelet and the geometry.
-void write_model_and_geometry(io::SurveyFile& file, const Problem& pb) {
+void write_model_and_geometry(io::SurveyFile& file, const Problem& pb, const std::vector<long long>& shots) {
   file.write_model(pb.vp.data());
   if (pb.anisotropic()) {
     file.write_model_volume("epsilon", pb.epsilon.data());
@@ -124,13 +125,15 @@ void write_model_and_geometry(io::SurveyFile& file, const Problem& pb) {
       file.write_model_volume(a == &pb.theta ? "theta" : "phi", deg.data());
     }
   }
+  std::vector<std::array<double, 3>> sources;
+  for (long long s : shots) sources.push_back(pb.config.sources.shots[static_cast<size_t>(s)]);
   if (!pb.varying_spread()) {
-    file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, pb.grid.survey(pb.receivers.position));
+    file.write_geometry(pb.wavelet.data(), sources, pb.grid.survey(pb.receivers.position));
     return;
   }
-  file.write_geometry(pb.wavelet.data(), pb.config.sources.shots, {});
+  file.write_geometry(pb.wavelet.data(), sources, {});
   std::vector<std::vector<std::array<double, 3>>> spreads;
-  for (long long s = 0; s < pb.shot_count(); ++s) spreads.push_back(pb.grid.survey(pb.receivers_of(s).position));
+  for (long long s : shots) spreads.push_back(pb.grid.survey(pb.receivers_of(s).position));
   file.write_spreads(spreads);
 }
 
@@ -190,12 +193,14 @@ void deliver_traces(const Problem& pb, io::SurveyFile& file, io::OutputSet& set,
   }
 }
 
-// The first shot's last wavefield `field` and the model, sliced through the source.
-void first_shot_pictures(const Problem& pb, const std::vector<float>& field, io::OutputSet& set) {
+// The first shot's (`s`: shot 0, or a part's first) last wavefield `field` and the model, sliced
+// through its source.
+void first_shot_pictures(const Problem& pb, long long s, const std::vector<float>& field, io::OutputSet& set) {
   const Config& c = pb.config;
   const Grid& g = pb.grid;
-  const std::string front = c.output.name + ": " + io::shot_name(0);
-  const io::Point3 src{c.sources.shots[0][0], c.sources.shots[0][1], c.sources.shots[0][2]};
+  const std::string front = c.output.name + ": " + io::shot_name(s);
+  const auto& at = c.sources.shots[static_cast<size_t>(s)];
+  const io::Point3 src{at[0], at[1], at[2]};
   const long long iy = std::clamp<long long>(std::llround((src[1] - g.origin[1]) / g.h[1]), 0, g.n[1] - 1);
   io::Image2D wf = io::volume_slice(field.data(), g.n, g.h, {g.origin[0], g.origin[1], g.origin[2]}, 'y', iy);
   char t[64];
@@ -203,7 +208,7 @@ void first_shot_pictures(const Problem& pb, const std::vector<float>& field, io:
   wf.title = front + " " + t + wf.title;
   wf.value_label = "p", wf.value_unit = "arb. units";
   wf.clip_percentile = 99.5;  // most of a snapshot is still at rest: clip higher than a gather
-  picture(set, "wavefield_" + io::shot_name(0), wf);
+  picture(set, "wavefield_" + io::shot_name(s), wf);
   io::Image2D vp = io::volume_slice(pb.vp.data(), g.n, g.h, {g.origin[0], g.origin[1], g.origin[2]}, 'y', iy);
   vp.title = c.output.name + ": model vp, " + vp.title;
   vp.value_label = "vp", vp.value_unit = "m/s";
@@ -242,7 +247,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     for (long long s = 0; s < nshots; ++s) shots.push_back(s);
   // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
   // fills now, and takes plain arrays.
-  const io::SurveyLayout layout{nshots,
+  const io::SurveyLayout layout{static_cast<long long>(shots.size()),
                                 nrec,
                                 nt,
                                 pb.dt,
@@ -253,7 +258,10 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
                                 c.output.model,
                                 g.origin,
                                 pb.varying_spread(),
-                                c.sources.first_record};
+                                c.sources.first_record,
+                                opt.shots};
+  // The shot whose last wavefield is pictured: the first (of the part).
+  const long long pictured = c.output.pictures ? shots.front() : -1;
 
   // Rank 0: the output set, created first (an unwritable output directory fails before any time
   // stepping: every file of the run is a member, written under a temporary name, and the set
@@ -271,7 +279,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       shape.snapshots = io::snapshot_count(layout);
       shape.cells = g.cells();
       for (long long s = 0; s < nshots; ++s) shape.samples.push_back(pb.receivers_of(s).size() * nt);
-      shape.pictured = c.output.pictures ? 0 : -1;
+      shape.pictured = pictured;
       journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
                       run_identity(pb, prop.name(), opt.shots), std::move(shape));
       std::vector<std::string> dropped;
@@ -300,12 +308,12 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   cluster::broadcast_from_rank0(left);
   // Decomposed: every rank computes every shot over its slab, rank 0 writes; otherwise shots
   // are handed out to the ranks (ShotFarm).
-  if (cluster::rank() > 0) return run_on_other_rank(pb, prop, left);
+  if (cluster::rank() > 0) return run_on_other_rank(pb, prop, left, pictured);
 
   io::SurveyFile file(set->h5(), layout);
   const long long nsnap = file.snapshots();
   file.write_attributes(run_attributes(pb, opt.producer, prop.name()));
-  write_model_and_geometry(file, pb);
+  write_model_and_geometry(file, pb, shots);
   // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
   const io::SegyRun segy = plan_segy_copies(pb, opt.producer);
 
@@ -319,7 +327,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     else if (piece == RunJournal::Piece::traces)
       deliver_traces(pb, file, *set, segy, s, data.data());
     else
-      first_shot_pictures(pb, data, *set);
+      first_shot_pictures(pb, s, data, *set);
   };
   const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
   for (long long s : done)
@@ -330,10 +338,10 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
     shot.compute(s, st);
-    if (c.output.pictures && s == 0) {  // (rank 0 always computes shot 0: its first shot)
+    if (s == pictured) {  // (rank 0 always computes it: the first of the shots, its first shot)
       prop.wavefield(shot.field.data());
-      deliver(0, RunJournal::Piece::wavefield, 0, shot.field);
-      journal->add(0, RunJournal::Piece::wavefield, 0, shot.field.data());
+      deliver(s, RunJournal::Piece::wavefield, 0, shot.field);
+      journal->add(s, RunJournal::Piece::wavefield, 0, shot.field.data());
     }
   };
   // Every result of a shot, this rank's own or another's (cluster.hpp).
@@ -371,7 +379,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   if (!vols.empty()) io::write_xdmf(set->add(".xmf"), set->h5().file_name(), g.n, g.h, vols, g.origin);
   // Every rank stops when any was signalled, rank 0 after the last write included: the set is
   // committed only when none was.
-  const std::string end = "the end of shot " + std::to_string(nshots) + "/" + std::to_string(nshots);
+  const std::string end = "the end of shot " + std::to_string(shots.back() + 1) + "/" + std::to_string(nshots);
   cluster::settle_before_commit();
   loop.check_interrupt(end);
   set->commit();

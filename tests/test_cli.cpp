@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <numbers>
 #include <string>
 #include <vector>
@@ -142,6 +144,64 @@ TEST_CASE("the marine streamer example runs on the CPU and images its reflectors
         CHECK(std::abs(zi - z) < h);
       }
     }
+}
+
+TEST_CASE("run --shots computes a part of a survey: its shots' rows, names and record numbers are the whole run's",
+          "[integration]") {
+  // The marine example (6 shots, a spread a shot) shortened to 300 steps with snapshots, run
+  // whole and as the parts {1, 3, 4} and {0, 2, 5}: each part's file holds its shots' traces,
+  // snapshots, positions and spreads bit for bit the whole run's rows, /shot and /sources/record
+  // name them as in the survey, and every SEG-Y copy and gather picture is byte for byte the whole
+  // run's (so one glob over the parts' SEG-Y migrates as the whole run's). Bad lists are refused.
+  const fs::path d = fresh_dir("run_shots");
+  const std::string run = "run " + (fs::path(SEISRTM_SOURCE_DIR) / "configs/marine/streamer.yaml").string() +
+                          " --quiet --backend cpu --set time.steps=300 --set output.snapshot_interval=100";
+  const Result whole = run_cli(run + " --output " + (d / "whole").string());
+  INFO(whole.output);
+  REQUIRE(whole.code == 0);
+  const std::string w = (d / "whole" / "streamer.h5").string();
+  using seisrtm::test::read_dataset;
+  auto bytes = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  for (const std::vector<long long>& part : {std::vector<long long>{1, 3, 4}, std::vector<long long>{0, 2, 5}}) {
+    const std::string list = part[0] == 1 ? "1,3:5" : ":1,2,5:";
+    const fs::path out = d / ("part" + std::to_string(part[0]));
+    const Result r = run_cli(run + " --shots " + list + " --output " + out.string());
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const std::string f = (out / "streamer.h5").string();
+    std::vector<float> ids, records;
+    for (long long s : part) ids.push_back(float(s)), records.push_back(float(s + 1));  // (first_record 1)
+    CHECK(read_dataset(f, "shot") == ids);
+    CHECK(read_dataset(f, "sources/record") == records);
+    // Row k of a [shot, ...] dataset of the part against row part[k] of the whole run's.
+    for (const std::string v : {"traces", "sources/positions", "receivers/positions", "receivers/count"}) {
+      INFO(v);
+      const std::vector<float> mine = read_dataset(f, v), every = read_dataset(w, v);
+      REQUIRE(every.size() % 6 == 0);
+      const size_t row = every.size() / 6;
+      REQUIRE(mine.size() == part.size() * row);
+      for (size_t k = 0; k < part.size(); ++k)
+        CHECK(std::memcmp(mine.data() + k * row, every.data() + size_t(part[k]) * row, row * sizeof(float)) == 0);
+    }
+    for (long long s : part) {
+      const std::string n = "shot_000" + std::to_string(s);
+      CHECK(read_dataset(f, "snapshots/" + n) == read_dataset(w, "snapshots/" + n));
+      CHECK(bytes(out / ("streamer_" + n + ".sgy")) == bytes(d / "whole" / ("streamer_" + n + ".sgy")));
+      CHECK(bytes(out / ("streamer_gather_" + n + ".png")) == bytes(d / "whole" / ("streamer_gather_" + n + ".png")));
+    }
+    CHECK(!fs::exists(out / ("streamer_shot_000" + std::to_string(part[0] == 1 ? 0 : 1) + ".sgy")));
+  }
+  for (const auto& [list, why] : std::vector<std::pair<std::string, std::string>>{
+           {"6", "'6' reaches beyond the last shot"}, {"2:2", "'2:2' holds no shot"}, {"1,,2", "an empty item"}}) {
+    const Result bad = run_cli(run + " --shots " + list + " --output " + (d / "bad").string());
+    INFO(bad.output);
+    CHECK(bad.code != 0);
+    CHECK_THAT(bad.output, Catch::Matchers::Contains("--shots '" + list + "': " + why));
+    CHECK(!fs::exists(d / "bad" / "streamer.h5"));
+  }
 }
 
 TEST_CASE("the tti migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
