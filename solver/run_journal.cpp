@@ -78,6 +78,11 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
     throw Error("'" + path_ +
                 "' is in the place of this run's resume journal but is not a run's journal (a migration's of the "
                 "same output.name?): remove it or set another output.name");
+  // Journals of runs killed while removing theirs (remove()).
+  const fs::path parent = fs::path(path_).parent_path().empty() ? fs::path(".") : fs::path(path_).parent_path();
+  const std::string removed = fs::path(path_).filename().string() + ".removed.";
+  for (const auto& e : fs::directory_iterator(parent, ec))
+    if (e.path().filename().string().rfind(removed, 0) == 0) fs::remove_all(e.path(), ec);
   io::ensure_directory(path_);
   // Temporaries of writers that are gone (killed while writing) are only disk space.
   io::remove_dead_temporaries(path_, "");
@@ -211,8 +216,15 @@ void RunJournal::commit(long long shot, Writer& w) {
 }
 
 void RunJournal::remove() const {
+  // Renamed first, in one step: a kill while its files are removed one by one must not leave a
+  // journal that lacks its identity or some of its shots (open() removes what is left).
   std::error_code ec;
-  fs::remove_all(path_, ec);
+  const std::string gone = path_ + ".removed." + std::to_string(::getpid());
+  fs::rename(path_, gone, ec);
+  if (ec) return fs::remove_all(path_, ec), void();
+  const fs::path dir = fs::path(path_).parent_path();
+  sync_path(dir.empty() ? "." : dir.string());
+  fs::remove_all(gone, ec);
 }
 
 }  // namespace seisrtm

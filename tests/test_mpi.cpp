@@ -1004,6 +1004,9 @@ TEST_CASE("a run killed at random moments and run again ends bit for bit as one 
   const fs::path farm = d / "farm";
   fs::create_directories(farm);
   const fs::path journal = farm / "streamer.resume";
+  // What a run killed while removing its journal leaves (renamed away whole first): removed.
+  fs::create_directories(farm / "streamer.resume.removed.4242");
+  std::ofstream(farm / "streamer.resume.removed.4242" / "shot_0000") << "x";
   const Result a = run_shell(
       "(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout -k 10 300 mpirun "
       "--oversubscribe --bind-to none -np 3 " +
@@ -1012,7 +1015,6 @@ TEST_CASE("a run killed at random moments and run again ends bit for bit as one 
       "sleep 0.02; done; kill -TERM $p; wait $p)");
   INFO(a.output);
   REQUIRE(a.code != 0);
-  CHECK_THAT(a.output, Catch::Matchers::Contains("the same command again resumes"));
   REQUIRE(fs::exists(journal / "shot_0001"));
   // A shot's file damaged on the disk (one byte of its traces flipped): dropped and computed again.
   {
