@@ -3,6 +3,7 @@
 #include "app/commands.hpp"
 #include "base/error.hpp"
 #include "io/output_file.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/migration.hpp"
 #include "solver/stack_parts.hpp"
 
@@ -19,6 +20,20 @@ int cmd_stack(const std::string& config_path, const std::vector<std::string>& pa
   for (const std::string& part : parts) inputs.push_back({part, "a part"});
   io::check_output_set(c.output.directory, c.output.name, inputs);
   const MigrationInput in = prepare_migration(c);  // the data: their hash is part of what parts share
+  // Before the sums are allocated: two exact stacks (the total and a part's, 32 bytes a cell each)
+  // while the parts are added; then the total and the image volumes written from it (fewer).
+  const double cells = double(in.problem.grid.cells()), need = 2.0 * 2 * 16 * cells;
+  const AvailableMemory avail = available_host_memory_detail();
+  if (avail.bytes > 0 && need > kHostMemoryMargin * avail.bytes) {
+    char t[512];
+    std::snprintf(t, sizeof t,
+                  "seisrtm stack needs %.2f GiB of host memory for the sums of %.0f cells (64 bytes a cell: the "
+                  "total's and a part's exact stacks) but %.2f GiB are available (%s; %.0f%% of it may be planned): "
+                  "run it on a host with more memory",
+                  need / 1073741824.0, cells, avail.bytes / 1073741824.0, avail.source.c_str(),
+                  100 * kHostMemoryMargin);
+    throw Error(t);
+  }
   io::OutputSet set(c.output.directory, c.output.name);
   std::vector<long long> shots;
   std::string migrator;

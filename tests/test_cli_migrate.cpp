@@ -985,6 +985,21 @@ TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the wh
   const Result s2 = stack("s2", part("s1") + " " + part("p2"));
   INFO(s2.output);
   REQUIRE(s2.code == 0);
+  {
+    // Its host memory planned before the sums are allocated: a (fake) cgroup of 1 MiB refuses it.
+    const fs::path root = d / "cgroup";
+    fs::create_directories(root);
+    write_text(root / "memory.max", "1048576\n");
+    write_text(root / "memory.current", "0\n");
+    const Result small =
+        seisrtm::test::run_shell("SEISRTM_CGROUP_ROOT=" + root.string() + " " + SEISRTM_HOOKED_BINARY + " stack " +
+                                 cfg + " --output " + (d / "small").string() + " " + part("p03") + " " + part("p1"));
+    INFO(small.output);
+    CHECK(small.code == 1);
+    CHECK_THAT(small.output, Contains("seisrtm stack needs") && Contains("64 bytes a cell") &&
+                                 Contains("cgroup limit " + root.string()));
+    CHECK(!fs::exists(d / "small" / "rtm.h5"));
+  }
   for (const char* name : {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"}) {
     INFO(name);
     const std::vector<float> whole = seisrtm::test::read_dataset(part("whole"), name);
