@@ -18,6 +18,7 @@
 #include "solver/cluster.hpp"
 #include "solver/geometry.hpp"
 #include "solver/hooks.hpp"
+#include "solver/run_journal.hpp"
 
 namespace seisrtm {
 
@@ -75,6 +76,10 @@ HostMemoryEstimate estimate_host_memory(const Config& c, SolverBackend backend) 
     e.volumes = (snapshots || c.output.pictures ? volume : 0) + (cuda && snapshots ? volume : 0);
     const double copies = 2 + (c.output.pictures && e.receivers > 0 ? 1 : 0);
     e.traces = copies * 4 * e.receivers * e.steps;
+    // The journal's pieces being written beside the stepping (solver/run_journal.hpp): a volume
+    // each with snapshots or pictures, a gather each otherwise.
+    if (cluster::rank() == 0)
+      e.journal = (RunJournal::kPending + 1) * (snapshots || c.output.pictures ? volume : 4 * e.receivers * e.steps);
   }
   if (!c.migration && c.solver.decomposition == Decomposition::z && cluster::size() > 1) {
     // Every rank builds the whole grid's model, then copies its slab (at most nz / ranks + 1 own
@@ -88,7 +93,8 @@ HostMemoryEstimate estimate_host_memory(const Config& c, SolverBackend backend) 
     e.ranks_on_node = cluster::local_size();
   }
   const double build = e.model + e.anisotropy + e.smoothing + e.geometry;
-  const double run = e.model + e.anisotropy + e.slab_model + e.wavefields + e.volumes + e.traces + e.geometry;
+  const double run =
+      e.model + e.anisotropy + e.slab_model + e.wavefields + e.volumes + e.traces + e.journal + e.geometry;
   e.total = e.ranks_on_node * std::max(build, run);
   return e;
 }
@@ -103,6 +109,7 @@ std::string HostMemoryEstimate::describe() const {
   if (wavefields > 0) s += ", wavefields " + gib(wavefields);
   if (volumes > 0) s += ", picture and snapshot copies " + gib(volumes);
   if (traces > 0) s += ", traces " + gib(traces);
+  if (journal > 0) s += ", resume journal's buffers " + gib(journal);
   return s + ", geometry and wavelet " + gib(geometry) + ")";
 }
 

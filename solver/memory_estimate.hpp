@@ -21,6 +21,7 @@ struct HostMemoryEstimate {
   double wavefields = 0;
   double volumes = 0;     // the copy of the wavefield for pictures and snapshots (+ a pinned one: cuda)
   double traces = 0;      // one shot's gather: the backend's, the survey's and the picture's copy
+  double journal = 0;     // rank 0 of a run: the resume journal's buffers (RunJournal::kPending + 1 pieces)
   double geometry = 0;    // receivers' interpolation cells and weights, the wavelet, the time axis
   double slab_model = 0;  // solver.decomposition z: the slab's copy of the model volumes
   int ranks_on_node = 1;  // decomposition z: ranks of this node, each holding what is counted here

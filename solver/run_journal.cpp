@@ -51,7 +51,9 @@ RunJournal::RunJournal(std::string directory, std::string identity, Shape shape)
   identity_hash_ = f.value();
 }
 
-RunJournal::~RunJournal() = default;
+RunJournal::~RunJournal() {
+  stop();
+}
 
 long long RunJournal::values(long long shot, Piece piece) const {
   switch (piece) {
@@ -130,6 +132,7 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
 }
 
 bool RunJournal::check(const std::string& file, long long shot) const {
+  // Its header and length; the checksum is checked as replay() reads it (one pass over the data).
   auto f = open_file(file, "rb");
   if (!f) return false;
   const long long want[kHeadWords] = {
@@ -138,47 +141,64 @@ bool RunJournal::check(const std::string& file, long long shot) const {
   const std::uintmax_t floats = static_cast<std::uintmax_t>(shape_.snapshots * shape_.cells + want[4] + want[5]);
   std::error_code ec;
   if (fs::file_size(file, ec) != kMagicBytes + sizeof want + 4 * floats + 8 || ec) return false;
-  Fnv sum;
   char magic[kMagicBytes];
   long long head[kHeadWords];
-  if (std::fread(magic, 1, kMagicBytes, f.get()) != kMagicBytes || std::memcmp(magic, kShotMagic, kMagicBytes) != 0 ||
-      std::fread(head, 1, sizeof head, f.get()) != sizeof head || std::memcmp(head, want, sizeof head) != 0)
-    return false;
-  sum.add(magic, kMagicBytes), sum.add(head, sizeof head);
-  std::vector<char> buf(std::size_t(64) << 20);
-  for (std::uintmax_t left = 4 * floats; left > 0;) {
-    const std::size_t k = static_cast<std::size_t>(std::min<std::uintmax_t>(left, buf.size()));
-    if (std::fread(buf.data(), 1, k, f.get()) != k) return false;
-    sum.add(buf.data(), k);
-    left -= k;
-  }
-  std::uint64_t stored = 0;
-  return std::fread(&stored, 1, 8, f.get()) == 8 && stored == sum.value();
+  return std::fread(magic, 1, kMagicBytes, f.get()) == kMagicBytes &&
+         std::memcmp(magic, kShotMagic, kMagicBytes) == 0 && std::fread(head, 1, sizeof head, f.get()) == sizeof head &&
+         std::memcmp(head, want, sizeof head) == 0;
 }
 
-void RunJournal::replay(long long shot, std::vector<float>& buffer,
+bool RunJournal::replay(long long shot, std::vector<float>& buffer,
                         const std::function<void(Piece, long long, std::vector<float>&)>& take) const {
   const std::string file = shot_path(shot);
   auto f = open_file(file, "rb");
+  Fnv sum;
   auto read = [&](void* out, std::size_t n) {
     if (!f || std::fread(out, 1, n, f.get()) != n)
       throw Error("the resume journal's '" + file + "' cannot be read back" + io::write_failure_reason());
+    sum.add(out, n);
   };
-  char skip[kMagicBytes + kHeadWords * 8];
-  read(skip, sizeof skip);
-  auto piece = [&](Piece p, long long index) {
-    buffer.resize(static_cast<std::size_t>(values(shot, p)));
-    read(buffer.data(), buffer.size() * sizeof(float));
-    take(p, index, buffer);
+  char head[kMagicBytes + kHeadWords * 8];
+  read(head, sizeof head);
+  auto piece = [&](Piece p, std::vector<float>& into) {
+    into.resize(static_cast<std::size_t>(values(shot, p)));
+    read(into.data(), into.size() * sizeof(float));
   };
-  for (long long k = 0; k < shape_.snapshots; ++k) piece(Piece::snapshot, k);
-  piece(Piece::traces, 0);
-  if (shot == shape_.pictured) piece(Piece::wavefield, 0);
+  // The snapshots go out as they are read (a damaged file's are written over when its shot is
+  // computed again); the traces and the wavefield, which make files of their own, once the
+  // checksum holds.
+  for (long long k = 0; k < shape_.snapshots; ++k) {
+    piece(Piece::snapshot, buffer);
+    take(Piece::snapshot, k, buffer);
+  }
+  std::vector<float> traces;
+  piece(Piece::traces, traces);
+  if (shot == shape_.pictured) piece(Piece::wavefield, buffer);
+  std::uint64_t stored = 0;
+  if (std::fread(&stored, 1, 8, f.get()) != 8 || stored != sum.value()) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    return false;
+  }
+  take(Piece::traces, 0, traces);
+  if (shot == shape_.pictured) take(Piece::wavefield, 0, buffer);
+  return true;
 }
 
-void RunJournal::add(long long shot, Piece piece, long long index, const float* data) {
+struct RunJournal::Task {
+  Writer* writer;
+  std::vector<float> data;
+  bool last;  // the shot's file is committed after it
+};
+
+void RunJournal::add(long long shot, Piece piece, long long index, std::vector<float>& data) {
+  std::unique_lock lock(mutex_);
+  if (!error_.empty()) throw Error(error_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { write_loop(); });
   std::unique_ptr<Writer>& w = writing_[shot];
   if (!w) {
+    // (Created here, not by the writing thread: a temporary's registration for the signal
+    // handler, io/interrupt.hpp, is this thread's.)
     w = std::make_unique<Writer>(shot_path(shot));
     w->f = std::fopen(w->tmp.temp_path().c_str(), "wb");
     if (!w->f) throw Error("the resume journal '" + path_ + "' cannot be written: " + std::strerror(errno));
@@ -192,15 +212,56 @@ void RunJournal::add(long long shot, Piece piece, long long index, const float* 
   const bool in_order = piece == Piece::snapshot ? !w->traces && index == w->next && index < shape_.snapshots
                         : piece == Piece::traces ? !w->traces && w->next == shape_.snapshots
                                                  : w->traces && shot == shape_.pictured;
-  if (!in_order)
+  const size_t n = static_cast<size_t>(values(shot, piece));
+  if (!in_order || data.size() < n)
     throw Error("internal: the resume journal was handed shot " + std::to_string(shot) + "'s pieces out of order");
-  w->put(data, static_cast<std::size_t>(values(shot, piece)) * sizeof(float));
   if (piece == Piece::snapshot) ++w->next;
   if (piece == Piece::traces) w->traces = true;
-  if (piece == Piece::wavefield || (piece == Piece::traces && shot != shape_.pictured)) commit(shot, *w);
+  const bool last = piece == Piece::wavefield || (piece == Piece::traces && shot != shape_.pictured);
+  changed_.wait(lock, [&] { return static_cast<int>(queue_.size()) < kPending || !error_.empty(); });
+  if (!error_.empty()) throw Error(error_);
+  // The piece's buffer goes to the writer; the caller gets one of the same size.
+  std::vector<float> spare;
+  if (!spare_.empty()) spare = std::move(spare_.back()), spare_.pop_back();
+  spare.resize(data.size());
+  std::swap(spare, data);
+  spare.resize(n);
+  queue_.push_back({w.get(), std::move(spare), last});
+  changed_.notify_all();
 }
 
-void RunJournal::commit(long long shot, Writer& w) {
+void RunJournal::write_loop() {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_) return;
+    Task t = std::move(queue_.front());
+    queue_.pop_front();
+    writing_now_ = true;
+    lock.unlock();
+    std::string failed;
+    try {
+      t.writer->put(t.data.data(), t.data.size() * sizeof(float));
+      if (t.last) commit(*t.writer);
+    } catch (const std::exception& e) {
+      failed = e.what();
+    }
+    lock.lock();
+    writing_now_ = false;
+    if (t.last || !failed.empty()) {
+      for (auto it = writing_.begin(); it != writing_.end(); ++it)
+        if (it->second.get() == t.writer) {
+          writing_.erase(it);  // (its temporary removed unless committed)
+          break;
+        }
+    }
+    if (!failed.empty() && error_.empty()) error_ = failed;
+    spare_.push_back(std::move(t.data));
+    changed_.notify_all();
+  }
+}
+
+void RunJournal::commit(Writer& w) {
   const std::uint64_t checksum = w.sum.value();
   bool ok = w.ok && std::fwrite(&checksum, 1, 8, w.f) == 8;
   ok = ok && std::fflush(w.f) == 0 && ::fsync(::fileno(w.f)) == 0;
@@ -212,10 +273,19 @@ void RunJournal::commit(long long shot, Writer& w) {
                 " (output.directory needs room for the outputs twice while a run lasts: its journal holds them too)");
   w.tmp.commit();
   sync_path(path_);
-  writing_.erase(shot);
 }
 
-void RunJournal::remove() const {
+void RunJournal::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    changed_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void RunJournal::remove() {
+  stop();  // (what it had still to write, the outputs hold)
   // Renamed first, in one step: a kill while its files are removed one by one must not leave a
   // journal that lacks its identity or some of its shots (open() removes what is left).
   std::error_code ec;

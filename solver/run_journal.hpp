@@ -16,11 +16,15 @@
 // `run` run again reads it: the journal's shots go into the outputs as they were computed, only
 // the others are computed, and the outputs are the bits of a run never stopped. Removed once the
 // outputs are committed. It holds what the outputs hold: as many bytes again on the disk.
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace seisrtm {
@@ -42,35 +46,54 @@ class RunJournal {
 
   // Rank 0 before its first shot: creates the journal, or takes up one an interrupted run left.
   // Returns its finished shots, sorted. Error naming the journal for one of other settings or
-  // data (the first difference) or one that is not a run's. A shot's file that does not check
-  // (its checksum, its sizes) is removed and its shot not counted as finished: `dropped` names it.
+  // data (the first difference) or one that is not a run's. A shot's file whose header or length
+  // does not check is removed and its shot not counted as finished: `dropped` names it.
   std::vector<long long> open(std::vector<std::string>& dropped);
   // open() found the journal of an interrupted run.
   bool taken_up() const { return taken_up_; }
 
-  // A finished shot's pieces in the order they were computed, each read into `buffer` (resized)
-  // and handed to `take(piece, index, buffer)`.
-  void replay(long long shot, std::vector<float>& buffer,
+  // A finished shot's pieces in the order they were computed, each handed to `take(piece, index,
+  // data)`: the snapshots as they are read (into `buffer`, resized), the traces and the wavefield
+  // once the file's checksum holds. False, with the file removed, where it does not: the shot is
+  // to be computed again (its snapshots were handed over already).
+  bool replay(long long shot, std::vector<float>& buffer,
               const std::function<void(Piece, long long, std::vector<float>&)>& take) const;
 
   // A piece of a shot as it comes (its snapshots in order, its traces, for the pictured shot its
-  // wavefield); the shot's file is committed with its last piece.
-  void add(long long shot, Piece piece, long long index, const float* data);
+  // wavefield); the shot's file is committed with its last piece. Written by a thread of the
+  // journal beside the stepping: `data`'s buffer is taken (swapped for one of the same size whose
+  // values are undefined), at most kPending pieces wait, and add() waits for room beyond them.
+  // An error of an earlier write is thrown here (Error naming the journal).
+  void add(long long shot, Piece piece, long long index, std::vector<float>& data);
+  // Pieces that wait to be written while the next are computed; with the one being written, the
+  // host holds this many + 1 more buffers of a piece (memory_estimate.cpp counts them).
+  static constexpr int kPending = 1;
 
-  // Once the outputs are committed.
-  void remove() const;
+  // Once the outputs are committed: the writes still pending are dropped (the outputs hold them)
+  // and the journal removed.
+  void remove();
 
  private:
   struct Writer;
+  struct Task;
   long long values(long long shot, Piece piece) const;
   std::string shot_path(long long shot) const;
   bool check(const std::string& file, long long shot) const;
-  void commit(long long shot, Writer& w);
+  void write_loop();
+  void stop();
+  void commit(Writer& w);
   std::string path_, identity_;
   Shape shape_;
   unsigned long long identity_hash_ = 0;
   bool taken_up_ = false;
-  std::map<long long, std::unique_ptr<Writer>> writing_;
+  std::map<long long, std::unique_ptr<Writer>> writing_;  // guarded by mutex_ (the writer erases)
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<Task> queue_;
+  std::vector<std::vector<float>> spare_;  // buffers written out, for the next pieces
+  bool stopping_ = false, writing_now_ = false;
+  std::string error_;
+  std::thread thread_;
 };
 
 }  // namespace seisrtm

@@ -35,9 +35,10 @@ struct RunShot {
   long long nsnap = 0;
   std::vector<float> field, traces;
 
-  void snapshot(ShotSteps& st, long long index, float* out) {
-    prop.receive_wavefield(out);
-    if (out) st.send(cluster::ResultKind::snapshot, index, field);
+  // (field.data() taken anew: rank 0's keep may swap the buffer, RunJournal::add.)
+  void snapshot(ShotSteps& st, long long index, bool whole) {
+    prop.receive_wavefield(whole ? field.data() : nullptr);
+    if (whole) st.send(cluster::ResultKind::snapshot, index, field);
   }
 
   void compute(long long s, ShotSteps& st) {
@@ -46,7 +47,6 @@ struct RunShot {
     const std::string of = "/" + std::to_string(nt);
     const bool whole = !st.slabs() || st.keeps();
     const bool at_once = !st.slabs() && !st.keeps();
-    float* out = whole ? field.data() : nullptr;
     st.begin([&] { prop.begin_shot(s); }, st.label() + ", step 0" + of);
     st.start_progress("");
     long long pending = -1;  // snapshot index requested but not yet written
@@ -55,17 +55,17 @@ struct RunShot {
       st.advance([&] { prop.advance(n, k); }, st.label() + ", step " + std::to_string(n + k) + of);
       n += k;
       if (interval > 0 && n % interval == 0 && n / interval <= nsnap) {
-        if (pending >= 0) snapshot(st, pending, out);
+        if (pending >= 0) snapshot(st, pending, whole);
         prop.request_wavefield(pb.grid.cells());
         pending = n / interval - 1;
-        if (at_once) snapshot(st, pending, out), pending = -1;
+        if (at_once) snapshot(st, pending, whole), pending = -1;
       }
       st.progress("", n);
       if (st.slabs()) continue;  // (the chunk's verdict has checked every rank)
       if (10 * n >= 9 * nt) st.nearly_done();
       st.check(st.label() + ", step " + std::to_string(n) + of);
     }
-    if (pending >= 0) snapshot(st, pending, out);
+    if (pending >= 0) snapshot(st, pending, whole);
     st.finish_progress();
     if (whole) traces.resize(static_cast<size_t>(pb.receivers_of(s).size() * nt));  // (a spread a shot: its own)
     prop.traces(whole ? traces.data() : nullptr);
@@ -266,10 +266,23 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // Rank 0: the output set, created first (an unwritable output directory fails before any time
   // stepping: every file of the run is a member, written under a temporary name, and the set
   // replaces the previous one of this name only when everything has been written,
-  // io/output_file.hpp), and the journal of an interrupted run of this one, if any
-  // (run_journal.hpp): its shots are not computed again. Every rank takes the shots left.
+  // io/output_file.hpp); the journal of an interrupted run of this one, if any (run_journal.hpp),
+  // whose shots go into the outputs as they were computed and are not computed again. Every rank
+  // takes the shots left.
   std::optional<io::OutputSet> set;
   std::optional<RunJournal> journal;
+  std::optional<io::SurveyFile> file;
+  io::SegyRun segy;
+  RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
+  // A shot's result into the outputs: from this run (then into the journal too) or the journal.
+  auto deliver = [&](long long s, RunJournal::Piece piece, long long index, std::vector<float>& data) {
+    if (piece == RunJournal::Piece::snapshot)
+      file->write_snapshot(s, index, data.data());
+    else if (piece == RunJournal::Piece::traces)
+      deliver_traces(pb, *file, *set, segy, s, data.data());
+    else
+      first_shot_pictures(pb, s, data, *set);
+  };
   std::vector<long long> done, left;
   std::string error;
   if (cluster::rank() == 0) {
@@ -283,21 +296,41 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
                       run_identity(pb, prop.name(), opt.shots), std::move(shape));
       std::vector<std::string> dropped;
-      done = journal->open(dropped);
+      const std::vector<long long> kept = journal->open(dropped);
       // The killed run's temporaries of the outputs are only disk space.
       if (journal->taken_up()) io::remove_dead_temporaries(c.output.directory, c.output.name);
+      for (long long s : kept)
+        if (!std::binary_search(shots.begin(), shots.end(), s))
+          throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
+                      ", which this run does not compute: run it as it was, or remove the journal");
+
+      file.emplace(set->h5(), layout);
+      file->write_attributes(run_attributes(pb, opt.producer, prop.name()));
+      write_model_and_geometry(*file, pb, shots);
+      // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
+      segy = plan_segy_copies(pb, opt.producer);
+      shot.field.resize(c.output.pictures || shot.nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
+      shot.traces.resize(static_cast<size_t>(nrec * nt));
+      if (!kept.empty() && !opt.quiet)
+        std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the journal %s\n", kept.size(),
+                     shots.size(), journal->path().c_str());
+      const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
+      for (long long s : kept) {
+        // A shot's file that does not check (RunJournal::replay) is computed again: its
+        // snapshots, already written, are written over.
+        if (journal->replay(s, shot.field, [&](RunJournal::Piece piece, long long index, std::vector<float>& data) {
+              deliver(s, piece, index, data);
+            }))
+          done.push_back(s);
+        else
+          dropped.push_back(journal->path() + "/" + io::shot_name(s));
+      }
+      shot.field.resize(field_size);
       for (const auto& d : dropped)
         std::fprintf(stderr,
                      "seisrtm: warning: '%s' of the resume journal does not check (damaged): removed, "
                      "its shot is computed again\n",
                      d.c_str());
-      for (long long s : done)
-        if (!std::binary_search(shots.begin(), shots.end(), s))
-          throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
-                      ", which this run does not compute: run it as it was, or remove the journal");
-      if (!done.empty() && !opt.quiet)
-        std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the journal %s\n", done.size(),
-                     shots.size(), journal->path().c_str());
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -310,38 +343,13 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // are handed out to the ranks (ShotFarm).
   if (cluster::rank() > 0) return run_on_other_rank(pb, prop, left, pictured);
 
-  io::SurveyFile file(set->h5(), layout);
-  const long long nsnap = file.snapshots();
-  file.write_attributes(run_attributes(pb, opt.producer, prop.name()));
-  write_model_and_geometry(file, pb, shots);
-  // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
-  const io::SegyRun segy = plan_segy_copies(pb, opt.producer);
-
-  RunShot shot{pb, prop, nsnap, {}, {}};
-  shot.field.resize(c.output.pictures || nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
-  shot.traces.resize(static_cast<size_t>(nrec * nt));
-  // A shot's result into the outputs: from this run (then into the journal too) or the journal.
-  auto deliver = [&](long long s, RunJournal::Piece piece, long long index, std::vector<float>& data) {
-    if (piece == RunJournal::Piece::snapshot)
-      file.write_snapshot(s, index, data.data());
-    else if (piece == RunJournal::Piece::traces)
-      deliver_traces(pb, file, *set, segy, s, data.data());
-    else
-      first_shot_pictures(pb, s, data, *set);
-  };
-  const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
-  for (long long s : done)
-    journal->replay(s, shot.field, [&](RunJournal::Piece piece, long long index, std::vector<float>& data) {
-      deliver(s, piece, index, data);
-    });
-  shot.field.resize(field_size);
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
     shot.compute(s, st);
     if (s == pictured) {  // (rank 0 always computes it: the first of the shots, its first shot)
       prop.wavefield(shot.field.data());
       deliver(s, RunJournal::Piece::wavefield, 0, shot.field);
-      journal->add(s, RunJournal::Piece::wavefield, 0, shot.field.data());
+      journal->add(s, RunJournal::Piece::wavefield, 0, shot.field);
     }
   };
   // Every result of a shot, this rank's own or another's (cluster.hpp).
@@ -350,7 +358,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       const auto piece =
           kind == cluster::ResultKind::snapshot ? RunJournal::Piece::snapshot : RunJournal::Piece::traces;
       deliver(s, piece, index, data);
-      journal->add(s, piece, index, data.data());
+      journal->add(s, piece, index, data);
     } catch (const Error& e) {  // named here, not as a failure of rank 0's own shot
       if (from == 0) throw;
       throw cluster::RankFailed("rank 0 failed writing shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) +
@@ -373,9 +381,9 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   }
   sum.shots = static_cast<long long>(left.size());
   sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * double(left.size()) / sum.seconds / 1e9 : 0;
-  file.write_stepping_seconds(sum.seconds);
+  file->write_stepping_seconds(sum.seconds);
 
-  const std::vector<io::XdmfVolume> vols = file.xdmf_volumes();
+  const std::vector<io::XdmfVolume> vols = file->xdmf_volumes();
   if (!vols.empty()) io::write_xdmf(set->add(".xmf"), set->h5().file_name(), g.n, g.h, vols, g.origin);
   // Every rank stops when any was signalled, rank 0 after the last write included: the set is
   // committed only when none was.
