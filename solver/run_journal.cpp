@@ -1,5 +1,8 @@
 #include "solver/run_journal.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -53,6 +56,15 @@ RunJournal::RunJournal(std::string directory, std::string identity, Shape shape)
 
 RunJournal::~RunJournal() {
   stop();
+  if (held_elsewhere_) return;
+  // A run that ends without its outputs (an error, a signal) keeps its journal for the same
+  // command again, unless no shot of it was finished: then there is nothing to resume.
+  std::error_code ec;
+  bool any = false;
+  for (const auto& e : fs::directory_iterator(path_, ec))
+    any = any || e.path().filename().string().rfind("shot_", 0) == 0;
+  if (!any && !ec) fs::remove_all(path_, ec);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
 long long RunJournal::values(long long shot, Piece piece) const {
@@ -85,7 +97,30 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
   const std::string removed = fs::path(path_).filename().string() + ".removed.";
   for (const auto& e : fs::directory_iterator(parent, ec))
     if (e.path().filename().string().rfind(removed, 0) == 0) fs::remove_all(e.path(), ec);
-  io::ensure_directory(path_);
+  // One run at a time keeps it: another of the same output (still running) holds its lock, and
+  // this one then keeps none. The lock is the directory's (flock; released when the process ends,
+  // killed or not), taken again where the directory was replaced meanwhile (renamed away by a
+  // run that ended).
+  for (int attempt = 0; attempt < 3 && lock_fd_ < 0; ++attempt) {
+    io::ensure_directory(path_);
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const bool busy = errno == EWOULDBLOCK;
+      ::close(fd);
+      if (busy) {
+        held_elsewhere_ = true;
+        return {};
+      }
+      continue;  // (a file system without flock: as below, unlocked)
+    }
+    struct stat a, b;
+    if (::fstat(fd, &a) == 0 && ::stat(path_.c_str(), &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+      lock_fd_ = fd;
+    else
+      ::close(fd);
+  }
+  if (lock_fd_ < 0) io::ensure_directory(path_);
   // Temporaries of writers that are gone (killed while writing) are only disk space.
   io::remove_dead_temporaries(path_, "");
   std::vector<long long> shots;
@@ -192,6 +227,7 @@ struct RunJournal::Task {
 };
 
 void RunJournal::add(long long shot, Piece piece, long long index, std::vector<float>& data) {
+  if (held_elsewhere_) return;
   std::unique_lock lock(mutex_);
   if (!error_.empty()) throw Error(error_);
   if (!thread_.joinable()) thread_ = std::thread([this] { write_loop(); });
@@ -286,6 +322,7 @@ void RunJournal::stop() {
 
 void RunJournal::remove() {
   stop();  // (what it had still to write, the outputs hold)
+  if (held_elsewhere_) return;
   // Renamed first, in one step: a kill while its files are removed one by one must not leave a
   // journal that lacks its identity or some of its shots (open() removes what is left).
   std::error_code ec;

@@ -51,6 +51,9 @@ class RunJournal {
   std::vector<long long> open(std::vector<std::string>& dropped);
   // open() found the journal of an interrupted run.
   bool taken_up() const { return taken_up_; }
+  // open() found the journal held by another run of the same output that is still running: this
+  // run keeps none (add and remove do nothing).
+  bool held_elsewhere() const { return held_elsewhere_; }
 
   // A finished shot's pieces in the order they were computed, each handed to `take(piece, index,
   // data)`: the snapshots as they are read (into `buffer`, resized), the traces and the wavefield
@@ -70,7 +73,8 @@ class RunJournal {
   static constexpr int kPending = 1;
 
   // Once the outputs are committed: the writes still pending are dropped (the outputs hold them)
-  // and the journal removed.
+  // and the journal removed. (Without it, the destructor keeps the journal where it holds a
+  // finished shot and removes it otherwise.)
   void remove();
 
  private:
@@ -85,7 +89,8 @@ class RunJournal {
   std::string path_, identity_;
   Shape shape_;
   unsigned long long identity_hash_ = 0;
-  bool taken_up_ = false;
+  bool taken_up_ = false, held_elsewhere_ = false;
+  int lock_fd_ = -1;
   std::map<long long, std::unique_ptr<Writer>> writing_;  // guarded by mutex_ (the writer erases)
   std::mutex mutex_;
   std::condition_variable changed_;

@@ -297,6 +297,11 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
                       run_identity(pb, prop.name(), opt.shots), std::move(shape));
       std::vector<std::string> dropped;
       const std::vector<long long> kept = journal->open(dropped);
+      if (journal->held_elsewhere())
+        std::fprintf(stderr,
+                     "seisrtm: warning: another run of %s/%s is under way and holds its resume journal %s: this "
+                     "run keeps none (it cannot be resumed)\n",
+                     c.output.directory.c_str(), c.output.name.c_str(), journal->path().c_str());
       // The killed run's temporaries of the outputs are only disk space.
       if (journal->taken_up()) io::remove_dead_temporaries(c.output.directory, c.output.name);
       for (long long s : kept)

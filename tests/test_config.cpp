@@ -168,7 +168,8 @@ TEST_CASE("host memory: the estimate counts what a run holds and refuses what do
   CHECK(cpu.volumes == v);                // the picture's copy of the wavefield
   CHECK(cpu.traces == 3 * 4 * 4 * 10.0);  // backend, survey and picture copies of 4 x 10 samples
   CHECK(cpu.geometry == 4 * (64 + 8 * 12.0) + 12 * 10.0);
-  CHECK(cpu.total == cpu.model + cpu.wavefields + cpu.volumes + cpu.traces + cpu.geometry);
+  CHECK(cpu.journal == 2 * v);  // the resume journal's piece being written and the one waiting
+  CHECK(cpu.total == cpu.model + cpu.wavefields + cpu.volumes + cpu.traces + cpu.journal + cpu.geometry);
   const HostMemoryEstimate gpu = estimate_host_memory(c, SolverBackend::cuda);
   CHECK(gpu.wavefields == v);  // only the padded model staged for the upload
   // Refused above 90% of the available memory, with the figures and the key; fits below.
@@ -313,7 +314,8 @@ TEST_CASE("host memory of vti and tti: the anisotropy volumes and the CPU solver
   const HostMemoryEstimate cpu = estimate_host_memory(tti, SolverBackend::cpu);
   CHECK(cpu.anisotropy == 4 * v);   // epsilon, delta, theta, phi
   CHECK(cpu.wavefields == 15 * v);  // p, p_prev, q, q_prev, 7 coefficients, 4 derivative scratch fields
-  CHECK(cpu.total == cpu.model + cpu.anisotropy + cpu.wavefields + cpu.volumes + cpu.traces + cpu.geometry);
+  CHECK(cpu.total ==
+        cpu.model + cpu.anisotropy + cpu.wavefields + cpu.volumes + cpu.traces + cpu.journal + cpu.geometry);
   CHECK_THAT(cpu.describe(), Contains("anisotropy"));
   CHECK(estimate_host_memory(tti, SolverBackend::cuda).wavefields == v);  // one padded volume staged at a time
   const Config vti = parse_config(kBase, {"boundary.damping_width=5", "physics.equation=vti"});

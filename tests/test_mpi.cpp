@@ -79,9 +79,13 @@ std::string bytes_of(const fs::path& file) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+// The names in `dir` but the resume journal (<name>.resume), which a stopped or failed job keeps
+// for the same command again (its own tests: "a run killed at random moments ...", "a migration
+// killed ...").
 std::vector<std::string> names_in(const fs::path& dir) {
   std::vector<std::string> n;
-  for (const auto& e : fs::directory_iterator(dir)) n.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() != ".resume") n.push_back(e.path().filename().string());
   std::sort(n.begin(), n.end());
   return n;
 }
@@ -188,10 +192,8 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
   CHECK(std::regex_search(w.output, std::regex(R"(seisrtm: error: rank 2 failed on shot [1-5]/5: SEISRTM_TEST_FAIL)")));
   // The earlier set as it was, and the journal of the shots stacked before the failure (the same
   // command resumes from it).
-  std::vector<std::string> expected = names_in(d / "one");
-  expected.push_back("migrate.resume");
-  std::sort(expected.begin(), expected.end());
-  CHECK(names_in(d / "np3") == expected);
+  CHECK(names_in(d / "np3") == names_in(d / "one"));
+  CHECK(fs::exists(d / "np3" / "migrate.resume"));
   CHECK(bytes_of(d / "np3" / "migrate.h5") == image);
 }
 
