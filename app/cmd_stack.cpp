@@ -20,15 +20,15 @@ int cmd_stack(const std::string& config_path, const std::vector<std::string>& pa
   for (const std::string& part : parts) inputs.push_back({part, "a part"});
   io::check_output_set(c.output.directory, c.output.name, inputs);
   const MigrationInput in = prepare_migration(c);  // the data: their hash is part of what parts share
-  // Before the sums are allocated: two exact stacks (the total and a part's, 32 bytes a cell each)
-  // while the parts are added; then the total and the image volumes written from it (fewer).
-  const double cells = double(in.problem.grid.cells()), need = 2.0 * 2 * 16 * cells;
+  // Before the sums are allocated: the exact stack (32 bytes a cell; the parts are added into it
+  // a few planes at a time) and the four image volumes written from it (16).
+  const double cells = double(in.problem.grid.cells()), need = (2.0 * 16 + 4 * 4) * cells;
   const AvailableMemory avail = available_host_memory_detail();
   if (avail.bytes > 0 && need > kHostMemoryMargin * avail.bytes) {
     char t[512];
     std::snprintf(t, sizeof t,
-                  "seisrtm stack needs %.2f GiB of host memory for the sums of %.0f cells (64 bytes a cell: the "
-                  "total's and a part's exact stacks) but %.2f GiB are available (%s; %.0f%% of it may be planned): "
+                  "seisrtm stack needs %.2f GiB of host memory for the sums of %.0f cells (48 bytes a cell: the "
+                  "exact stack and the image volumes) but %.2f GiB are available (%s; %.0f%% of it may be planned): "
                   "run it on a host with more memory",
                   need / 1073741824.0, cells, avail.bytes / 1073741824.0, avail.source.c_str(),
                   100 * kHostMemoryMargin);

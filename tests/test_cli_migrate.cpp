@@ -996,7 +996,7 @@ TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the wh
                                  cfg + " --output " + (d / "small").string() + " " + part("p03") + " " + part("p1"));
     INFO(small.output);
     CHECK(small.code == 1);
-    CHECK_THAT(small.output, Contains("seisrtm stack needs") && Contains("64 bytes a cell") &&
+    CHECK_THAT(small.output, Contains("seisrtm stack needs") && Contains("48 bytes a cell") &&
                                  Contains("cgroup limit " + root.string()));
     CHECK(!fs::exists(d / "small" / "rtm.h5"));
   }
