@@ -29,6 +29,11 @@ std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_file(const std::string& pat
   return {std::fopen(path.c_str(), mode), std::fclose};
 }
 
+// A finished shot's file, "shot_" and digits (not a temporary "shot_NNNN.<pid>.<random>.partial").
+bool is_shot_file(const std::string& n) {
+  return n.rfind("shot_", 0) == 0 && n.size() > 5 && n.find_first_not_of("0123456789", 5) == std::string::npos;
+}
+
 }  // namespace
 
 struct RunJournal::Writer {
@@ -61,8 +66,7 @@ RunJournal::~RunJournal() {
   // command again, unless no shot of it was finished: then there is nothing to resume.
   std::error_code ec;
   bool any = false;
-  for (const auto& e : fs::directory_iterator(path_, ec))
-    any = any || e.path().filename().string().rfind("shot_", 0) == 0;
+  for (const auto& e : fs::directory_iterator(path_, ec)) any = any || is_shot_file(e.path().filename().string());
   if (!any && !ec) fs::remove_all(path_, ec);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
@@ -126,8 +130,7 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
   std::vector<long long> shots;
   for (const auto& e : fs::directory_iterator(path_, ec)) {
     const std::string n = e.path().filename().string();
-    if (n.rfind("shot_", 0) == 0 && n.size() > 5 && n.find_first_not_of("0123456789", 5) == std::string::npos)
-      shots.push_back(std::atoll(n.c_str() + 5));
+    if (is_shot_file(n)) shots.push_back(std::atoll(n.c_str() + 5));
   }
   std::sort(shots.begin(), shots.end());
   if (auto f = open_file(id_path, "rb")) {
