@@ -63,8 +63,9 @@ std::string shown_name(const std::string& path) {
   return p;
 }
 
-PartialFile::PartialFile(std::string final_path) : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {
-  register_temporary(temp_);  // removed by a signal's handler at once (io/interrupt.hpp)
+PartialFile::PartialFile(std::string final_path, bool removed_on_signal)
+    : final_(std::move(final_path)), temp_(final_ + temp_suffix()) {
+  if (removed_on_signal) register_temporary(temp_);  // removed by a signal's handler at once (io/interrupt.hpp)
 }
 
 PartialFile::~PartialFile() {
@@ -87,8 +88,6 @@ void PartialFile::commit() {
   committed_ = true;
 }
 
-namespace {
-
 // No process of this id on this host, or one that has ended and was not waited for (a zombie,
 // whose parent was killed too: `timeout -s KILL` leaves one where nothing reaps orphans).
 bool process_gone(long pid) {
@@ -99,9 +98,7 @@ bool process_gone(long pid) {
   return line.compare(line.rfind(')'), 3, ") Z") == 0;
 }
 
-}  // namespace
-
-int remove_dead_temporaries(const std::string& directory, const std::string& prefix) {
+int remove_dead_temporaries(const std::string& directory, const std::string& prefix, long only_pid) {
   int removed = 0;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(directory.empty() ? "." : directory, ec)) {
@@ -118,7 +115,7 @@ int remove_dead_temporaries(const std::string& directory, const std::string& pre
     const char* first = stem.data() + pid_dot + 1;
     const auto [end, err] = std::from_chars(first, stem.data() + random_dot, pid);
     if (err != std::errc() || end != stem.data() + random_dot || pid <= 0) continue;
-    if (process_gone(pid) && fs::remove(e.path(), ec)) ++removed;
+    if ((only_pid <= 0 || pid == only_pid) && process_gone(pid) && fs::remove(e.path(), ec)) ++removed;
   }
   return removed;
 }

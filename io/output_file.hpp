@@ -23,7 +23,9 @@ namespace seisrtm::io {
 // removed by the destructor when not committed.
 class PartialFile {
  public:
-  explicit PartialFile(std::string final_path);
+  // `removed_on_signal`: the signal handler unlinks the temporary at once (an output set's
+  // member); false for a file that a signal must let its writer finish (a resume journal's).
+  explicit PartialFile(std::string final_path, bool removed_on_signal = true);
   PartialFile(const PartialFile&) = delete;
   PartialFile& operator=(const PartialFile&) = delete;
   ~PartialFile();
@@ -49,9 +51,12 @@ std::string write_failure_reason();
 void ensure_directory(const std::string& directory);
 
 // Removes the temporaries `<directory>/<prefix>*.<pid>.<random>.partial` whose writer is gone
-// (a SIGKILL leaves them): those whose process does not exist on this host. For a command run
-// again after it was killed (its resume journal); returns how many were removed.
-int remove_dead_temporaries(const std::string& directory, const std::string& prefix);
+// (a SIGKILL leaves them): those whose process does not exist on this host; with `only_pid` > 0,
+// those of that process only. Returns how many were removed.
+int remove_dead_temporaries(const std::string& directory, const std::string& prefix, long only_pid = 0);
+
+// No process of this id on this host, or a zombie.
+bool process_gone(long pid);
 
 // The HDF5 result file of a run.
 class OutputFile {

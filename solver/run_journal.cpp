@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "base/error.hpp"
 #include "io/output_file.hpp"
@@ -37,7 +38,8 @@ bool is_shot_file(const std::string& n) {
 }  // namespace
 
 struct RunJournal::Writer {
-  explicit Writer(const std::string& final_path) : tmp(final_path) {}
+  // (Not unlinked by a signal's handler: a stopped run finishes the pieces it was handed.)
+  explicit Writer(const std::string& final_path) : tmp(final_path, false) {}
   ~Writer() {
     if (f) std::fclose(f);
   }
@@ -60,14 +62,14 @@ RunJournal::RunJournal(std::string directory, std::string identity, Shape shape)
 }
 
 RunJournal::~RunJournal() {
-  stop();
+  stop(true);  // a run that ends without its outputs (an error, a signal) keeps what it was handed
   if (held_elsewhere_) return;
-  // A run that ends without its outputs (an error, a signal) keeps its journal for the same
-  // command again, unless no shot of it was finished: then there is nothing to resume.
+  // ... for the same command again, unless no shot of it was finished and the journal is its own:
+  // then there is nothing to resume.
   std::error_code ec;
   bool any = false;
   for (const auto& e : fs::directory_iterator(path_, ec)) any = any || is_shot_file(e.path().filename().string());
-  if (!any && !ec) fs::remove_all(path_, ec);
+  if (!any && !ec && !taken_up_) fs::remove_all(path_, ec);
   if (lock_fd_ >= 0) ::close(lock_fd_);
 }
 
@@ -116,7 +118,8 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
         held_elsewhere_ = true;
         return {};
       }
-      continue;  // (a file system without flock: as below, unlocked)
+      unlocked_ = true;  // (a file system without flock: as below, unlocked)
+      continue;
     }
     struct stat a, b;
     if (::fstat(fd, &a) == 0 && ::stat(path_.c_str(), &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
@@ -125,8 +128,26 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
       ::close(fd);
   }
   if (lock_fd_ < 0) io::ensure_directory(path_);
-  // Temporaries of writers that are gone (killed while writing) are only disk space.
+  // Temporaries of writers that are gone (killed while writing) are only disk space: the
+  // journal's own, and the outputs' of the runs of this output that left a mark here
+  // (`run.<host>.<pid>`) and are gone from this host. Those of other outputs and of runs on other
+  // hosts are not touched.
   io::remove_dead_temporaries(path_, "");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  const std::string mark = "run." + std::string(host) + ".";
+  const fs::path out_dir = parent;
+  const std::string name = fs::path(path_).stem().string();
+  for (const auto& e : fs::directory_iterator(path_, ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind(mark, 0) != 0) continue;
+    const long pid = std::atol(n.c_str() + mark.size());
+    if (pid <= 0 || !io::process_gone(pid)) continue;
+    io::remove_dead_temporaries(out_dir.string(), name + ".", pid);
+    io::remove_dead_temporaries(out_dir.string(), name + "_", pid);
+    fs::remove(e.path(), ec);
+  }
+  std::ofstream(fs::path(path_) / (mark + std::to_string(::getpid())));
   std::vector<long long> shots;
   for (const auto& e : fs::directory_iterator(path_, ec)) {
     const std::string n = e.path().filename().string();
@@ -259,9 +280,15 @@ void RunJournal::add(long long shot, Piece piece, long long index, std::vector<f
   const bool last = piece == Piece::wavefield || (piece == Piece::traces && shot != shape_.pictured);
   changed_.wait(lock, [&] { return static_cast<int>(queue_.size()) < kPending || !error_.empty(); });
   if (!error_.empty()) throw Error(error_);
-  // The piece's buffer goes to the writer; the caller gets one of the same size.
+  // The piece's buffer goes to the writer; the caller gets one of the same size (a spare of that
+  // size: a volume's buffer must not become a gather's, or the host holds one more volume).
   std::vector<float> spare;
-  if (!spare_.empty()) spare = std::move(spare_.back()), spare_.pop_back();
+  for (auto it = spare_.begin(); it != spare_.end(); ++it)
+    if (it->capacity() >= data.size() && it->capacity() < 2 * data.size() + 1) {
+      spare = std::move(*it);
+      spare_.erase(it);
+      break;
+    }
   spare.resize(data.size());
   std::swap(spare, data);
   spare.resize(n);
@@ -295,7 +322,7 @@ void RunJournal::write_loop() {
         }
     }
     if (!failed.empty() && error_.empty()) error_ = failed;
-    spare_.push_back(std::move(t.data));
+    if (static_cast<int>(spare_.size()) < 2 * (kPending + 1)) spare_.push_back(std::move(t.data));
     changed_.notify_all();
   }
 }
@@ -314,9 +341,11 @@ void RunJournal::commit(Writer& w) {
   sync_path(path_);
 }
 
-void RunJournal::stop() {
+void RunJournal::stop(bool finish) {
   {
-    std::lock_guard lock(mutex_);
+    std::unique_lock lock(mutex_);
+    if (finish)
+      changed_.wait(lock, [&] { return (queue_.empty() && !writing_now_) || !error_.empty() || !thread_.joinable(); });
     stopping_ = true;
     changed_.notify_all();
   }
@@ -324,7 +353,7 @@ void RunJournal::stop() {
 }
 
 void RunJournal::remove() {
-  stop();  // (what it had still to write, the outputs hold)
+  stop(false);  // (what it had still to write, the outputs hold)
   if (held_elsewhere_) return;
   // Renamed first, in one step: a kill while its files are removed one by one must not leave a
   // journal that lacks its identity or some of its shots (open() removes what is left).

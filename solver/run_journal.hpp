@@ -54,6 +54,8 @@ class RunJournal {
   // open() found the journal held by another run of the same output that is still running: this
   // run keeps none (add and remove do nothing).
   bool held_elsewhere() const { return held_elsewhere_; }
+  // The file system refused the lock (flock): two runs of this output at once would share it.
+  bool unlocked() const { return unlocked_ && lock_fd_ < 0; }
 
   // A finished shot's pieces in the order they were computed, each handed to `take(piece, index,
   // data)`: the snapshots as they are read (into `buffer`, resized), the traces and the wavefield
@@ -84,12 +86,12 @@ class RunJournal {
   std::string shot_path(long long shot) const;
   bool check(const std::string& file, long long shot) const;
   void write_loop();
-  void stop();
+  void stop(bool finish);  // finish: the pieces handed over are written first
   void commit(Writer& w);
   std::string path_, identity_;
   Shape shape_;
   unsigned long long identity_hash_ = 0;
-  bool taken_up_ = false, held_elsewhere_ = false;
+  bool taken_up_ = false, held_elsewhere_ = false, unlocked_ = false;
   int lock_fd_ = -1;
   std::map<long long, std::unique_ptr<Writer>> writing_;  // guarded by mutex_ (the writer erases)
   std::mutex mutex_;

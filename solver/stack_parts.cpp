@@ -206,9 +206,9 @@ bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const
                 "journal of the same output.name?): remove it or set another output.name");
   std::FILE* f = std::fopen(path_.c_str(), "rb");
   if (!f) return false;
-  // The killed migration's temporaries (of the journal and the outputs) are only disk space.
+  // The killed migrations' temporaries of the journal are only disk space.
   const fs::path dir = fs::path(path_).parent_path();
-  io::remove_dead_temporaries(dir.string(), fs::path(path_).stem().string());
+  io::remove_dead_temporaries(dir.string(), fs::path(path_).filename().string() + ".");
   std::error_code ec;
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> closer(f, std::fclose);
   const std::uintmax_t size = fs::file_size(path_, ec);

@@ -216,11 +216,13 @@ void first_shot_pictures(const Problem& pb, long long s, const std::vector<float
   picture(set, "model_vp", vp);
 }
 
-std::string run_identity(const Problem& pb, const std::string& propagator, const std::vector<long long>& part) {
+std::string run_identity(const Problem& pb, const std::string& producer, const std::string& propagator,
+                         const std::vector<long long>& part) {
   // Where the outputs go names the journal; everything else of output.* shapes them.
   Config c = bit_deciding_config(pb.config);
   c.output.directory.clear(), c.output.name.clear();
-  std::string id = to_yaml(c) + "\njournal format: 1\nbackend: " + backend_kind(propagator) + "\n";
+  std::string id =
+      to_yaml(c) + "\njournal format: 1\nproducer: " + producer + "\nbackend: " + backend_kind(propagator) + "\n";
   if (!part.empty()) {
     id += "shots (--shots):";
     for (long long s : part) id += " " + std::to_string(s);
@@ -287,23 +289,27 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   std::string error;
   if (cluster::rank() == 0) {
     try {
-      set.emplace(c.output.directory, c.output.name);
+      // (The journal first: its mark names this process before any temporary of the set exists.)
       RunJournal::Shape shape;
       shape.snapshots = io::snapshot_count(layout);
       shape.cells = g.cells();
       for (long long s = 0; s < nshots; ++s) shape.samples.push_back(pb.receivers_of(s).size() * nt);
       shape.pictured = pictured;
       journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
-                      run_identity(pb, prop.name(), opt.shots), std::move(shape));
+                      run_identity(pb, opt.producer, prop.name(), opt.shots), std::move(shape));
       std::vector<std::string> dropped;
       const std::vector<long long> kept = journal->open(dropped);
+      set.emplace(c.output.directory, c.output.name);
       if (journal->held_elsewhere())
         std::fprintf(stderr,
                      "seisrtm: warning: another run of %s/%s is under way and holds its resume journal %s: this "
                      "run keeps none (it cannot be resumed)\n",
                      c.output.directory.c_str(), c.output.name.c_str(), journal->path().c_str());
-      // The killed run's temporaries of the outputs are only disk space.
-      if (journal->taken_up()) io::remove_dead_temporaries(c.output.directory, c.output.name);
+      if (journal->unlocked())
+        std::fprintf(stderr,
+                     "seisrtm: warning: the file system of %s does not lock files (flock): do not run this output "
+                     "twice at once, the runs would share its resume journal\n",
+                     journal->path().c_str());
       for (long long s : kept)
         if (!std::binary_search(shots.begin(), shots.end(), s))
           throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
