@@ -147,6 +147,9 @@ struct OutputConfig {
   // run: a SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy (io/segy.hpp); migrate: the
   // image as a SEG-Y cube, <name>_image.sgy (io/segy_cube.hpp): none | rev1 | rev2.
   SegyRevision segy = SegyRevision::none;
+  // A journal of the finished shots (run) or of the stack (migrate), <name>.resume, so that the
+  // same command resumes after a kill; false: none (the disk holds a run's outputs once).
+  bool resume = true;
 };
 
 struct SolverConfig {

@@ -435,6 +435,10 @@ void add_receivers_output(std::vector<ConfigKey>& k) {
       "run: a SEG-Y copy of every shot gather, <name>_shot_NNNN.sgy; migrate: the image as a SEG-Y cube, "
       "<name>_image.sgy",
       SEISRTM_FIELD(c.output.segy)));
+  k.push_back(field("output.resume", "bool", {},
+                    "keep a journal, <name>.resume, so that the same command resumes after a kill (run: the "
+                    "finished shots, as many bytes again as the outputs; migrate: the stack); false: none",
+                    SEISRTM_FIELD(c.output.resume)));
 }
 
 void add_solver_checks(std::vector<ConfigKey>& k) {

@@ -798,9 +798,9 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
       journal.emplace(
           (std::filesystem::path(pb.config.output.directory) / (pb.config.output.name + ".resume")).string(),
           stack_identity(in, migrator.name()));
-      resume.journal = &*journal;
+      resume.journal = pb.config.output.resume ? &*journal : nullptr;  // (output.resume false: none)
       resume.stack = ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()));
-      if (journal->load(resume.stack, resume.shots)) {
+      if (resume.journal && journal->load(resume.stack, resume.shots)) {
         for (long long s : resume.shots)
           if (!std::binary_search(shots.begin(), shots.end(), s))
             throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
@@ -827,7 +827,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
   // Several ranks: their passes overlap; the time of the migration is its wall time.
   if (cluster::size() > 1) sum.seconds = sum.wall_seconds;
   write_migration(*set, in, stack, shots, opt.producer, migrator.name(), sum);
-  journal->remove();  // the outputs are whole: nothing is left to resume
+  if (pb.config.output.resume) journal->remove();  // the outputs are whole: nothing is left to resume
   return sum;
 }
 

@@ -63,7 +63,7 @@ RunJournal::RunJournal(std::string directory, std::string identity, Shape shape)
 
 RunJournal::~RunJournal() {
   stop(true);  // a run that ends without its outputs (an error, a signal) keeps what it was handed
-  if (held_elsewhere_) return;
+  if (held_elsewhere_ || off_) return;
   // ... for the same command again, unless no shot of it was finished and the journal is its own:
   // then there is nothing to resume.
   std::error_code ec;
@@ -92,6 +92,7 @@ std::string RunJournal::shot_path(long long shot) const {
 }
 
 std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
+  if (off_) return {};
   std::error_code ec;
   const std::string id_path = (fs::path(path_) / "identity").string();
   if (fs::exists(fs::symlink_status(path_, ec)) && !fs::is_directory(path_, ec))
@@ -251,7 +252,7 @@ struct RunJournal::Task {
 };
 
 void RunJournal::add(long long shot, Piece piece, long long index, std::vector<float>& data) {
-  if (held_elsewhere_) return;
+  if (held_elsewhere_ || off_) return;
   std::unique_lock lock(mutex_);
   if (!error_.empty()) throw Error(error_);
   if (!thread_.joinable()) thread_ = std::thread([this] { write_loop(); });
@@ -354,7 +355,7 @@ void RunJournal::stop(bool finish) {
 
 void RunJournal::remove() {
   stop(false);  // (what it had still to write, the outputs hold)
-  if (held_elsewhere_) return;
+  if (held_elsewhere_ || off_) return;
   // Renamed first, in one step: a kill while its files are removed one by one must not leave a
   // journal that lacks its identity or some of its shots (open() removes what is left).
   std::error_code ec;

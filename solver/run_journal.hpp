@@ -49,6 +49,8 @@ class RunJournal {
   // data (the first difference) or one that is not a run's. A shot's file whose header or length
   // does not check is removed and its shot not counted as finished: `dropped` names it.
   std::vector<long long> open(std::vector<std::string>& dropped);
+  // Before open(): keep no journal (output.resume false); open, add and remove do nothing.
+  void switch_off() { off_ = true; }
   // open() found the journal of an interrupted run.
   bool taken_up() const { return taken_up_; }
   // open() found the journal held by another run of the same output that is still running: this
@@ -91,7 +93,7 @@ class RunJournal {
   std::string path_, identity_;
   Shape shape_;
   unsigned long long identity_hash_ = 0;
-  bool taken_up_ = false, held_elsewhere_ = false, unlocked_ = false;
+  bool taken_up_ = false, held_elsewhere_ = false, unlocked_ = false, off_ = false;
   int lock_fd_ = -1;
   std::map<long long, std::unique_ptr<Writer>> writing_;  // guarded by mutex_ (the writer erases)
   std::mutex mutex_;

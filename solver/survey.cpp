@@ -298,6 +298,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
       journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
                       run_identity(pb, opt.producer, prop.name(), opt.shots), std::move(shape));
       std::vector<std::string> dropped;
+      if (!c.output.resume) journal->switch_off();
       const std::vector<long long> kept = journal->open(dropped);
       set.emplace(c.output.directory, c.output.name);
       if (journal->held_elsewhere())

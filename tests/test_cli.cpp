@@ -204,6 +204,34 @@ TEST_CASE("run --shots computes a part of a survey: its shots' rows, names and r
   }
 }
 
+TEST_CASE("a run that fails keeps its finished shots for the same command; output.resume false keeps none",
+          "[integration]") {
+  // The marine example shortened to 200 steps; shot 3 (index 2) fails at its start (the test
+  // executable's seam). The journal then holds shots 0 and 1, and the same command without the
+  // failure computes only the other four. With output.resume false no journal is kept and the
+  // command again computes all six.
+  const fs::path d = fresh_dir("run_resume_key");
+  const std::string run = std::string(SEISRTM_HOOKED_BINARY) + " run " +
+                          (fs::path(SEISRTM_SOURCE_DIR) / "configs/marine/streamer.yaml").string() +
+                          " --backend cpu --set time.steps=200 --output " + d.string();
+  for (const bool keep : {true, false}) {
+    INFO("output.resume " << keep);
+    fs::remove_all(d);
+    const std::string set = keep ? "" : " --set output.resume=false";
+    const Result failed = seisrtm::test::run_shell("SEISRTM_TEST_FAIL_SHOT=2 " + run + set);
+    INFO(failed.output);
+    CHECK(failed.code != 0);
+    CHECK(fs::exists(d / "streamer.resume" / "shot_0001") == keep);
+    CHECK(fs::exists(d / "streamer.resume") == keep);
+    const Result again = seisrtm::test::run_shell(run + set);
+    INFO(again.output);
+    REQUIRE(again.code == 0);
+    CHECK((again.output.find("seisrtm: resuming: 2 of the 6 shots") != std::string::npos) == keep);
+    CHECK_THAT(again.output, Contains(keep ? "4 shot(s) computed" : "6 shot(s) computed"));
+    CHECK(!fs::exists(d / "streamer.resume"));
+  }
+}
+
 TEST_CASE("the tti migration example in configs/rtm runs: run, then migrate its data", "[integration]") {
   // Shrunk to one shot and 300 steps so the tier stays short (and the record outlasts the mute's
   // t0 of 0.24 s); the README shows the full runs.
