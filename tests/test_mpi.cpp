@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <random>
 #include <regex>
@@ -864,6 +865,39 @@ TEST_CASE(
         read_dataset((d / "ps_one" / "data.h5").string(), "traces"));
 }
 
+namespace {
+
+// `command` (writing to --output) killed with SIGKILL at random moments, from 0.15 to 1 times
+// `seconds` (the whole run's), and run again until it ends, three times (into <d>/killed0..2);
+// each ending checked by `same_as_whole`. At least 3 kills and 1 run resumed from a journal.
+void kill_until_done(const std::string& command, const fs::path& d, double seconds,
+                     const std::function<void(const fs::path&)>& same_as_whole) {
+  std::mt19937 gen(std::random_device{}());
+  std::uniform_real_distribution<double> when(0.15, 1.0);  // times the whole run's seconds
+  long long kills = 0, resumed = 0;
+  for (int run = 0; run < 3; ++run) {
+    const fs::path out = d / ("killed" + std::to_string(run));
+    Result r;
+    for (int attempt = 0; attempt < 40; ++attempt) {
+      const double t = when(gen) * seconds;
+      r = run_shell("timeout -s KILL " + std::to_string(t) + " " + command + " --output " + out.string());
+      INFO("run " << run << ", attempt " << attempt << ", killed after " << t << " s: " << r.output);
+      resumed += r.output.find("seisrtm: resuming:") != std::string::npos;
+      if (r.code == 0) break;
+      REQUIRE(r.code == 137);  // killed, nothing else
+      ++kills;
+    }
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    same_as_whole(out);
+  }
+  INFO(kills << " kills, " << resumed << " runs resumed from a journal");
+  CHECK(kills >= 3);
+  CHECK(resumed >= 1);
+}
+
+}  // namespace
+
 TEST_CASE("a migration killed at random moments and run again ends bit for bit as one never stopped", "[integration]") {
   // The coarse migration example (5 shots) killed with SIGKILL at random moments, each time run
   // again with the same command until it ends: the journal (<name>.resume) holds the shots
@@ -889,28 +923,7 @@ TEST_CASE("a migration killed at random moments and run again ends bit for bit a
     }
     CHECK(!fs::exists(dir / "migrate.resume"));  // removed with the outputs in place
   };
-  std::mt19937 gen(std::random_device{}());
-  std::uniform_real_distribution<double> when(0.15, 1.0);  // times the whole run's seconds
-  long long kills = 0, resumed = 0;
-  for (int run = 0; run < 3; ++run) {
-    const fs::path out = d / ("killed" + std::to_string(run));
-    Result r;
-    for (int attempt = 0; attempt < 40; ++attempt) {
-      const double t = when(gen) * seconds;
-      r = run_shell("timeout -s KILL " + std::to_string(t) + " " + migrate + " --output " + out.string());
-      INFO("run " << run << ", attempt " << attempt << ", killed after " << t << " s: " << r.output);
-      resumed += r.output.find("seisrtm: resuming:") != std::string::npos;
-      if (r.code == 0) break;
-      REQUIRE(r.code == 137);  // killed, nothing else
-      ++kills;
-    }
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    same_as_whole(out);
-  }
-  INFO(kills << " kills, " << resumed << " runs resumed from a journal");
-  CHECK(kills >= 3);
-  CHECK(resumed >= 1);
+  kill_until_done(migrate, d, seconds, same_as_whole);
   // SIGTERM to a shot farm of 3 (mpirun passes it on), once a shot is in the journal; then the
   // same migration in z slabs on 2 ranks: the journal is the stack's, not the ranks'.
   const fs::path farm = d / "farm";
@@ -979,28 +992,7 @@ TEST_CASE("a run killed at random moments and run again ends bit for bit as one 
     // Nothing else: no journal (removed with the outputs in place), no temporaries of the killed runs.
     CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == files);
   };
-  std::mt19937 gen(std::random_device{}());
-  std::uniform_real_distribution<double> when(0.15, 1.0);  // times the whole run's seconds
-  long long kills = 0, resumed = 0;
-  for (int attempt_run = 0; attempt_run < 3; ++attempt_run) {
-    const fs::path out = d / ("killed" + std::to_string(attempt_run));
-    Result r;
-    for (int attempt = 0; attempt < 40; ++attempt) {
-      const double t = when(gen) * seconds;
-      r = run_shell("timeout -s KILL " + std::to_string(t) + " " + run + " --output " + out.string());
-      INFO("run " << attempt_run << ", attempt " << attempt << ", killed after " << t << " s: " << r.output);
-      resumed += r.output.find("seisrtm: resuming:") != std::string::npos;
-      if (r.code == 0) break;
-      REQUIRE(r.code == 137);  // killed, nothing else
-      ++kills;
-    }
-    INFO(r.output);
-    REQUIRE(r.code == 0);
-    same_as_whole(out);
-  }
-  INFO(kills << " kills, " << resumed << " runs resumed from a journal");
-  CHECK(kills >= 3);
-  CHECK(resumed >= 1);
+  kill_until_done(run, d, seconds, same_as_whole);
 
   // SIGTERM to a shot farm of 3 (mpirun passes it on) once the journal holds two shots.
   const fs::path farm = d / "farm";
