@@ -24,7 +24,6 @@ namespace {
 
 constexpr char kShotMagic[] = "seisrtm run shot 1\n";
 constexpr std::size_t kMagicBytes = sizeof kShotMagic - 1;
-constexpr int kHeadWords = 6;  // identity hash, shot, snapshots, cells, samples, wavefield cells
 
 std::unique_ptr<std::FILE, int (*)(std::FILE*)> open_file(const std::string& path, const char* mode) {
   return {std::fopen(path.c_str(), mode), std::fclose};
@@ -83,6 +82,11 @@ long long RunJournal::values(long long shot, Piece piece) const {
       return shot == shape_.pictured ? shape_.cells : 0;
   }
   return 0;
+}
+
+RunJournal::Head RunJournal::head(long long shot) const {
+  return {static_cast<long long>(identity_hash_), shot, shape_.snapshots, shape_.cells, values(shot, Piece::traces),
+          values(shot, Piece::wavefield)};
 }
 
 std::string RunJournal::shot_path(long long shot) const {
@@ -195,17 +199,15 @@ bool RunJournal::check(const std::string& file, long long shot) const {
   // Its header and length; the checksum is checked as replay() reads it (one pass over the data).
   auto f = open_file(file, "rb");
   if (!f) return false;
-  const long long want[kHeadWords] = {
-      static_cast<long long>(identity_hash_), shot, shape_.snapshots, shape_.cells, values(shot, Piece::traces),
-      values(shot, Piece::wavefield)};
+  const Head want = head(shot);
   const std::uintmax_t floats = static_cast<std::uintmax_t>(shape_.snapshots * shape_.cells + want[4] + want[5]);
   std::error_code ec;
   if (fs::file_size(file, ec) != kMagicBytes + sizeof want + 4 * floats + 8 || ec) return false;
   char magic[kMagicBytes];
-  long long head[kHeadWords];
+  Head got;
   return std::fread(magic, 1, kMagicBytes, f.get()) == kMagicBytes &&
-         std::memcmp(magic, kShotMagic, kMagicBytes) == 0 && std::fread(head, 1, sizeof head, f.get()) == sizeof head &&
-         std::memcmp(head, want, sizeof head) == 0;
+         std::memcmp(magic, kShotMagic, kMagicBytes) == 0 &&
+         std::fread(got.data(), 1, sizeof got, f.get()) == sizeof got && got == want;
 }
 
 bool RunJournal::replay(long long shot, std::vector<float>& buffer,
@@ -218,8 +220,8 @@ bool RunJournal::replay(long long shot, std::vector<float>& buffer,
       throw Error("the resume journal's '" + file + "' cannot be read back" + io::write_failure_reason());
     sum.add(out, n);
   };
-  char head[kMagicBytes + kHeadWords * 8];
-  read(head, sizeof head);
+  char front[kMagicBytes + sizeof(Head)];  // (checked by open(): into the checksum only)
+  read(front, sizeof front);
   auto piece = [&](Piece p, std::vector<float>& into) {
     into.resize(static_cast<std::size_t>(values(shot, p)));
     read(into.data(), into.size() * sizeof(float));
@@ -263,11 +265,9 @@ void RunJournal::add(long long shot, Piece piece, long long index, std::vector<f
     w = std::make_unique<Writer>(shot_path(shot));
     w->f = std::fopen(w->tmp.temp_path().c_str(), "wb");
     if (!w->f) throw Error("the resume journal '" + path_ + "' cannot be written: " + std::strerror(errno));
-    const long long head[kHeadWords] = {
-        static_cast<long long>(identity_hash_), shot, shape_.snapshots, shape_.cells, values(shot, Piece::traces),
-        values(shot, Piece::wavefield)};
+    const Head h = head(shot);
     w->put(kShotMagic, kMagicBytes);
-    w->put(head, sizeof head);
+    w->put(h.data(), sizeof h);
   }
   // The order a shot computes them in (shot_loop.hpp): snapshots by time, traces, the wavefield.
   const bool in_order = piece == Piece::snapshot ? !w->traces && index == w->next && index < shape_.snapshots

@@ -16,6 +16,7 @@
 // `run` run again reads it: the journal's shots go into the outputs as they were computed, only
 // the others are computed, and the outputs are the bits of a run never stopped. Removed once the
 // outputs are committed. It holds what the outputs hold: as many bytes again on the disk.
+#include <array>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -85,6 +86,10 @@ class RunJournal {
   struct Writer;
   struct Task;
   long long values(long long shot, Piece piece) const;
+  // A shot's file header after its magic: the identity's hash, the shot, its snapshots, the
+  // cells of a snapshot, its trace samples, the cells of its wavefield.
+  using Head = std::array<long long, 6>;
+  Head head(long long shot) const;
   std::string shot_path(long long shot) const;
   bool check(const std::string& file, long long shot) const;
   void write_loop();
