@@ -15,6 +15,7 @@
 #include <random>
 #include <regex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/cli_util.hpp"
@@ -867,6 +868,31 @@ TEST_CASE(
 
 namespace {
 
+// Waits until no process has `out` among its arguments (a rank of a job writing there), up to
+// 120 s: mpirun can end before its ranks have (the test saw a rank of a job stopped by SIGTERM
+// still holding the run's journal lock when the next run started). A zombie's arguments are
+// empty: an ended rank not yet reaped does not count.
+void wait_for_ranks_writing(const fs::path& out) {
+  const std::string want = out.string();
+  auto running = [&] {
+    std::error_code ec;
+    const std::string self = std::to_string(::getpid());
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string pid = e.path().filename().string();  // (not self, thread-self: this process)
+      if (pid == self || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::ifstream f(e.path() / "cmdline", std::ios::binary);
+      std::string arg;
+      while (std::getline(f, arg, '\0'))
+        if (arg == want) return true;
+    }
+    return false;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  while (running() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(!running());
+}
+
 // `command` (writing to --output) killed with SIGKILL at random moments, from 0.15 to 1 times
 // `seconds` (the whole run's), and run again until it ends, three times (into <d>/killed0..2);
 // each ending checked by `same_as_whole`. At least 3 kills and 1 run resumed from a journal.
@@ -937,6 +963,7 @@ TEST_CASE("a migration killed at random moments and run again ends bit for bit a
       " ] && break; kill -0 $p 2>/dev/null || break; sleep 0.02; done; kill -TERM " + "$p; wait $p)");
   INFO(a.output);
   REQUIRE(a.code != 0);
+  wait_for_ranks_writing(farm);
   REQUIRE(fs::exists(farm / "migrate.resume"));
   // Another setting: refused, naming it; the journal stays.
   const Result other = run_shell(migrate + " --set model.vp.smoothing=60 --output " + farm.string());
@@ -1009,6 +1036,7 @@ TEST_CASE("a run killed at random moments and run again ends bit for bit as one 
       "sleep 0.02; done; kill -TERM $p; wait $p)");
   INFO(a.output);
   REQUIRE(a.code != 0);
+  wait_for_ranks_writing(farm);
   REQUIRE(fs::exists(journal / "shot_0001"));
   // A shot's file damaged on the disk (one byte of its traces flipped): dropped and computed again.
   {
