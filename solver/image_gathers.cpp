@@ -1,0 +1,92 @@
+#include "solver/image_gathers.hpp"
+
+#include <cmath>
+#include <complex>
+#include <numbers>
+
+namespace seisrtm {
+
+GatherLayout gather_layout(const Grid& g, const CellBox& box, long long half_offsets, std::array<long long, 2> every) {
+  GatherLayout l;
+  l.half_offsets = half_offsets;
+  l.nz = g.n[2];
+  for (long long ix = box.lo[0]; ix < box.hi[0]; ix += std::max(1LL, every[0])) l.x.push_back(ix);
+  for (long long iy = box.lo[1]; iy < box.hi[1]; iy += std::max(1LL, every[1])) l.y.push_back(iy);
+  return l;
+}
+
+namespace {
+
+using Complex = std::complex<double>;
+
+long long next_power_of_two(long long n) {
+  long long p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// In-place radix-2 FFT of a[0], a[stride], ... (n a power of two); sign -1 forward, +1 inverse
+// (unscaled).
+void fft(Complex* a, long long n, long long stride, int sign) {
+  for (long long i = 1, j = 0; i < n; ++i) {
+    long long bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i * stride], a[j * stride]);
+  }
+  for (long long len = 2; len <= n; len *= 2) {
+    const double ang = sign * 2 * std::numbers::pi / double(len);
+    const Complex w(std::cos(ang), std::sin(ang));
+    for (long long i = 0; i < n; i += len) {
+      Complex wk(1, 0);
+      for (long long k = 0; k < len / 2; ++k, wk *= w) {
+        Complex& u = a[(i + k) * stride];
+        Complex& v = a[(i + k + len / 2) * stride];
+        const Complex t = v * wk;
+        v = u - t;
+        u += t;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> offset_to_angle(const float* g, long long offsets, long long nz, double dh, double dz,
+                                   const std::vector<double>& angles_deg) {
+  // Zero-padded to twice each length (no wrap-around of the events), a power of two.
+  const long long nh2 = next_power_of_two(2 * offsets), nz2 = next_power_of_two(2 * nz);
+  const long long half = offsets / 2;                      // offset index of h = 0
+  std::vector<Complex> f(static_cast<size_t>(nh2 * nz2));  // [kh][kz]
+  for (long long h = 0; h < offsets; ++h) {
+    // h = 0 at index 0, negative offsets wrapped to the end: the transform's phase is h's own.
+    const long long row = (h - half + nh2) % nh2;
+    for (long long z = 0; z < nz; ++z) f[static_cast<size_t>(row * nz2 + z)] = g[h * nz + z];
+  }
+  for (long long r = 0; r < nh2; ++r) fft(f.data() + r * nz2, nz2, 1, -1);  // over z
+  for (long long c = 0; c < nz2; ++c) fft(f.data() + c, nh2, nz2, -1);      // over h
+  // k_h sampled where tan(gamma) = -k_h / k_z, linearly between the transform's bins.
+  const double dkh = 2 * std::numbers::pi / (double(nh2) * dh), dkz = 2 * std::numbers::pi / (double(nz2) * dz);
+  std::vector<float> out(static_cast<size_t>(static_cast<long long>(angles_deg.size()) * nz));
+  std::vector<Complex> col(static_cast<size_t>(nz2));
+  for (size_t a = 0; a < angles_deg.size(); ++a) {
+    const double t = std::tan(angles_deg[a] * std::numbers::pi / 180);
+    for (long long c = 0; c < nz2; ++c) {
+      const double kz = double(c <= nz2 / 2 ? c : c - nz2) * dkz;
+      const double bin = -kz * t / dkh;  // k_h in bins, signed
+      const double lo = std::floor(bin), w = bin - lo;
+      auto at = [&](long long b) -> Complex {
+        if (b < -nh2 / 2 || b >= nh2 / 2) return 0;  // beyond the offsets' Nyquist
+        return f[static_cast<size_t>(((b + nh2) % nh2) * nz2 + c)];
+      };
+      col[static_cast<size_t>(c)] = (1 - w) * at(static_cast<long long>(lo)) + w * at(static_cast<long long>(lo) + 1);
+    }
+    fft(col.data(), nz2, 1, +1);
+    for (long long z = 0; z < nz; ++z)
+      out[a * static_cast<size_t>(nz) + static_cast<size_t>(z)] =
+          static_cast<float>(col[static_cast<size_t>(z)].real() / double(nz2 * nh2));
+  }
+  return out;
+}
+
+}  // namespace seisrtm
