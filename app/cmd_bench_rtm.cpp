@@ -84,7 +84,7 @@ std::string store_text(const std::string& name) {
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
-                     Reconstruction how, StorePrecision precision, const BenchOptions& b) {
+                     Reconstruction how, StorePrecision precision, long long gathers, const BenchOptions& b) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
@@ -99,10 +99,14 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     m.checkpoint_location = CheckpointLocation::disk;
     m.checkpoint_directory = b.checkpoint_directory;
   }
+  if (gathers > 0) m.gathers = GathersConfig{gathers, 10, 1, 60, 2};
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
   CudaMigrator mig(in.problem, gpu_options(mc, t));
   std::vector<float> image(static_cast<size_t>(in.problem.grid.cells()), 0.0f), illum(image.size(), 0.0f);
+  // The shot's gathers come back to the host at the end of its backward pass, as in a survey.
+  std::vector<float> gathered(static_cast<size_t>(gather_layout(in.problem).values()), 0.0f);
+  if (!gathered.empty()) mig.gathers_into(gathered.data());
   using clock = std::chrono::steady_clock;
   clock::time_point t0 = clock::now(), t_back = t0;
   bool back = false;
@@ -133,8 +137,9 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     const auto from = at + tag.size();
     backward.append(1, '-').append(n, from, n.find(')', from) - from);  // the shape's name
   }
+  if (gathers > 0) backward += "+gathers";
   std::printf(
-      "%-12s %-16s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory at "
+      "%-12s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory at "
       "its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
       mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward, fwd,
       bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
@@ -231,7 +236,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
   }
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
-  std::printf("%-12s %-16s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
+  std::printf("%-12s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
               "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =
       (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" + std::to_string(::getpid()) + ".h5")).string();
@@ -246,13 +251,17 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
       for (const StorePrecision precision : precisions)
         for (const bool fused : paths) {
           if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-          bench_migration(c, t, fused, data_file, forward, how, precision, b);
+          for (const long long g : {0LL, b.gathers})
+            if (g == 0 || b.gathers > 0) bench_migration(c, t, fused, data_file, forward, how, precision, g, b);
         }
     std::filesystem::remove(data_file);
   }
   std::printf(
       "forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
-      "passes; rtm GPU: the sum of the GPU phases\n");
+      "passes; rtm GPU: the sum of the GPU phases%s\n",
+      b.gathers > 0 ? "; +gathers: with image gathers (offsets -H..H at every 10th x and every y; their copy to the "
+                      "host in rtm bwd)"
+                    : "");
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -44,6 +45,11 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
       std::optional<Slab> slab;
       if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
       const MigrationFootprint fp = migration_footprint(p, co, slab ? &*slab : nullptr);
+      try {  // the host's share of this rank (the ranks of a node share it)
+        check_migration_host_memory(p, fp, available_host_memory() / std::max(1, cluster::local_size()));
+      } catch (const Error& e) {
+        throw Error(data.describe() + ": " + e.what());
+      }
       // The store on the device, in pinned host memory where it does not fit, or checkpoints;
       // refused here, before the traces are read, when nothing fits.
       ReconstructionChoice how;

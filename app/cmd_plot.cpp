@@ -14,6 +14,7 @@
 #include "io/hdf5_file.hpp"
 #include "io/output_file.hpp"
 #include "io/plot.hpp"
+#include "solver/image_gathers.hpp"
 #include "solver/memory_estimate.hpp"
 
 namespace seisrtm::app {
@@ -184,6 +185,14 @@ std::vector<std::string> available(const ResultFile& f) {
     if (f.has(v.dataset))
       items.push_back(std::string(v.what) + std::string(14 - std::string(v.what).size(), ' ') + "/" + v.dataset +
                       " (--slice, --at)");
+  for (const char* g : {"offset", "angle"})
+    if (f.has(std::string("gathers/") + g)) {
+      const auto n = f.dims(std::string("gathers/") + g);
+      if (n.size() == 4)
+        items.push_back(std::string(g) + "_gathers" + std::string(6 - std::string(g).size(), ' ') + "/gathers/" + g +
+                        ": " + std::to_string(n[0]) + " x " + std::to_string(n[1]) +
+                        " locations (y, x), a row along x " + "(--at y)");
+    }
   return items;
 }
 
@@ -377,6 +386,31 @@ Picture draw_volume(const ResultFile& f, const PlotOptions& o, const std::string
   return pic;
 }
 
+// A row of image gathers along x (offset_gathers, angle_gathers: /gathers/offset or /angle
+// [y, x, trace, z]) at the y location nearest --at (m; the middle one without it).
+Picture draw_gathers(const ResultFile& f, const PlotOptions& o, const std::string& name, const std::string& kind) {
+  const std::string ds = "gathers/" + kind;
+  const auto n = f.dims(ds);
+  if (n.size() != 4) throw Error("result file '" + o.file + "': /" + ds + " must be [y, x, trace, z]");
+  const std::vector<double> xs = f.read_double("gathers/x"), ys = f.read_double("gathers/y"), z = f.read_double("z");
+  if (xs.size() != n[1] || ys.size() != n[0] || z.size() != n[3] || z.size() < 2)
+    throw Error("result file '" + o.file + "': the axes of /" + ds + " (/gathers/x, /gathers/y, /z) do not match it");
+  if (o.slice.size() && o.slice != "y") throw Error("--slice " + o.slice + ": gathers are drawn along x at a y (--at)");
+  size_t jy = ys.size() / 2;
+  if (o.at) {
+    jy = 0;
+    for (size_t k = 1; k < ys.size(); ++k)
+      if (std::abs(ys[k] - *o.at) < std::abs(ys[jy] - *o.at)) jy = k;
+  }
+  const std::vector<float> all = f.read_float(ds, static_cast<long long>(jy));
+  Picture pic;
+  pic.image = gather_panel(all.data(), static_cast<long long>(n[1]), static_cast<long long>(n[2]),
+                           static_cast<long long>(n[3]), xs, z[0], z[1] - z[0]);
+  pic.image.title = name + ": " + kind + " gathers along x at y = " + metres(ys[jy]) + " m";
+  pic.suffix = kind + "_gathers_y_" + metres(ys[jy]) + "m";
+  return pic;
+}
+
 // Written through a temporary file, so a failed write leaves no partial picture under `out`.
 void write_picture(const std::string& out, const std::string& input, const io::Image2D& im) {
   check_replaceable(out, input);
@@ -417,6 +451,9 @@ int cmd_plot(const PlotOptions& o) {
     pic = draw_wavefield(f, o, name);
   else if (volume)
     pic = draw_volume(f, o, name, volume);
+  else if ((o.what == "offset_gathers" || o.what == "angle_gathers") &&
+           f.has("gathers/" + o.what.substr(0, o.what.find('_'))))
+    pic = draw_gathers(f, o, name, o.what.substr(0, o.what.find('_')));
   else
     throw Error("'" + o.what + "' is not in '" + o.file + "'; it holds:" + listing(f));
   io::Image2D& im = pic.image;

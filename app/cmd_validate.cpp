@@ -89,7 +89,7 @@ void print_migration_header(const std::string& config_path, const Problem& p, co
 
 // A migrator's stack over the shots: correlation image and illumination, one float a cell.
 struct Stack {
-  std::vector<float> image, illumination;
+  std::vector<float> image, illumination, gathers;  // gathers: migration.gathers' offset gathers
 };
 
 // The stacks, and the normalised and Laplacian images finished from them as migrate does.
@@ -106,6 +106,9 @@ void compare_stacks(const Problem& p, double eps, const Stack& gpu, const Stack&
   rows.report("image (normalized)", a.normalized.data(), b.normalized.data(), cells,
               half ? e.normalized.data() : nullptr);
   rows.report("image (laplacian)", a.laplacian.data(), b.laplacian.data(), cells, half ? e.laplacian.data() : nullptr);
+  // The offset gathers: sums of products of the same two fields as the image (at other cells of
+  // a row), held to the same tolerance.
+  if (!cpu.gathers.empty()) rows.report("offset gathers", gpu.gathers.data(), cpu.gathers.data(), cpu.gathers.size());
 }
 
 // The accuracy asked of a 16-bit boundary store (migration.store_precision bf16, fp16): each image's
@@ -231,6 +234,13 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   Stack gs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f)};
   Stack es{std::vector<float>(half ? cells : 0, 0.0f), std::vector<float>(half ? cells : 0, 0.0f)};
   Stack xs{std::vector<float>(compressed ? cells : 0, 0.0f), std::vector<float>(compressed ? cells : 0, 0.0f)};
+  const size_t gather_values = static_cast<size_t>(gather_layout(p).values());
+  cs.gathers.assign(gather_values, 0.0f);
+  gs.gathers.assign(gather_values, 0.0f);
+  if (gather_values > 0) {  // (added shot after shot, as the images)
+    cpu.gathers_into(cs.gathers.data());
+    gpu.gathers_into(gs.gathers.data());
+  }
   const long long nrec = p.max_receivers();  // the data's rows a shot
   for (long long s = 0; s < p.shot_count(); ++s) {
     const float* data = in.traces.data() + s * nrec * p.steps;

@@ -60,6 +60,9 @@ struct BenchOptions {
   std::string backwards;             // --rtm: comma-separated fused,separate (empty: both)
   std::string checkpoint_directory;  // --rtm: the checkpoint rows keep their checkpoints in files there
   bool longest = false;              // --rtm --longest: the longest record each plan admits here, measuring nothing
+  // --rtm --gathers H: each row again with offset gathers of -H..H cells at every 10th x and every
+  // y cell (migration.gathers), copied back to the host as migrate does a shot.
+  long long gathers = 0;
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

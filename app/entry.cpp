@@ -229,6 +229,11 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
                     "(migration.checkpoint_location disk)");
   bench->add_option("--backward", bo.backwards,
                     "--rtm: comma-separated backward paths, fused and separate (default both; vti/tti: separate)");
+  bench
+      ->add_option("--gathers", bo.gathers,
+                   "--rtm: each row again with image gathers: offsets -H..H cells along x at every 10th x and every y "
+                   "cell (migration.gathers), copied to the host as a survey's shot")
+      ->check(CLI::PositiveNumber);
   bench->add_flag("--longest", bo.longest,
                   "--rtm: the longest record each reconstruction plan admits on this GPU and host for the config's "
                   "grid (the migration's memory plan; nothing is run)");
@@ -255,15 +260,15 @@ CLI::App* add_plot(CLI::App& cli, app::PlotOptions& po) {
       cli.add_subcommand("plot", "Draw a picture of a result file: a gather, a wavefield, model or image slice");
   plot->add_option("file", po.file, "HDF5 result file of run or migrate")->required();
   plot->add_option("what", po.what,
-                   "gather | wavefield | model | image | normalized | correlation | illumination "
-                   "(omitted: list what the file holds)");
+                   "gather | wavefield | model | image | normalized | correlation | illumination | "
+                   "offset_gathers | angle_gathers (omitted: list what the file holds)");
   plot->add_option("--shot", po.shot, "Shot index for gather and wavefield (default 0)");
   plot->add_option("--snapshot", po.snapshot, "Snapshot index for wavefield (default: the last)");
   plot->add_option("--slice", po.slice, "Plane of a volume: x (y-z), y (x-z, default) or z (depth slice)")
       ->check(CLI::IsMember({"x", "y", "z"}));
   plot->add_option("--at", po.at,
                    "Position of the slice in m (default: x and y through the source(s); z: a migration's depth_slice, "
-                   "else mid-depth)");
+                   "else mid-depth); gathers: the y of their row (default: the middle one)");
   plot->add_option("--clip", po.clip,
                    "Percentile P where the colour scale ends: +/- the Pth percentile of |value| for "
                    "signed data (default 99; wavefield 99.5); the (100 - P)th to Pth percentiles for "
@@ -277,7 +282,8 @@ CLI::App* add_plot(CLI::App& cli, app::PlotOptions& po) {
       "Examples:\n  seisrtm plot out/quickstart.h5\n"
       "  seisrtm plot out/quickstart.h5 gather --shot 0 --clip 98 --cmap grey\n"
       "  seisrtm plot out/quickstart.h5 wavefield --snapshot 1 --slice z --at 300\n"
-      "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png");
+      "  seisrtm plot out/rtm/migrate.h5 image --slice z --at 480 --output depth480.png\n"
+      "  seisrtm plot out/rtm/migrate.h5 angle_gathers --at 345");
   return plot;
 }
 

@@ -144,6 +144,21 @@ void parse_migration(io::YamlReader m, Config& c) {
     mc.mute.enabled = true;
     read_section(mute, c, "migration.mute");
   }
+  if (m.has("gathers")) {
+    auto g = m.child("gathers");
+    g.allow_only(keys_under("migration.gathers"));
+    read_section(g, c, "migration.gathers");  // (each value's range first)
+    if (!g.has("offsets"))
+      throw Error(
+          "config key 'migration.gathers.offsets' is required when migration.gathers is given (the largest "
+          "subsurface half-offset, cells along x)");
+    auto given = [&](const char* key, const char* fallback) {  // the value as written, or the default's text
+      return g.has(key) ? g.node()[key].as<std::string>() : std::string(fallback);
+    };
+    if (mc.gathers.angle_step > mc.gathers.max_angle)
+      throw Error("config key 'migration.gathers.angle_step' (" + given("angle_step", "2") +
+                  " degrees) must not exceed migration.gathers.max_angle (" + given("max_angle", "60") + " degrees)");
+  }
 }
 
 // The keys of a layer or body entry of the volume `name`: its value key is the volume's name.

@@ -178,6 +178,16 @@ struct MuteConfig {
   std::optional<double> taper;  // s; empty = auto: half the peak time of the source wavelet
 };
 
+// Common-image gathers (solver/image_gathers.hpp): subsurface-offset gathers at every x_every-th
+// x and y_every-th y cell of the imaged box, for half-offsets -offsets..offsets cells along x,
+// and angle gathers from them at 0, angle_step, ... up to max_angle degrees.
+struct GathersConfig {
+  long long offsets = 0;  // H in cells; 0: no gathers
+  long long x_every = 10, y_every = 1;
+  double max_angle = 60, angle_step = 2;  // degrees
+  bool enabled() const { return offsets > 0; }
+};
+
 // Trace header bytes (1-based, the first byte of a standard field) that carry the geometry of
 // SEG-Y data; defaults from SEG-Y rev 1/2. Surveys that keep a value elsewhere move it here.
 struct SegyHeaderConfig {
@@ -235,6 +245,7 @@ struct MigrationConfig {
   // the trace headers, and the source wavelet, which SEG-Y does not carry (required then).
   SegyHeaderConfig segy_headers;
   std::optional<WaveletConfig> wavelet;
+  GathersConfig gathers;
 };
 
 // Plausibility checks that refuse a run before it starts; each can be switched off for the rare

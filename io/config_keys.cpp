@@ -570,6 +570,25 @@ void add_migration(std::vector<ConfigKey>& k) {
       written_when(mapping("migration.wavelet", "SEG-Y data only (required then): the source wavelet of the data",
                            "required for SEG-Y"),
                    segy_data, 2));
+  k.push_back(written_when(
+      mapping("migration.gathers", "subsurface-offset and angle gathers at locations of the image (velocity analysis)",
+              "none"),
+      [](const WriteScope& s) { return s.c.migration->gathers.enabled(); }, 5));
+  k.push_back(field("migration.gathers.offsets", "integer",
+                    integers(1, 512, "cells", "be the largest half-offset in cells along x"),
+                    "the largest subsurface half-offset h in cells along x: gathers of S(x - h) R(x + h) for "
+                    "h = -offsets..offsets",
+                    SEISRTM_FIELD(c.migration->gathers.offsets), "required"));
+  k.push_back(field("migration.gathers.x_every", "integer", at_least(1, "cells", "be >= 1 cell"),
+                    "a gather location every x_every-th x cell of the imaged box, from its first",
+                    SEISRTM_FIELD(c.migration->gathers.x_every)));
+  k.push_back(field("migration.gathers.y_every", "integer", at_least(1, "cells", "be >= 1 cell"),
+                    "and every y_every-th y cell", SEISRTM_FIELD(c.migration->gathers.y_every)));
+  k.push_back(field("migration.gathers.max_angle", "number", between(0, true, 80, false, "be in (0, 80] degrees"),
+                    "degrees: the largest reflection angle of the angle gathers",
+                    SEISRTM_FIELD(c.migration->gathers.max_angle)));
+  k.push_back(field("migration.gathers.angle_step", "number", above(0, "degrees", "be a positive angle in degrees"),
+                    "degrees between the angle gathers' traces", SEISRTM_FIELD(c.migration->gathers.angle_step)));
   k.push_back(field("migration.mute.velocity", "number", above(0, "m/s", "be a positive velocity in m/s"),
                     "m/s of the direct arrival", SEISRTM_FIELD(c.migration->mute.velocity), "required"));
   k.push_back(field("migration.mute.t0", "number", at_least(0, "s", "be >= 0 s or auto", false),

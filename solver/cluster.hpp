@@ -97,8 +97,9 @@ void inject_test_failure_on_stop();
 void delay_final_result_for_test(long long shot);
 
 // The work queue of a shot-parallel run. Results travel as (shot, kind, index, floats).
-// A shot is complete with its last result: traces (run), illumination (migrate, after image).
-enum class ResultKind : int { snapshot = 1, traces = 2, image = 3, illumination = 4 };
+// A shot is complete with its last result: traces (run), illumination (migrate, after image and
+// the image gathers where the migration forms them).
+enum class ResultKind : int { snapshot = 1, traces = 2, image = 3, illumination = 4, gathers = 5 };
 
 class ShotFarm {
  public:

@@ -24,8 +24,10 @@
 #include "solver/device_model.hpp"
 #include "solver/device_points.hpp"
 #include "solver/device_wavefield.hpp"
+#include "solver/memory_estimate.hpp"
 #include "solver/memory_watch.hpp"
 #include "solver/phase_timer.hpp"
+#include "solver/rtm_gathers.hpp"
 #include "solver/rtm_imager.hpp"
 #include "solver/rtm_schedule.hpp"
 #include "solver/slab_overlap.hpp"
@@ -67,6 +69,7 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
   f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * (f.image_volume + round);
+  if (!slab) f.volumes += RtmGathers::bytes(gather_layout(pb));  // migration.gathers (4 bytes a value)
   const bool boundary = pb.config.migration->mode == MigrationMode::boundary;
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
@@ -102,6 +105,32 @@ double host_share(double given = -1) {
 double host_own_volumes(const Problem& pb) {
   return 14.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
 }
+// Those volumes' bytes, with the image gathers' (and their pinned copy: 4 bytes a value).
+double host_own_bytes(const Problem& pb, const MigrationFootprint& fp) {
+  return host_own_volumes(pb) * double(fp.image_volume) + gather_host_bytes(pb) +
+         4.0 * double(gather_layout(pb).values());
+}
+
+}  // namespace
+
+double migration_host_bytes(const Problem& pb, const MigrationFootprint& fp) {
+  return host_own_bytes(pb, fp);
+}
+
+void check_migration_host_memory(const Problem& pb, const MigrationFootprint& fp, double available) {
+  const double need = host_own_bytes(pb, fp);
+  if (available <= 0 || need <= kHostMemoryMargin * available) return;
+  const double gathers = gather_host_bytes(pb) + 4.0 * double(gather_layout(pb).values());
+  throw Error("the migration needs " + gib(static_cast<std::size_t>(need)) +
+              " of host memory beside the GPU (the exact stack and a shot's volumes" +
+              (gathers > 0 ? ", and " + gib(static_cast<std::size_t>(gathers)) + " for the image gathers" : "") +
+              ") but " + gib(static_cast<std::size_t>(available)) + " is available" +
+              (gathers > 0.5 * need ? "; fewer gather locations (migration.gathers.x_every, y_every) or offsets "
+                                      "(migration.gathers.offsets)"
+                                    : "; a coarser grid.shape"));
+}
+
+namespace {
 
 // Where the store goes (migration.store) and whether it fits there.
 struct StoreTier {
@@ -110,7 +139,7 @@ struct StoreTier {
 StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, double host) {
   const StoreLocation where = pb.config.migration->store;
   const double host_free = host_share(host);
-  const bool host_fits = host_free > 0 && double(fp.store) + host_own_volumes(pb) * fp.image_volume < 0.8 * host_free;
+  const bool host_fits = host_free > 0 && double(fp.store) + host_own_bytes(pb, fp) < 0.8 * host_free;
   StoreTier t;
   t.host = where == StoreLocation::host || (where == StoreLocation::automatic && fp.total > free_b && host_fits);
   t.fits = (t.host ? fp.total_host_store : fp.total) <= free_b && (!t.host || host_fits);
@@ -139,7 +168,7 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
                 (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
                 gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) + "; " + device_fix +
                 "; in host memory it needs " + gib(fp.store) + " pinned plus about " +
-                gib(static_cast<std::size_t>(host_own_volumes(pb) * fp.image_volume)) +
+                gib(static_cast<std::size_t>(host_own_bytes(pb, fp))) +
                 " for the host's own volumes, within 80% of the " + gib(static_cast<std::size_t>(host_free)) +
                 " available (migration.store: host); migration.reconstruction: checkpoint keeps one segment of the "
                 "store, or use solver.backend: cpu");
@@ -169,7 +198,7 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
     k = auto_checkpoint_interval(nt, 2.0 * fields * double(g.volume), double(g.store_per_step));
     if (!(slab && slab->ranks > 1)) k = std::max(1LL, std::min(k, device_levels));
   }
-  const double host_free = host_share(host), own = host_own_volumes(pb) * fp.image_volume;
+  const double host_free = host_share(host), own = host_own_bytes(pb, fp);
   const double room = 0.8 * host_free - own;
   // Two levels where asked (migration.coarse_checkpoint_interval), or (auto, one GPU or one
   // rank: the slabs of a decomposition take the same plan) where one level's checkpoints do
@@ -316,6 +345,7 @@ struct CudaMigrator::Impl {
   bool host_store = false;
   std::unique_ptr<Checkpoints> checkpoints;  // checkpointed reconstruction (null: the store holds every level)
   RtmImager imager;
+  RtmGathers gathers;                    // migration.gathers (whole grids only)
   std::unique_ptr<SlabOverlap> overlap;  // a slab of a z decomposition
   PhaseTimer timer;
   // fp16: the source field holds s / s_scale, the receiver field r / r_scale (per shot: the
@@ -441,7 +471,10 @@ struct CudaMigrator::Impl {
   void backward_separate(const Pass& pass);
   void backward_fused(const Pass& pass);
   void fused_step(long long n, bool marks, kernels::FusedArgs& fa, const RtmSchedule& sc);
-  void image_now() { imager.image(s.p[s.cur], r.p[1 - r.cur], half, stream.get()); }
+  void image_now() {
+    imager.image(s.p[s.cur], r.p[1 - r.cur], half, stream.get());
+    gathers.add(s.p[s.cur], r.p[1 - r.cur], stream.get());
+  }
 };
 
 // The device is made current first: the streams and events of Impl belong to it.
@@ -474,6 +507,14 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
+  if (pb.config.migration->gathers.enabled() && slab)
+    throw Error(
+        "config key 'migration.gathers': the cuda backend forms image gathers on whole grids only (one GPU a "
+        "shot, or a shot farm under mpirun); solver.decomposition: z takes solver.backend: cpu for them");
+  if (pb.config.migration->gathers.enabled() && opt.storage == kernels::Storage::fp16)
+    throw Error(
+        "config key 'migration.gathers' needs solver.storage: fp32 on the cuda backend (the gathers read "
+        "float fields)");
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
@@ -500,6 +541,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   std::string warning;
   allocate_fields(fp, warning);
   imager.allocate(fp.image_volume, interior, dims);
+  if (!slab) gathers.allocate(gather_layout(global), interior, dims);
   if (!warning.empty()) notes.push_back(warning);
   for (int a = 0; a < 3; ++a) model.damp[a] = upload(pb.damping[a]);
   // A slab's step computes its own planes [z_lo, z_hi) (planes fit int: the kernels' nz is int).
@@ -752,6 +794,7 @@ void CudaMigrator::migrate_shot(long long shot, const float* data, float* image,
     // The shot's image and illumination come back to be added on the host (2 volumes a shot).
     d.imager.add_to(image, illumination, d.stream.get());
   }
+  if (gathers_) d.gathers.add_to(gathers_, d.stream.get());
   d.memory.sample();
 }
 
@@ -761,6 +804,7 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   s.clear(st);
   r.clear(st);
   if (!imager.stacking()) imager.clear(st);
+  gathers.clear(st);
   SEISRTM_CUDA(cudaMemcpyAsync(data.as<float>(), shot_data, pb.max_receivers() * nt * sizeof(float),
                                cudaMemcpyHostToDevice, st));
   // The previous shot's kernels may still read the injection arrays that are replaced here.
@@ -1041,6 +1085,9 @@ void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs&
         s, 1 - cs, &r, 1 - cr);
     store->release(n);
   } else {
+    // The gathers of the level the step images (p^{n+1} with chi^{n+2}: the buffers image_now
+    // reads), before the step overwrites chi^{n+2} with chi^n.
+    if (fa.image_level) gathers.add(s.p[cs], r.p[1 - cr], st);
     op->fused(fa, s, r, st);
     inject_at(r, 1 - cr, rec.inj, data.as<float>(), nt, -1);
     inject_at(s, 1 - cs, src.inj, wavelet.as<float>(), 0, 1);

@@ -31,6 +31,11 @@ struct MigrationFootprint {
   std::size_t replay = 0;            // the replay field of checkpointed reconstruction (2 levels of p, q)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab = nullptr);
+// The host memory a GPU migration holds beside any pinned store (the exact stack, a shot's volumes,
+// the image gathers' sums and copies); throws Error with the figures and the keys to change where
+// it exceeds kHostMemoryMargin of `available` bytes (this rank's share).
+double migration_host_bytes(const Problem& pb, const MigrationFootprint& fp);
+void check_migration_host_memory(const Problem& pb, const MigrationFootprint& fp, double available);
 // Device bytes a checkpointed plan leaves free beside its segment's store, which it otherwise
 // sizes to the free bytes' last level.
 constexpr std::size_t kSegmentReserve = std::size_t{512} << 20;

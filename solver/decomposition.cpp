@@ -337,10 +337,28 @@ void SlabMigrator::migrate_shot(long long shot, const float* data, float* image,
                                 const Progress& progress) {
   image_.assign(static_cast<size_t>(local_.grid.cells()), 0.0f);
   illumination_.assign(image_.size(), 0.0f);
+  // Image gathers: every slab adds its own planes into a zeroed copy of the whole layout (the
+  // others' values stay 0), rank 0 adds the others' copies to its own: 0 + v is v, the bits of one
+  // process's gathers.
+  const long long gathers = gather_layout(global_).values();
+  if (gathers > 0) {
+    gathers_local_.assign(static_cast<size_t>(gathers), 0.0f);
+    inner_->gathers_into(gathers_local_.data());
+  }
   inner_->migrate_shot(shot, data, image_.data(), illumination_.data(), progress);
+  inner_->gathers_into(nullptr);
   const long long plane = global_.grid.n[0] * global_.grid.n[1];
   gather_own_planes(image_.data(), slab_, plane, image);
   gather_own_planes(illumination_.data(), slab_, plane, illumination);
+  if (gathers == 0) return;
+  if (slab_.rank != 0) return send_floats(gathers_local_.data(), gathers, 0, kField);
+  std::vector<float> theirs(static_cast<size_t>(gathers));
+  for (int r = 1; r < slab_.ranks; ++r) {
+    recv_floats(theirs.data(), gathers, r, kField);
+    for (long long i = 0; i < gathers; ++i) gathers_local_[i] += theirs[i];
+  }
+  if (gathers_)
+    for (long long i = 0; i < gathers; ++i) gathers_[i] += gathers_local_[i];
 }
 
 }  // namespace seisrtm

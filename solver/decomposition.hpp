@@ -152,7 +152,7 @@ class SlabMigrator final : public Migrator {
   Slab slab_;
   Problem local_;
   std::unique_ptr<Migrator> inner_;
-  std::vector<float> image_, illumination_;
+  std::vector<float> image_, illumination_, gathers_local_;
 };
 
 }  // namespace seisrtm

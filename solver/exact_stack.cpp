@@ -56,13 +56,17 @@ StackExponents stack_exponents(const Problem& pb, const float* traces) {
   return e;
 }
 
-ExactStack::ExactStack(long long cells, StackExponents e)
+ExactStack::ExactStack(long long cells, StackExponents e, long long gathers)
     : e_(e),
       cells_(cells),
+      gather_values_(gathers),
       image_(new __int128[static_cast<size_t>(cells)]),
-      illumination_(new __int128[static_cast<size_t>(cells)]) {
+      illumination_(new __int128[static_cast<size_t>(cells)]),
+      gathers_(gathers > 0 ? new __int128[static_cast<size_t>(gathers)] : nullptr) {
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < cells; ++i) image_[i] = illumination_[i] = 0;
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < gathers; ++i) gathers_[i] = 0;
 }
 
 namespace {
@@ -82,7 +86,7 @@ inline bool on_grid(float v, float k, double scale, __int128& out) {
 
 }  // namespace
 
-void ExactStack::add(const float* image, const float* illumination, float k, int threads) {
+void ExactStack::add(const float* image, const float* illumination, float k, int threads, const float* gathers) {
   const long long n = cells();
   const double si = std::ldexp(1.0, kWordBits - kCountBits - e_.image);
   const double sl = std::ldexp(1.0, kWordBits - kCountBits - e_.illumination);
@@ -107,6 +111,25 @@ void ExactStack::add(const float* image, const float* illumination, float k, int
                 ": a wavefield became NaN or Inf or grew without limit; check time.dt, the model (vp, epsilon, "
                 "delta, theta, phi) and the data file; nothing was written");
   }
+  if (!gathers_) return;
+  if (!gathers) throw Error("ExactStack::add: a stack of image gathers given no gathers");
+  const long long m = gather_values_;
+  bad = -1;
+#pragma omp parallel for schedule(static) reduction(max : bad) num_threads(threads)
+  for (long long i = 0; i < m; ++i) {
+    __int128 a = 0;
+    if (!on_grid(gathers[i], k, si, a)) {
+      bad = std::max(bad, i);
+      continue;
+    }
+    gathers_[i] += a;
+  }
+  if (bad >= 0)
+    throw Error("the migrated image gathers hold NaN or Inf, or a value beyond the stack's bound (2^" +
+                std::to_string(e_.image) + "): " + std::to_string(double(gathers[bad])) + " at value " +
+                std::to_string(bad) +
+                ": a wavefield became NaN or Inf or grew without limit; check time.dt, the model and the data file; "
+                "nothing was written");
 }
 
 void ExactStack::add(const ExactStack& other) {
@@ -119,6 +142,11 @@ void ExactStack::add(const ExactStack& other) {
     image_[i] += other.image_[i];
     illumination_[i] += other.illumination_[i];
   }
+  if (other.gather_values_ != gather_values_)
+    throw Error("ExactStack::add: stacks of different image gathers (" + std::to_string(other.gather_values_) +
+                " and " + std::to_string(gather_values_) + " values)");
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < gather_values_; ++i) gathers_[i] += other.gathers_[i];
 }
 
 void ExactStack::to_float(float* image, float* illumination) const {
@@ -132,6 +160,12 @@ void ExactStack::to_float(float* image, float* illumination) const {
     image[i] = static_cast<float>(static_cast<double>(image_[i]) * qi);
     illumination[i] = static_cast<float>(static_cast<double>(illumination_[i]) * ql);
   }
+}
+
+void ExactStack::gathers_to_float(float* gathers) const {
+  const double qi = std::ldexp(1.0, e_.image + kCountBits - kWordBits);
+#pragma omp parallel for schedule(static)
+  for (long long i = 0; i < gather_values_; ++i) gathers[i] = static_cast<float>(static_cast<double>(gathers_[i]) * qi);
 }
 
 }  // namespace seisrtm

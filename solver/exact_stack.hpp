@@ -13,7 +13,7 @@
 // 2^-95 of the bound, which lies about 2^45 above the largest contribution in practice (the
 // growth margin): about 50 bits below the image's peak, so only cells fainter than about 2^-26
 // of it carry fewer than float's 24 bits of their exact sum. The sum is rounded to float through
-// double. 32 bytes a cell (image and illumination).
+// double. 32 bytes a cell (image and illumination), 16 a gather value.
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,27 +40,34 @@ StackExponents stack_exponents(const Problem& pb, const float* traces);
 class ExactStack {
  public:
   ExactStack() = default;
-  ExactStack(long long cells, StackExponents e);
+  // `gathers`: the values of the image gathers (solver/image_gathers.hpp) summed beside the image,
+  // on the image's grid (|S(x - h) R(x + h)| has the image's bound); 0: none.
+  ExactStack(long long cells, StackExponents e, long long gathers = 0);
   long long cells() const { return cells_; }
+  long long gather_values() const { return gather_values_; }
   const StackExponents& exponents() const { return e_; }
   // Adds a shot: k image[i] and k illumination[i] (float products), each rounded to the grid, on
   // `threads` OpenMP threads (0: OpenMP's default). Throws Error when a contribution reaches the
   // bound (a wavefield that grew without limit).
-  void add(const float* image, const float* illumination, float k, int threads = 0);
+  // With gathers, `gathers` (gather_values() of them) are added as well.
+  void add(const float* image, const float* illumination, float k, int threads = 0, const float* gathers = nullptr);
   // Adds another stack of the same grid, exactly.
   void add(const ExactStack& other);
   // The sums rounded to float.
   void to_float(float* image, float* illumination) const;
+  void gathers_to_float(float* gathers) const;
   // The sums themselves, cells() of them (parts and the resume journal write and read them
   // whole: two 64-bit words a cell, low then high, two's complement).
   __int128* sums(bool illumination) { return illumination ? illumination_.get() : image_.get(); }
   const __int128* sums(bool illumination) const { return illumination ? illumination_.get() : image_.get(); }
+  __int128* gather_sums() { return gathers_.get(); }
+  const __int128* gather_sums() const { return gathers_.get(); }
 
  private:
   StackExponents e_;
-  long long cells_ = 0;
+  long long cells_ = 0, gather_values_ = 0;
   // Zeroed by every thread in its own part (first touch: no single-threaded fill of 32 bytes a cell).
-  std::unique_ptr<__int128[]> image_, illumination_;
+  std::unique_ptr<__int128[]> image_, illumination_, gathers_;
 };
 
 }  // namespace seisrtm

@@ -1,5 +1,6 @@
 #include "solver/image_gathers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -13,6 +14,44 @@ GatherLayout gather_layout(const Grid& g, const CellBox& box, long long half_off
   for (long long ix = box.lo[0]; ix < box.hi[0]; ix += std::max(1LL, every[0])) l.x.push_back(ix);
   for (long long iy = box.lo[1]; iy < box.hi[1]; iy += std::max(1LL, every[1])) l.y.push_back(iy);
   return l;
+}
+
+void add_from_device_layout(const GatherLayout& l, const float* device, float* out) {
+  // Per (y, x) location its offsets' rows, z inner: a row reads one float of each of nz cache lines,
+  // and the next offsets read the neighbouring floats of the same lines, still in cache (a 32 x
+  // 32 tiled transpose was 1.4 to 2 times slower on 0.1 to 0.8 GB).
+  const long long nyl = static_cast<long long>(l.y.size()), nxl = static_cast<long long>(l.x.size());
+  const long long nh = l.offsets(), nz = l.nz;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long jy = 0; jy < nyl; ++jy)
+    for (long long jx = 0; jx < nxl; ++jx)
+      for (long long h = 0; h < nh; ++h) {
+        float* o = out + ((jy * nxl + jx) * nh + h) * nz;
+        const float* from = device + (jy * nz * nxl + jx) * nh + h;
+        for (long long z = 0; z < nz; ++z) o[z] += from[z * nxl * nh];
+      }
+}
+
+io::Image2D gather_panel(const float* g, long long locations, long long cols, long long nz,
+                         const std::vector<double>& x, double z0, double dz) {
+  io::Image2D p;
+  const long long per = cols + 1;  // a blank trace between neighbouring gathers
+  const double spacing = locations > 1 ? (x[1] - x[0]) : 1.0;
+  p.rows = nz, p.cols = locations * per;
+  p.x = {"x", "m", x.front() - spacing / 2, spacing / double(per)};
+  p.y = {"depth z", "m", z0, dz};
+  p.values.assign(static_cast<size_t>(p.rows * p.cols), 0.0f);
+  for (long long j = 0; j < locations; ++j)
+    for (long long c = 0; c < cols; ++c) {
+      const float* t = g + (j * cols + c) * nz;
+      for (long long z = 1; z + 1 < nz; ++z)
+        p.values[static_cast<size_t>(z * p.cols + j * per + c)] =
+            static_cast<float>(-(double(t[z - 1]) - 2.0 * t[z] + double(t[z + 1])) / (dz * dz));
+    }
+  p.value_label = "-d2/dz2 gather";
+  p.value_unit = "1/m^2 x correlation units";
+  p.map = io::Colormap::grey;
+  return p;
 }
 
 namespace {

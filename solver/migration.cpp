@@ -67,6 +67,16 @@ CellBox interior_box(const Problem& pb) {
   return b;
 }
 
+GatherLayout gather_layout(const Problem& pb) {
+  if (!pb.config.migration || !pb.config.migration->gathers.enabled()) return {};
+  const GathersConfig& gc = pb.config.migration->gathers;
+  return gather_layout(pb.grid, interior_box(pb), gc.offsets, {gc.x_every, gc.y_every});
+}
+
+double gather_host_bytes(const Problem& pb) {
+  return 36.0 * double(gather_layout(pb).values());
+}
+
 CellBox inner_box(const Problem& pb) {
   CellBox b = interior_box(pb);
   const int w = pb.config.boundary.damping_width;
@@ -434,7 +444,7 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
   // Acoustic: vp; the source and receiver fields with their own model copy (3 each); the exact
   // stack (32 bytes a cell: 8 volumes) and the shot's image and illumination; the stack rounded
   // and the normalised and Laplacian images made at the end.
-  pl.volumes_bytes = 19 * pl.volume_bytes;
+  pl.volumes_bytes = 19 * pl.volume_bytes + gather_host_bytes(pb);
   // The pseudo-acoustic pair (validation/cpu_tti.hpp) holds per field (source, receiver) 6
   // coefficient volumes and 8 padded ones (p and q at two levels, 4 first derivatives; a halo of
   // R cells per side); the problem holds vp, epsilon, delta (and theta, phi for tti); p of the
@@ -443,7 +453,7 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
     double padded = 4;
     for (int a = 0; a < 3; ++a) padded *= static_cast<double>(pb.grid.n[a] + 2 * pb.radius);
     const double model = pb.equation == Equation::tti ? 5 : 3;
-    pl.volumes_bytes = (model + 2 * 6 + 1 + 12) * pl.volume_bytes + 2 * 8 * padded;
+    pl.volumes_bytes = (model + 2 * 6 + 1 + 12) * pl.volume_bytes + 2 * 8 * padded + gather_host_bytes(pb);
   }
   const double traces = double(pb.shot_count()) * pb.receivers.size();
   const double data_fixed = 4 * traces * data_samples, data_per_step = 4 * traces;  // as read; resampled
@@ -480,9 +490,17 @@ MigrationPlan plan_migration(const Problem& pb, const DataShape& data, double av
             : "the volumes and the data as read (" + gib(pl.volumes_bytes + data_fixed) +
                   ") leave no room for the store of even 2 steps: a coarser grid.shape, or fewer shots or receivers "
                   "in the data";
+    const double gathers = gather_host_bytes(pb);
+    if (gathers > 0.5 * pl.total_bytes)  // the gathers are what does not fit: say so first
+      throw Error(data.describe() + ": the migration needs " + gib(pl.total_bytes) + " of host memory, " +
+                  gib(gathers) + " of it for the image gathers (" + std::to_string(gather_layout(pb).values()) +
+                  " values, 36 bytes each), but " + gib(available) +
+                  " is available; fewer gather locations (migration.gathers.x_every, y_every) or offsets "
+                  "(migration.gathers.offsets)");
     throw Error(data.describe() + ": the migration needs " + gib(pl.total_bytes) + " of host memory (" +
-                to_text(mc.mode) + " store " + gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) + ", data " +
-                gib(pl.data_bytes) + ") but " + gib(available) + " is available; " + fix + alt);
+                to_text(mc.mode) + " store " + gib(pl.store_bytes) + ", volumes " + gib(pl.volumes_bytes) +
+                (gathers > 0 ? " with image gathers " + gib(gathers) : "") + ", data " + gib(pl.data_bytes) + ") but " +
+                gib(available) + " is available; " + fix + alt);
   }
   return pl;
 }
@@ -522,8 +540,13 @@ namespace {
 // One shot of a migration on this rank: into zeroed volumes sent to rank 0 as the shot's
 // result; on the other ranks of a decomposed run the calls are collective and their verdict
 // comes every hundredth of the steps.
-void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, ShotSteps& st, std::vector<float>* image,
-                 std::vector<float>* illumination) {
+// A shot's volumes: image, illumination and (migration.gathers) the image gathers.
+struct ShotVolumes {
+  std::vector<float> image, illumination, gathers;
+};
+
+void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, ShotSteps& st, ShotVolumes& v,
+                 long long gather_values) {
   const Problem& pb = in.problem;
   const long long nrec = pb.max_receivers(), nt = pb.steps;  // the data's rows a shot
   const long long chunk = std::max(1LL, nt / 100);
@@ -545,14 +568,19 @@ void migrate_one(const MigrationInput& in, Migrator& migrator, long long s, Shot
   // A decomposed run's ranks other than 0 hold no whole-grid volume (SlabMigrator takes null).
   const bool whole = !st.slabs() || st.keeps();
   const long long n = whole ? pb.grid.cells() : 0;
-  image->resize(static_cast<size_t>(n));
-  illumination->resize(static_cast<size_t>(n));
-  float *im = image->data(), *il = illumination->data();
+  v.image.resize(static_cast<size_t>(n));
+  v.illumination.resize(static_cast<size_t>(n));
+  v.gathers.resize(static_cast<size_t>(whole ? gather_values : 0));
+  float *im = v.image.data(), *il = v.illumination.data(), *ga = v.gathers.data();
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < n; ++i) im[i] = il[i] = 0.0f;
-  migrator.migrate_shot(s, data, whole ? image->data() : nullptr, whole ? illumination->data() : nullptr, report);
-  st.send(cluster::ResultKind::image, 0, *image);
-  st.send(cluster::ResultKind::illumination, 0, *illumination);
+  std::fill(ga, ga + v.gathers.size(), 0.0f);
+  migrator.gathers_into(v.gathers.empty() ? nullptr : ga);
+  migrator.migrate_shot(s, data, whole ? im : nullptr, whole ? il : nullptr, report);
+  migrator.gathers_into(nullptr);
+  st.send(cluster::ResultKind::image, 0, v.image);
+  if (gather_values > 0) st.send(cluster::ResultKind::gathers, 0, v.gathers);
+  st.send(cluster::ResultKind::illumination, 0, v.illumination);
   st.finish_progress();  // (rank 0 adds the shot to the stack beside the next one)
 }
 
@@ -566,8 +594,9 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   // migration starts from its journal's stack.
   const bool keeps = cluster::rank() == 0;
   const bool given = keeps && resume && resume->stack.cells() > 0;
+  const long long gather_values = gather_layout(pb).values();
   ExactStack stack = given   ? std::move(resume->stack)
-                     : keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()))
+                     : keeps ? ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()), gather_values)
                              : ExactStack();
   std::vector<long long> in_stack = resume ? resume->shots : std::vector<long long>{};
   ResumeJournal* journal = keeps && resume ? resume->journal : nullptr;
@@ -578,9 +607,9 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   // arrives: the same bits whichever rank computed it and in whatever order (exact_stack.hpp).
   // The addition runs beside the next shot (a thread of its own: the GPU is not kept waiting),
   // one at a time; its volumes then come back for a later shot of this rank (no new pages).
-  std::vector<float> shot_image, shot_illumination;
-  std::map<long long, std::pair<std::vector<float>, std::vector<float>>> waiting;  // rank 0: one of the two
-  std::pair<std::vector<float>, std::vector<float>> adding_now, spare;
+  ShotVolumes shot;
+  std::map<long long, ShotVolumes> waiting;  // rank 0: shots of which some volumes came
+  ShotVolumes adding_now, spare;
   long long added = 0;       // (this run's: a resumed stack holds others)
   std::future<void> adding;  // (declared after what it reads: destroyed, so waited for, first)
   auto finish_adding = [&] {
@@ -591,18 +620,17 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
   };
   ShotWork work;
   work.compute = [&](long long s, ShotSteps& st) {
-    if (shot_image.empty() && !spare.first.empty()) {  // volumes of an earlier shot, added by now
-      shot_image = std::move(spare.first);
-      shot_illumination = std::move(spare.second);
-    }
-    migrate_one(in, migrator, s, st, &shot_image, &shot_illumination);
+    if (shot.image.empty() && !spare.image.empty()) shot = std::move(spare);  // an earlier shot's, added by now
+    migrate_one(in, migrator, s, st, shot, gather_values);
   };
   work.keep = [&](int, long long s, cluster::ResultKind kind, long long, std::vector<float>& data) {
-    auto& pair = waiting[s];
-    (kind == cluster::ResultKind::image ? pair.first : pair.second) = std::move(data);
-    if (pair.first.empty() || pair.second.empty()) return;
+    ShotVolumes& v = waiting[s];
+    (kind == cluster::ResultKind::image     ? v.image
+     : kind == cluster::ResultKind::gathers ? v.gathers
+                                            : v.illumination) = std::move(data);
+    if (v.image.empty() || v.illumination.empty() || (gather_values > 0 && v.gathers.empty())) return;
     finish_adding();
-    adding_now = std::move(pair);
+    adding_now = std::move(v);
     waiting.erase(s);
     const std::string label = "shot " + std::to_string(s + 1) + "/" + std::to_string(pb.shot_count()) + ": ";
     // Half the threads: the others keep the next shot's launches and copies on time.
@@ -610,7 +638,8 @@ ExactStack stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet,
     // Then the journal, where it is due (ResumeJournal: at most 1/20 of the time goes to it).
     adding = std::async(std::launch::async, [&stack, &adding_now, &in_stack, journal, s, k, label, threads] {
       try {
-        stack.add(adding_now.first.data(), adding_now.second.data(), k, threads);
+        stack.add(adding_now.image.data(), adding_now.illumination.data(), k, threads,
+                  adding_now.gathers.empty() ? nullptr : adding_now.gathers.data());
       } catch (const Error& e) {
         throw Error(label + e.what());
       }
@@ -771,6 +800,64 @@ void write_pictures(io::OutputSet& set, const Problem& pb, const Images& im, lon
   picture("model_vp", pb.vp, 'y', iy, "migration model vp", "vp", "m/s");
 }
 
+// The image gathers (migration.gathers): /gathers/offset [y location][x location][offset][z] from
+// the stack, /gathers/angle from them (offset_to_angle, a location at a time), their axes, and
+// pictures of both at the location nearest the middle of the image.
+void write_gathers(io::OutputSet& set, const Problem& pb, const ExactStack& stack) {
+  const GatherLayout l = gather_layout(pb);
+  if (l.values() == 0) return;
+  const Grid& g = pb.grid;
+  const GathersConfig& gc = pb.config.migration->gathers;
+  const hid_t root = set.h5().root();
+  std::vector<float> offset(static_cast<size_t>(l.values()));
+  stack.gathers_to_float(offset.data());
+  for (size_t i = 0; i < offset.size(); ++i)
+    if (!std::isfinite(offset[i]))
+      throw Error("the migrated image gathers hold NaN or Inf (value " + std::to_string(i) +
+                  "): a wavefield became NaN or Inf; check time.dt, the model and the data file; nothing was written");
+  std::vector<double> angles;
+  for (double a = 0; a <= gc.max_angle + 1e-9 * gc.max_angle; a += gc.angle_step) angles.push_back(a);
+  const long long na = static_cast<long long>(angles.size());
+  std::vector<float> angle(static_cast<size_t>(l.locations() * na * l.nz));
+#pragma omp parallel for schedule(dynamic)
+  for (long long j = 0; j < l.locations(); ++j) {
+    const std::vector<float> a =
+        offset_to_angle(offset.data() + j * l.offsets() * l.nz, l.offsets(), l.nz, g.h[0], g.h[2], angles);
+    std::copy(a.begin(), a.end(), angle.begin() + j * na * l.nz);
+  }
+  std::vector<double> xs, ys, hs;
+  for (long long ix : l.x) xs.push_back(g.origin[0] + double(ix) * g.h[0]);
+  for (long long iy : l.y) ys.push_back(g.origin[1] + double(iy) * g.h[1]);
+  for (long long h = -l.half_offsets; h <= l.half_offsets; ++h) hs.push_back(double(h) * g.h[0]);
+  set.h5().create_group("gathers");
+  io::write_axis(root, "gathers/x", xs, "m", "x of the gather locations");
+  io::write_axis(root, "gathers/y", ys, "m", "y of the gather locations");
+  io::write_axis(root, "gathers/h", hs, "m", "subsurface half-offset h along x");
+  io::write_axis(root, "gathers/angle_deg", angles, "degrees", "reflection angle (half the opening angle)");
+  const hsize_t nyl = l.y.size(), nxl = l.x.size();
+  io::write_dataset(root, "gathers/offset", {nyl, nxl, hsize_t(l.offsets()), hsize_t(l.nz)}, offset.data());
+  io::describe_dataset(root, "gathers/offset", "data units x source field units",
+                       "subsurface-offset gathers: sum over shots and imaging steps of S(x - h) R(x + h)");
+  io::attach_axes(root, "gathers/offset", {"gathers/y", "gathers/x", "gathers/h", "z"});
+  io::write_dataset(root, "gathers/angle", {nyl, nxl, hsize_t(na), hsize_t(l.nz)}, angle.data());
+  io::describe_dataset(root, "gathers/angle", "data units x source field units",
+                       "angle gathers from the offset gathers (tan angle = -k_h / k_z, Sava and Fomel 2003)");
+  io::attach_axes(root, "gathers/angle", {"gathers/y", "gathers/x", "gathers/angle_deg", "z"});
+  if (!pb.config.output.pictures) return;
+  // The row of locations nearest the middle y of the image, every gather at its x.
+  const long long jy = static_cast<long long>(nyl / 2);
+  const std::string where = "y = " + fmt(ys[static_cast<size_t>(jy)]) + " m";
+  auto panel = [&](const std::string& suffix, const float* v, long long cols, const std::string& what) {
+    io::Image2D p = gather_panel(v, static_cast<long long>(nxl), cols, l.nz, xs, g.origin[2], g.h[2]);
+    p.title = pb.config.output.name + ": " + what + " along x at " + where;
+    io::write_image(set.add("_" + suffix + ".png"), p);
+  };
+  panel("gathers_offset", offset.data() + jy * static_cast<long long>(nxl) * l.offsets() * l.nz, l.offsets(),
+        "offset gathers (h " + fmt(hs.front()) + ".." + fmt(hs.back()) + " m each)");
+  panel("gathers_angle", angle.data() + jy * static_cast<long long>(nxl) * na * l.nz, na,
+        "angle gathers (0.." + fmt(angles.back()) + " degrees each)");
+}
+
 }  // namespace
 
 std::vector<long long> all_shots(const Problem& pb) {
@@ -799,7 +886,7 @@ MigrationSummary migrate_survey(const MigrationInput& in, Migrator& migrator, co
           (std::filesystem::path(pb.config.output.directory) / (pb.config.output.name + ".resume")).string(),
           stack_identity(in, migrator.name()));
       resume.journal = pb.config.output.resume ? &*journal : nullptr;  // (output.resume false: none)
-      resume.stack = ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()));
+      resume.stack = ExactStack(pb.grid.cells(), stack_exponents(pb, in.traces.data()), gather_layout(pb).values());
       if (resume.journal && journal->load(resume.stack, resume.shots)) {
         for (long long s : resume.shots)
           if (!std::binary_search(shots.begin(), shots.end(), s))
@@ -860,6 +947,7 @@ void write_migration(io::OutputSet& set, const MigrationInput& in, const ExactSt
   io::write_attribute(out.root(), "depth_slice", std::vector<double>{sum.depth_slice});
 
   write_pictures(set, pb, im, iy, iz);
+  write_gathers(set, pb, stack);
   // The Laplacian-filtered image as a SEG-Y cube for interpretation tools (output.segy; its
   // header values were checked by prepare_migration).
   if (c.output.segy != SegyRevision::none) {

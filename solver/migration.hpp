@@ -11,6 +11,7 @@
 
 #include "io/output_file.hpp"
 #include "solver/exact_stack.hpp"
+#include "solver/image_gathers.hpp"
 #include "solver/problem.hpp"
 #include "solver/survey.hpp"
 
@@ -22,6 +23,12 @@ CellBox interior_box(const Problem& pb);
 // The interior less R cells on every face that borders a damping zone: the cells a backward
 // step computes; the R-thick shell between the two is restored from the boundary store.
 CellBox inner_box(const Problem& pb);
+// The layout of the image gathers of migration.gathers over the interior box (empty: none).
+GatherLayout gather_layout(const Problem& pb);
+// Host bytes of the image gathers of migration.gathers: 4 a value for a shot's, 16 for the exact
+// stack, 8 for a shot waiting and one being added, 4 for the rounded gathers and about 4 for the
+// angle gathers: 36 a value.
+double gather_host_bytes(const Problem& pb);
 // The values of a volume (x fastest) inside a box, x fastest.
 std::vector<float> extract_box(const Grid& g, const CellBox& box, const float* volume);
 
@@ -100,6 +107,13 @@ class Migrator {
   virtual void take_stack(float* /*image*/, float* /*illumination*/) {}
   // Ends a stack begun by begin_stack without taking it (the ranks agreed on no own stacks).
   virtual void drop_stack() {}
+  // Image gathers (migration.gathers, solver/image_gathers.hpp): where the next migrate_shot
+  // adds its shot's subsurface-offset gathers, gather_layout(problem).values() floats in that
+  // layout; null (the default): none. A migrator that cannot form them refuses in its constructor.
+  void gathers_into(float* gathers) { gathers_ = gathers; }
+
+ protected:
+  float* gathers_ = nullptr;
 };
 
 // The three images of a stack: correlation (sum S R), normalised by the illumination

@@ -82,6 +82,12 @@ void add_part_sums(hid_t file, const std::string& name, const std::string& path,
   }
 }
 
+// The shape of a part's gather sums: [location][offset][z][2 words] (rows of offsets x z values,
+// added a few locations at a time).
+std::vector<hsize_t> gather_sum_dims(const GatherLayout& l) {
+  return {hsize_t(l.locations()), hsize_t(l.offsets()), hsize_t(l.nz), 2};
+}
+
 // A 128-bit sum as the file's two words, low then high: its own bytes on this little-endian
 // machine (no copy of the stack's 32 bytes a cell).
 static_assert(std::endian::native == std::endian::little && sizeof(__int128) == 2 * sizeof(long long));
@@ -127,6 +133,13 @@ void write_stack_part(hid_t root, const MigrationInput& in, const ExactStack& st
   io::write_dataset(root, "stack/illumination", dims, as_words(stack.sums(true)));
   io::describe_dataset(root, "stack/illumination", "2^(exponents[1] - 95) x image/illumination units",
                        "exact sum of the part's shots' illumination, a 128-bit integer a cell: low word, high word");
+  if (stack.gather_values() > 0) {
+    const GatherLayout l = gather_layout(in.problem);
+    io::write_dataset(root, "stack/gathers", gather_sum_dims(l), as_words(stack.gather_sums()));
+    io::describe_dataset(
+        root, "stack/gathers", "2^(exponents[0] - 95) x gathers/offset units",
+        "exact sum of the part's shots' offset gathers, a 128-bit integer a value: low word, high word");
+  }
   io::write_dataset(root, "stack/shots", {hsize_t(shots.size())}, shots.data());
   io::describe_dataset(root, "stack/shots", "1", "the shots (0-based) in this part's sums");
   io::write_attribute(grp.get(), "identity", stack_identity(in, migrator));
@@ -140,7 +153,8 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
   const Problem& pb = in.problem;
   const Grid& g = pb.grid;
   const StackExponents e = stack_exponents(pb, in.traces.data());
-  ExactStack total(g.cells(), e);
+  const GatherLayout layout = gather_layout(pb);
+  ExactStack total(g.cells(), e, layout.values());
   const std::vector<hsize_t> dims{hsize_t(g.n[2]), hsize_t(g.n[1]), hsize_t(g.n[0]), 2};
   std::vector<std::string> owner(static_cast<size_t>(pb.shot_count()));  // the part that has each shot
   std::string identity;
@@ -181,6 +195,8 @@ ExactStack sum_parts(const MigrationInput& in, const std::vector<std::string>& f
     }
     add_part_sums(f.get(), "stack/image", path, dims, total.sums(false));
     add_part_sums(f.get(), "stack/illumination", path, dims, total.sums(true));
+    if (layout.values() > 0)
+      add_part_sums(f.get(), "stack/gathers", path, gather_sum_dims(layout), total.gather_sums());
   }
   std::sort(shots.begin(), shots.end());
   return total;
@@ -244,12 +260,14 @@ bool ResumeJournal::load(ExactStack& stack, std::vector<long long>& shots) const
       head[3] < 0 || head[3] > stack.cells() + (1LL << 40))
     throw Error(damaged + "its grid is not this migration's" + fix);
   const std::size_t sums = static_cast<std::size_t>(stack.cells()) * sizeof(__int128);
-  if (at + 8 * static_cast<std::uintmax_t>(head[3]) + 2 * sums + 8 != size)
+  const std::size_t gathers = static_cast<std::size_t>(stack.gather_values()) * sizeof(__int128);
+  if (at + 8 * static_cast<std::uintmax_t>(head[3]) + 2 * sums + gathers + 8 != size)
     throw Error(damaged + "not as long as it says" + fix);
   shots.resize(static_cast<std::size_t>(head[3]));
   take(shots.data(), shots.size() * sizeof(long long));
   take(stack.sums(false), sums);
   take(stack.sums(true), sums);
+  if (gathers > 0) take(stack.gather_sums(), gathers);
   std::uint64_t stored = 0;
   if (std::fread(&stored, 1, 8, f) != 8 || stored != sum.value())
     throw Error(damaged + "its checksum does not match" + fix);
@@ -281,6 +299,8 @@ void ResumeJournal::save(const ExactStack& stack, const std::vector<long long>& 
   put(shots.data(), shots.size() * sizeof(long long));
   put(stack.sums(false), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
   put(stack.sums(true), static_cast<std::size_t>(stack.cells()) * sizeof(__int128));
+  if (stack.gather_values() > 0)
+    put(stack.gather_sums(), static_cast<std::size_t>(stack.gather_values()) * sizeof(__int128));
   const std::uint64_t checksum = sum.value();
   ok = ok && std::fwrite(&checksum, 1, 8, f) == 8;
   ok = ok && std::fflush(f) == 0 && ::fsync(::fileno(f)) == 0;

@@ -952,6 +952,87 @@ TEST_CASE("migrate: a mute velocity outside vp's range, or a mute that zeroes ev
   CHECK(in.muted_samples < static_cast<long long>(in.traces.size()));
 }
 
+TEST_CASE("migrate with image gathers: offset and angle gathers with their axes, pictures, parts stack bit for bit",
+          "[integration]") {
+  // migration.gathers on the 36 x 30 x 32 grid (interior x 6..29, y 6..23, z 0..25): offsets
+  // -4..4, a location every 6th x and y cell from the interior's first: x 6, 12, 18, 24; y 6,
+  // 12, 18. The datasets' shapes and axes as the layout says; the parts {0, 3} and {1, 2}
+  // stacked: both gathers the whole migration's bits. Bad gathers keys are refused by name.
+  const fs::path d = fresh_dir("gathers");
+  const std::string true_cfg = write_text(d / "true.yaml", kTrueModel);
+  const Result r = run_cli("run " + true_cfg + " --quiet --backend cpu --output " + (d / "data").string() +
+                           " --set 'sources.shots=[[125, 145, 20], [175, 145, 20], [225, 145, 20], [200, 100, 20]]'");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string cfg =
+      write_text(d / "rtm.yaml", migration_config((d / "data" / "data.h5").string()) +
+                                     "  gathers: {offsets: 4, x_every: 6, y_every: 6, max_angle: 40, angle_step: 5}\n");
+  auto migrate = [&](const std::string& out, const std::string& args) {
+    const Result m = run_cli("migrate " + cfg + " --backend cpu --output " + (d / out).string() + " " + args);
+    INFO(out << ": " << m.output);
+    REQUIRE(m.code == 0);
+    return m;
+  };
+  const Result whole = migrate("whole", "");
+  const std::string h5 = (d / "whole" / "rtm.h5").string();
+  CHECK_THAT(whole.output, Contains("rtm_gathers_offset.png") && Contains("rtm_gathers_angle.png"));
+  CHECK(fs::exists(d / "whole" / "rtm_gathers_offset.png"));
+  const Array offset = read_array(h5, "/gathers/offset"), angle = read_array(h5, "/gathers/angle");
+  CHECK(offset.dims == std::vector<hsize_t>{3, 4, 9, 32});
+  CHECK(angle.dims == std::vector<hsize_t>{3, 4, 9, 32});  // 0, 5, ..., 40 degrees
+  CHECK(read_array(h5, "/gathers/x").values == std::vector<double>{60, 120, 180, 240});
+  CHECK(read_array(h5, "/gathers/y").values == std::vector<double>{60, 120, 180});
+  CHECK(read_array(h5, "/gathers/h").values == std::vector<double>{-40, -30, -20, -10, 0, 10, 20, 30, 40});
+  CHECK(read_array(h5, "/gathers/angle_deg").values == std::vector<double>{0, 5, 10, 15, 20, 25, 30, 35, 40});
+  // seisrtm plot lists and draws them (a row along x at the y nearest --at).
+  const Result list = run_cli("plot " + h5);
+  CHECK_THAT(list.output, Contains("offset_gathers") && Contains("angle_gathers") && Contains("3 x 4 locations"));
+  const Result pa = run_cli("plot " + h5 + " angle_gathers --at 130");
+  INFO(pa.output);
+  CHECK(pa.code == 0);
+  CHECK(fs::exists(d / "whole" / "rtm_plot_angle_gathers_y_120m.png"));
+  const Result pz = run_cli("plot " + h5 + " offset_gathers --slice z");
+  CHECK(pz.code != 0);
+  CHECK_THAT(pz.output, Contains("gathers are drawn along x at a y"));
+  // The zero-offset trace of a gather is the image's column there (the same sum of S R).
+  const Array image = read_array(h5, "/image/correlation");
+  for (long long z = 0; z < 26; ++z)
+    CHECK(offset.values[((1 * 4 + 2) * 9 + 4) * 32 + z] == image.values[(z * 30 + 12) * 36 + 18]);
+  migrate("p03", "--quiet --shots 0,3");
+  migrate("p12", "--quiet --shots 1:3");
+  const Result s = run_cli("stack " + cfg + " --output " + (d / "stack").string() + " " +
+                           (d / "p03" / "rtm.h5").string() + " " + (d / "p12" / "rtm.h5").string());
+  INFO(s.output);
+  REQUIRE(s.code == 0);
+  for (const char* name : {"gathers/offset", "gathers/angle", "image/correlation"}) {
+    INFO(name);
+    const std::vector<float> w = seisrtm::test::read_dataset(h5, name);
+    CHECK(seisrtm::test::read_dataset((d / "stack" / "rtm.h5").string(), name) == w);
+    CHECK(seisrtm::test::read_dataset((d / "p03" / "rtm.h5").string(), name) != w);
+  }
+  const Result no_gathers =
+      run_cli("stack " + cfg + " --set migration.gathers.offsets=3 --output " + (d / "bad").string() + " " +
+              (d / "p03" / "rtm.h5").string() + " " + (d / "p12" / "rtm.h5").string());
+  CHECK(no_gathers.code != 0);
+  CHECK_THAT(no_gathers.output, Contains("other settings or data") && Contains("offsets: 3"));
+  const std::string good = migration_config(good_data());
+  expect_refused("gathers_no_offsets", good + "  gathers: {x_every: 4}\n", "",
+                 {"'migration.gathers.offsets' is required"});
+  expect_refused("gathers_offsets0", good + "  gathers: {offsets: 0}\n", "",
+                 {"'migration.gathers.offsets'", "[1, 512]"});
+  expect_refused("gathers_every0", good + "  gathers: {offsets: 4, x_every: 0}\n", "",
+                 {"'migration.gathers.x_every' must be >= 1"});
+  expect_refused("gathers_angles", good + "  gathers: {offsets: 4, max_angle: 10, angle_step: 20}\n", "",
+                 {"'migration.gathers.angle_step'", "must not exceed migration.gathers.max_angle"});
+  expect_refused("gathers_key", good + "  gathers: {offsets: 4, every: 3}\n", "",
+                 {"'migration.gathers.every' is unknown"});
+  // Gathers that do not fit the host: refused before the traces are read, naming the keys (on a
+  // grid of 400^3 cells around the data's, every cell a location with 1025 offsets: terabytes).
+  expect_refused("gathers_memory", good + "  gathers: {offsets: 512, x_every: 1, y_every: 1}\n",
+                 "--backend cpu --set grid.shape=[400,400,400]",
+                 {"for the image gathers", "migration.gathers.x_every, y_every", "migration.gathers.offsets"});
+}
+
 TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the whole migration, bit for bit",
           "[integration]") {
   // Four shots migrated whole, and as the parts {0, 3}, {1} and {2} stacked (two of them first,

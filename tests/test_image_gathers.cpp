@@ -4,8 +4,13 @@
 #include <random>
 #include <vector>
 
+#include "io/config.hpp"
+#include "solver/cuda_migration.hpp"
 #include "solver/image_gathers.hpp"
+#include "solver/migration.hpp"
+#include "solver/problem.hpp"
 #include "tests/catch.hpp"
+#include "tests/fixtures.hpp"
 
 using seisrtm::CellBox;
 using seisrtm::GatherLayout;
@@ -99,4 +104,51 @@ TEST_CASE("angle gathers: a focused event is flat in angle; an event sloping in 
     }
     CHECK(angles[best] == 20);
   }
+}
+
+TEST_CASE("gathers in the device's layout [y][z][x][offset] add into [y][x][offset][z] value for value", "[unit]") {
+  // Sizes that are not multiples of the 32-value tiles on either side.
+  Grid g;
+  g.n = {101, 9, 45};
+  g.h = {10, 10, 10};
+  const CellBox box{{3, 1, 0}, {98, 8, 45}};
+  const GatherLayout l = seisrtm::gather_layout(g, box, 5, {7, 3});
+  const long long nyl = static_cast<long long>(l.y.size()), nxl = static_cast<long long>(l.x.size());
+  std::vector<float> device(static_cast<size_t>(l.values())), out(device.size());
+  for (size_t i = 0; i < device.size(); ++i) device[i] = float(i) + 0.5f;
+  for (size_t i = 0; i < out.size(); ++i) out[i] = -float(i);
+  seisrtm::add_from_device_layout(l, device.data(), out.data());
+  long long wrong = 0;
+  for (long long jy = 0; jy < nyl; ++jy)
+    for (long long z = 0; z < l.nz; ++z)
+      for (long long jx = 0; jx < nxl; ++jx)
+        for (long long h = -l.half_offsets; h <= l.half_offsets; ++h) {
+          const size_t d = static_cast<size_t>(((jy * l.nz + z) * nxl + jx) * l.offsets() + h + l.half_offsets);
+          const size_t o = static_cast<size_t>(l.at(jy, jx, h, z));
+          wrong += out[o] != -float(o) + device[d];
+        }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a GPU migration's host memory counts its image gathers and refuses, naming the keys, what does not fit",
+          "[unit]") {
+  // The GPU tests' grid (77 x 53 x 61, damping 10, free surface: interior 57 x 33 x 51), gathers of
+  // -7..7 at every x and y cell: 57 x 33 x 15 x 61 values of 40 bytes on the host (36 and the
+  // pinned copy's 4), beside the 14 volumes of the image's stack and a shot's.
+  seisrtm::Config c = seisrtm::parse_config(seisrtm::test::fixture("gpu_migration.yaml"));
+  seisrtm::MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 2;
+  mc.gathers = seisrtm::GathersConfig{7, 1, 1, 60, 2};
+  c.migration = mc;
+  const seisrtm::Problem p = seisrtm::build_problem(c);
+  const seisrtm::MigrationFootprint fp = seisrtm::migration_footprint(p, seisrtm::CudaOptions{});
+  const double gathers = 40.0 * 57 * 33 * 15 * 61, volumes = 14.0 * double(fp.image_volume);
+  CHECK(seisrtm::gather_layout(p).values() == 57LL * 33 * 15 * 61);
+  CHECK(seisrtm::migration_host_bytes(p, fp) == gathers + volumes);
+  CHECK(fp.volumes >= 4 * 57 * 33 * 15 * 61);  // the device's 4 bytes a value
+  CHECK_NOTHROW(seisrtm::check_migration_host_memory(p, fp, (gathers + volumes) / 0.9 + 1));
+  CHECK_THROWS_WITH(seisrtm::check_migration_host_memory(p, fp, (gathers + volumes) / 0.9 - 1024),
+                    Catch::Matchers::Contains("for the image gathers") &&
+                        Catch::Matchers::Contains("migration.gathers.x_every, y_every"));
 }

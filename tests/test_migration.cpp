@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <numbers>
 #include <random>
 #include <string>
 
@@ -671,6 +672,117 @@ TEST_CASE("a flat reflector's image stays put when dt halves: the imaging condit
               bar);
   CHECK(std::abs(moved_n) <= bar);
   CHECK(std::abs(moved_l) <= bar);
+}
+
+namespace {
+
+// The offset gathers of a migration of `d` (migration.gathers in `mig_yaml`), rounded from the
+// exact stack as migrate writes them.
+struct OffsetGathers {
+  GatherLayout layout;
+  Grid grid;
+  std::vector<float> values;
+};
+OffsetGathers migrate_gathers(const io::ObservedData& d, const std::string& mig_yaml, const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / "seisrtm_test_migration";
+  fs::create_directories(dir);
+  const std::string file = (dir / (name + ".h5")).string();
+  io::write_observed(file, d);
+  const MigrationInput in = prepare_migration(parse_config(mig_yaml, {"migration.data=" + file}));
+  CpuMigrator m(in.problem);
+  double seconds = 0;
+  const ExactStack stack = stack_shots(in, m, true, all_shots(in.problem), seconds);
+  OffsetGathers g{gather_layout(in.problem), in.problem.grid, {}};
+  g.values.resize(static_cast<size_t>(g.layout.values()));
+  stack.gathers_to_float(g.values.data());
+  return g;
+}
+
+// Sub-cell depth (cells) of the largest positive sample of column v[z] in [lo, hi).
+double positive_peak(const float* v, long long lo, long long hi) {
+  long long k = lo;
+  for (long long i = lo; i < hi; ++i)
+    if (v[i] > v[k]) k = i;
+  const double a = v[k - 1], b = v[k], c = v[k + 1];
+  return k + 0.5 * (a - c) / (a - 2 * b + c);
+}
+
+}  // namespace
+
+TEST_CASE("image gathers of a flat reflector: focused and flat in the true velocity, not in 5% wrong ones", "[cpu]") {
+  // 2000 m/s over 2600 m/s at 400 m; 9 shots and a line of receivers along x over 1 km; migrated
+  // in the true velocity above the reflector and in 5% slow and fast ones (1900, 2100 m/s). Offset
+  // gathers of half-offsets -10..10 cells at x = 600 m on the line (angles to about 48 degrees
+  // reach it), angle gathers from them.
+  // - Offset gathers: in the true velocity the reflector's energy (depth window of +-6 cells) is
+  //   nearest h = 0: its fraction within |h| <= 2 cells is the largest of the three.
+  // - Angle gathers: the reflector's depth (sub-cell pick) varies by less than a cell over 0..30
+  //   degrees in the true velocity. Migrated with rho v, a pair of half-offset s at the surface
+  //   over the location images where 2 sqrt(z_m^2 + s^2) / (rho v) is its time 2 sqrt(z^2 + s^2) / v,
+  //   and s = z_m tan theta at the migrated angle theta: z_m = rho z / sqrt(1 - (rho^2 - 1) tan^2
+  //   theta) (Al-Yahya 1989): at 35 degrees -8.8 m against 0 degrees for rho = 0.95, +11.0 m for
+  //   1.05. The picks must have those signs and at least half those sizes (band-limited picks of
+  //   a finite aperture).
+  const std::string grid =
+      "grid: {shape: [120, 30, 62], spacing: 10}\nboundary: {damping_width: 10, free_surface: true}\n";
+  const auto d = observe(grid +
+                         "time: {steps: 520}\n"
+                         "model: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 400, vp: 2600}]}}\n"
+                         "sources: {wavelet: {peak_frequency: 15}, shots: [[150, 150, 20], [262, 150, 20], "
+                         "[375, 150, 20], [487, 150, 20], [600, 150, 20], [712, 150, 20], [825, 150, 20], "
+                         "[937, 150, 20], [1050, 150, 20]]}\n"
+                         "receivers: {line: {start: [110, 150, 20], end: [1090, 150, 20], count: 99}}\n");
+  const std::string gathers = "  gathers: {offsets: 10, x_every: 10, y_every: 5, max_angle: 40, angle_step: 1}\n";
+  struct Result {
+    double focus = 0, z0 = 0, z35 = 0, flat30 = 0;
+  };
+  std::map<int, Result> got;
+  for (const int v : {2000, 1900, 2100}) {
+    const OffsetGathers g = migrate_gathers(
+        d, grid + "model: {vp: " + std::to_string(v) + "}\nmigration:\n  data: x\n  mute: {velocity: 2000}\n" + gathers,
+        "gathers_" + std::to_string(v));
+    const GatherLayout& l = g.layout;
+    const long long jx = std::find(l.x.begin(), l.x.end(), 60) - l.x.begin();
+    const long long jy = std::find(l.y.begin(), l.y.end(), 15) - l.y.begin();
+    REQUIRE(jx < static_cast<long long>(l.x.size()));
+    REQUIRE(jy < static_cast<long long>(l.y.size()));
+    const float* at = g.values.data() + l.at(jy, jx, -l.half_offsets, 0);  // [h][z]
+    const double z0 = positive_peak(at + l.half_offsets * l.nz, 30, 52);   // h = 0
+    const long long lo = std::lround(z0) - 6, hi = std::lround(z0) + 7;
+    double near = 0, all = 0;
+    for (long long h = -l.half_offsets; h <= l.half_offsets; ++h)
+      for (long long z = lo; z < hi; ++z) {
+        const double e = double(at[(h + l.half_offsets) * l.nz + z]) * at[(h + l.half_offsets) * l.nz + z];
+        all += e;
+        near += std::abs(h) <= 2 ? e : 0;
+      }
+    std::vector<double> angles;
+    for (int a = 0; a <= 35; ++a) angles.push_back(a);
+    const std::vector<float> ag = offset_to_angle(at, l.offsets(), l.nz, 10, 10, angles);
+    Result r;
+    r.focus = near / all;
+    std::vector<double> z;
+    for (size_t a = 0; a < angles.size(); ++a) z.push_back(10 * positive_peak(ag.data() + a * l.nz, 30, 52));
+    r.z0 = z[0], r.z35 = z[35];
+    for (int a = 0; a <= 30; ++a) r.flat30 = std::max(r.flat30, std::abs(z[a] - z[0]));
+    std::printf(
+        "gathers at %d m/s: offset energy within |h| <= 2 cells %.3f; angle gathers: depth %.2f m at 0, "
+        "%.2f m at 35 degrees (%+.2f m), largest change over 0..30 degrees %.2f m\n",
+        v, r.focus, r.z0, r.z35, r.z35 - r.z0, r.flat30);
+    got[v] = r;
+  }
+  CHECK(got[2000].focus > got[1900].focus);
+  CHECK(got[2000].focus > got[2100].focus);
+  CHECK(got[2000].flat30 < 10.0);
+  auto predicted = [](double rho) {  // z_m(35) - z_m(0) for a reflector at 400 m
+    const double t = std::tan(35 * std::numbers::pi / 180);
+    return 400 * rho * (1 / std::sqrt(1 - (rho * rho - 1) * t * t) - 1);
+  };
+  const double slow = got[1900].z35 - got[1900].z0, fast = got[2100].z35 - got[2100].z0;
+  std::printf("35 degrees against 0: slow %+.2f m (predicted %+.2f), fast %+.2f m (predicted %+.2f)\n", slow,
+              predicted(0.95), fast, predicted(1.05));
+  CHECK(slow <= 0.5 * predicted(0.95));
+  CHECK(fast >= 0.5 * predicted(1.05));
 }
 
 TEST_CASE("vti: a flat reflector images at its depth within one cell", "[cpu]") {

@@ -167,6 +167,29 @@ TEST_CASE("a shot-parallel migration on 2, 3 and 4 ranks images what one rank im
       CHECK(read_dataset(many / "migrate.h5", v) == read_dataset(d / "one" / "migrate.h5", v));
     }
   }
+  // Image gathers: a farm of 3 and z slabs on 2 ranks form those of one rank, bit for bit.
+  const std::string gathers = " --set migration.gathers.offsets=6 --set migration.gathers.x_every=9";
+  const Result g1 = seisrtm::test::run_cli(migrate + gathers + " --output " + (d / "one_gathers").string());
+  INFO(g1.output);
+  REQUIRE(g1.code == 0);
+  const Result g3 =
+      run_shell(kMpirun + " -np 3 " + SEISRTM_BINARY + migrate + gathers + " --output " + (d / "np3_gathers").string());
+  INFO(g3.output);
+  REQUIRE(g3.code == 0);
+  for (const char* v : {"gathers/offset", "gathers/angle", "image/correlation"}) {
+    INFO(v);
+    const std::vector<float> one_g = read_dataset(d / "one_gathers" / "migrate.h5", v);
+    CHECK(!one_g.empty());
+    CHECK(read_dataset(d / "np3_gathers" / "migrate.h5", v) == one_g);
+  }
+  const Result gz = run_shell(kMpirun + " -np 2 " + SEISRTM_BINARY + migrate + gathers +
+                              " --set solver.decomposition=z --output " + (d / "z_gathers").string());
+  INFO(gz.output);
+  REQUIRE(gz.code == 0);
+  for (const char* v : {"gathers/offset", "gathers/angle"}) {
+    INFO(v);
+    CHECK(read_dataset(d / "z_gathers" / "migrate.h5", v) == read_dataset(d / "one_gathers" / "migrate.h5", v));
+  }
   // Checkpoints every 23 levels in every rank's migrator: the shots' images, so the stack, are the
   // store's bit for bit.
   const fs::path ck = d / "np3_checkpoint";
@@ -925,7 +948,7 @@ void kill_until_done(const std::string& command, const fs::path& d, double secon
 }  // namespace
 
 TEST_CASE("a migration killed at random moments and run again ends bit for bit as one never stopped", "[integration]") {
-  // The coarse migration example (5 shots) killed with SIGKILL at random moments, each time run
+  // The coarse migration example (5 shots, with image gathers) killed with SIGKILL at random moments, each time run
   // again with the same command until it ends: the journal (<name>.resume) holds the shots
   // stacked so far, whole or not at all, and the exact stack makes the rest add up to the bits of
   // a run never stopped. Three such runs; then one stopped by SIGTERM under mpirun (a shot farm of
@@ -934,14 +957,16 @@ TEST_CASE("a migration killed at random moments and run again ends bit for bit a
   // A finer grid than the data's (about 5 s on two cores), so that kills land inside shots.
   const std::string migrate = std::string(SEISRTM_BINARY) + " migrate " + kRtm +
                               "migrate.yaml --backend cpu --set grid.shape=[100,50,80] --set grid.spacing=14 "
-                              "--set boundary.damping_width=8 --set migration.data=" +
+                              "--set boundary.damping_width=8 --set migration.gathers.offsets=5 --set "
+                              "migration.gathers.x_every=7 --set migration.data=" +
                               coarse_data().string();
   const auto t0 = std::chrono::steady_clock::now();
   const Result whole = run_shell(migrate + " --output " + (d / "whole").string());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   INFO(whole.output);
   REQUIRE(whole.code == 0);
-  const char* names[] = {"image/correlation", "image/illumination", "image/normalized", "image/laplacian"};
+  const char* names[] = {"image/correlation", "image/illumination", "image/normalized",
+                         "image/laplacian",   "gathers/offset",     "gathers/angle"};
   auto same_as_whole = [&](const fs::path& dir) {
     for (const char* v : names) {
       INFO(v);

@@ -252,7 +252,8 @@ template std::vector<double> model_traces<double>(const Problem&, const PointSet
 template std::vector<float> adjoint_traces<float>(const Problem&, const PointSet&, const std::vector<float>&);
 template std::vector<double> adjoint_traces<double>(const Problem&, const PointSet&, const std::vector<double>&);
 
-CpuMigrator::CpuMigrator(const Problem& pb) : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)) {
+CpuMigrator::CpuMigrator(const Problem& pb)
+    : pb_(pb), interior_(interior_box(pb)), inner_(inner_box(pb)), gathers_layout_(gather_layout(pb)) {
   if (!pb.config.migration) throw Error("CpuMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
@@ -270,6 +271,7 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   if (inner_box(global).cells() == 0)
     throw Error("config key 'grid.shape' leaves no interior to migrate: the damping zone (boundary.damping_width " +
                 std::to_string(global.config.boundary.damping_width) + ") and the stencil radius fill the grid");
+  gathers_layout_ = gather_layout(global);
   interior_ = slab_box(interior_box(global), slab);
   inner_ = slab_box(inner_box(global), slab);
   find_shell();
@@ -483,7 +485,17 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
       sv = grid_view(g, sn);
     }
   };
-  b.image = [&](long long) { image_level(g, interior_, sv, view(r, g), image, illumination); };
+  b.image = [&](long long) {
+    image_level(g, interior_, sv, view(r, g), image, illumination);
+    if constexpr (single) {
+      if (gathers_) {
+        const FieldView<Real> rv = view(r, g);
+        add_offset_gathers(
+            gathers_layout_, interior_, [&](long long iy, long long iz) { return sv.row(iy, iz); },
+            [&](long long iy, long long iz) { return rv.row(iy, iz); }, gathers_, slab_ ? slab_->lo : 0);
+      }
+    }
+  };
   b.receiver = [&](long long n) {
     if constexpr (single) {
       if (sn && on_source_level) on_source_level(n, sn);

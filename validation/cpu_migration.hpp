@@ -79,6 +79,7 @@ class CpuMigrator final : public Migrator {
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
   std::optional<int> half_peak_exponent_;
   std::vector<float> store_scales_;  // an fp16 store's, per shot (solver/storage.hpp)
+  GatherLayout gathers_layout_;      // migration.gathers (the whole grid's; a slab adds its own planes)
 };
 
 }  // namespace seisrtm::validation
