@@ -71,32 +71,124 @@ SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long l
   return c;
 }
 
-void write_segy_cube(const std::string& path, const SegyCube& c, const float* volume, const std::string& textual) {
-  const std::string shown = shown_name(path);
-  const long long nx = c.n[0], ny = c.n[1], nz = c.n[2];
-  auto fail = [&](const std::string& what) {
-    throw Error("writing SEG-Y file '" + shown + "' failed: " + what + write_failure_reason());
-  };
-  Handle f(segy_open(path.c_str(), "w+b"));
-  if (!f) fail("cannot create it");
+namespace {
 
-  std::vector<std::string> lines;
-  {
-    std::istringstream in(textual);
-    for (std::string l; std::getline(in, l) && lines.size() < 20;) lines.push_back(l.substr(0, 76));
+// What a trace of a depth file says of itself beside its samples.
+struct DepthTrace {
+  double x = 0, y = 0;                        // m, survey coordinates of its column
+  long long inline_no = 0, crossline_no = 0;  // bytes 189, 193
+  long long ensemble = 0, in_ensemble = 0;    // bytes 21, 25
+  long long offset = 0;                       // byte 37 (m)
+};
+
+// A file of depth traces of a cube's plan (its scalars, interval, first depth): the textual
+// header (`textual`'s lines, then `map`), the binary header, then traces written one by one,
+// each checked; close() flushes. A failure throws Error naming the final file.
+class DepthTraceFile {
+ public:
+  DepthTraceFile(const std::string& path, const SegyCube& c, const std::string& textual,
+                 const std::vector<std::string>& map, long long per_ensemble, long long traces, int sorting)
+      : c_(c), shown_(shown_name(path)), f_(segy_open(path.c_str(), "w+b")) {
+    if (!f_) fail("cannot create it");
+    std::vector<std::string> lines;
+    {
+      std::istringstream in(textual);
+      for (std::string l; std::getline(in, l) && lines.size() < 20;) lines.push_back(l.substr(0, 76));
+    }
+    lines.insert(lines.end(), map.begin(), map.end());
+    std::string text = text_header(lines, c.revision);
+    if (segy_write_textheader(f_.get(), 0, text.data()) != SEGY_OK) fail("textual header");
+    char bin[kBin] = {};
+    auto bset = [&](int field, int v) {
+      if (segy_set_bfield(bin, field, v) != SEGY_OK) fail("binary header field " + std::to_string(field));
+    };
+    const long long nz = c.n[2];
+    bset(SEGY_BIN_JOB_ID, 1);
+    bset(SEGY_BIN_LINE_NUMBER, 1);
+    bset(SEGY_BIN_REEL_NUMBER, 1);
+    bset(SEGY_BIN_TRACES, static_cast<int>(std::min<long long>(per_ensemble, 32767)));
+    bset(SEGY_BIN_INTERVAL, c.interval);
+    bset(SEGY_BIN_INTERVAL_ORIG, c.interval);
+    bset(SEGY_BIN_SAMPLES, static_cast<int>(nz));
+    bset(SEGY_BIN_SAMPLES_ORIG, static_cast<int>(nz));
+    bset(SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
+    bset(SEGY_BIN_ENSEMBLE_FOLD, static_cast<int>(std::min<long long>(sorting == 4 ? 1 : per_ensemble, 32767)));
+    bset(SEGY_BIN_SORTING_CODE, sorting);
+    bset(SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
+    bset(SEGY_BIN_SEGY_REVISION, c.revision == 1 ? 0x0100 : 0x0200);
+    bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
+    bset(SEGY_BIN_EXT_HEADERS, 0);
+    if (c.revision == 2) put_rev2_fields(bin, per_ensemble, nz, c.h[2] * 1000.0, traces);  // (the interval in mm)
+    if (segy_write_binheader(f_.get(), bin) != SEGY_OK) fail("binary header");
+    trsize_ = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, static_cast<int>(nz));
   }
+
+  // Trace t (0-based) from `samples` (c.n[2] native floats, converted in place).
+  void trace(long long t, const DepthTrace& w, float* samples) {
+    if (segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, c_.n[2], samples) != SEGY_OK) fail("sample conversion");
+    char hdr[kTrace] = {};
+    auto set = [&](int field, long long v) {
+      if (v < INT32_MIN || v > INT32_MAX || segy_set_field(hdr, field, static_cast<int32_t>(v)) != SEGY_OK)
+        fail("trace " + std::to_string(t + 1) + " header byte " + std::to_string(field) + " = " + std::to_string(v));
+    };
+    const long long sx = scaled(w.x, c_.coordinate_scalar), sy = scaled(w.y, c_.coordinate_scalar);
+    set(SEGY_TR_SEQ_LINE, w.crossline_no);
+    set(SEGY_TR_SEQ_FILE, t + 1);
+    set(SEGY_TR_ENSEMBLE, w.ensemble);
+    if (w.in_ensemble > 0) set(SEGY_TR_NUM_IN_ENSEMBLE, w.in_ensemble);
+    set(SEGY_TR_TRACE_ID, 1);  // seismic data
+    set(SEGY_TR_SUMMED_TRACES, 1);
+    set(SEGY_TR_STACKED_TRACES, 1);
+    set(SEGY_TR_DATA_USE, 1);
+    if (w.offset != 0) set(SEGY_TR_OFFSET, w.offset);
+    set(SEGY_TR_SOURCE_GROUP_SCALAR, c_.coordinate_scalar);
+    // The column's position in the source and group fields too: readers that take positions
+    // from them see the cell.
+    set(SEGY_TR_SOURCE_X, sx);
+    set(SEGY_TR_SOURCE_Y, sy);
+    set(SEGY_TR_GROUP_X, sx);
+    set(SEGY_TR_GROUP_Y, sy);
+    set(SEGY_TR_COORD_UNITS, 1);  // length (m)
+    set(SEGY_TR_DELAY_REC_TIME, c_.first_depth);
+    set(SEGY_TR_SAMPLE_COUNT, c_.n[2]);
+    set(SEGY_TR_SAMPLE_INTER, c_.interval);
+    set(SEGY_TR_CDP_X, sx);
+    set(SEGY_TR_CDP_Y, sy);
+    set(SEGY_TR_INLINE, w.inline_no);
+    set(SEGY_TR_CROSSLINE, w.crossline_no);
+    set(SEGY_TR_SCALAR_TRACE_HEADER, c_.depth_scalar);
+    const int at = static_cast<int>(t);
+    if (segy_write_traceheader(f_.get(), at, hdr, kTrace0, trsize_) != SEGY_OK)
+      fail("trace header " + std::to_string(t + 1));
+    if (segy_writetrace(f_.get(), at, samples, kTrace0, trsize_) != SEGY_OK) fail("trace " + std::to_string(t + 1));
+  }
+
+  // segy_close flushes (checked: a full disk shows here), as io/segy.cpp's writer does.
+  void close() {
+    errno = 0;
+    if (segy_close(f_.release()) != SEGY_OK) fail("flush");
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error("writing SEG-Y file '" + shown_ + "' failed: " + what + write_failure_reason());
+  }
+  SegyCube c_;
+  std::string shown_;
+  Handle f_;
+  int trsize_ = 0;
+};
+
+// The textual header's lines on the depth axis and the positions, shared by the cube and the gathers.
+std::vector<std::string> depth_lines(const SegyCube& c) {
   char dz[40], xy[80], z0[40];
   std::snprintf(dz, sizeof dz, "%.17g", c.h[2]);
   std::snprintf(xy, sizeof xy, "%.17g %.17g", c.origin[0], c.origin[1]);
   std::snprintf(z0, sizeof z0, "%.17g", c.origin[2]);
-  const std::vector<std::string> map = {
-      "depth image " + std::to_string(nx) + " x " + std::to_string(ny) + " x " + std::to_string(nz) +
-          " cells (x y z), " + fmt(c.h[0]) + " " + fmt(c.h[1]) + " " + fmt(c.h[2]) + " m",
+  return {
       "cell (i, j, k) at origin + (i hx, j hy, k hz), origin (cell 0 0 0):",
       std::string("ORIGIN X Y = ") + xy + " M",
       std::string("ORIGIN Z (FIRST SAMPLE DEPTH) = ") + z0 + " M",
-      "a trace a column (x, y); inline 189 = j + 1 (y), crossline 193 = i + 1 (x)",
-      "sorted inline slowest, crossline fastest; cdp/ensemble 21 = trace + 1",
       "cdp x, y 181/185 = source 73/77 = group 81/85, scalar 71: " + scalar_text(c.coordinate_scalar),
       "z down, m; interval 3217/117 = dz x 1000 (mm, shown as m where ms) = " + std::to_string(c.interval),
       std::string("EXACT DEPTH INTERVAL DZ = ") + dz + " M",
@@ -104,86 +196,66 @@ void write_segy_cube(const std::string& path, const SegyCube& c, const float* vo
           ", time scalar 215: " + scalar_text(c.depth_scalar),
       "format 5 (IEEE float, big-endian), fixed-length traces, units: m",
   };
-  lines.insert(lines.end(), map.begin(), map.end());
-  std::string text = text_header(lines, c.revision);
-  if (segy_write_textheader(f.get(), 0, text.data()) != SEGY_OK) fail("textual header");
+}
 
-  char bin[kBin] = {};
-  auto bset = [&](int field, int v) {
-    if (segy_set_bfield(bin, field, v) != SEGY_OK) fail("binary header field " + std::to_string(field));
-  };
-  const int per_inline = static_cast<int>(std::min<long long>(nx, 32767));
-  bset(SEGY_BIN_JOB_ID, 1);
-  bset(SEGY_BIN_LINE_NUMBER, 1);
-  bset(SEGY_BIN_REEL_NUMBER, 1);
-  bset(SEGY_BIN_TRACES, per_inline);  // an ensemble is an inline
-  bset(SEGY_BIN_INTERVAL, c.interval);
-  bset(SEGY_BIN_INTERVAL_ORIG, c.interval);
-  bset(SEGY_BIN_SAMPLES, static_cast<int>(nz));
-  bset(SEGY_BIN_SAMPLES_ORIG, static_cast<int>(nz));
-  bset(SEGY_BIN_FORMAT, SEGY_IEEE_FLOAT_4_BYTE);
-  bset(SEGY_BIN_ENSEMBLE_FOLD, 1);
-  bset(SEGY_BIN_SORTING_CODE, 4);        // horizontally stacked
-  bset(SEGY_BIN_MEASUREMENT_SYSTEM, 1);  // metres
-  bset(SEGY_BIN_SEGY_REVISION, c.revision == 1 ? 0x0100 : 0x0200);
-  bset(SEGY_BIN_TRACE_FLAG, 1);  // fixed length
-  bset(SEGY_BIN_EXT_HEADERS, 0);
-  const long long traces = nx * ny;
-  if (c.revision == 2) put_rev2_fields(bin, nx, nz, c.h[2] * 1000.0, traces);  // (the interval in mm)
-  if (segy_write_binheader(f.get(), bin) != SEGY_OK) fail("binary header");
+}  // namespace
 
+void write_segy_cube(const std::string& path, const SegyCube& c, const float* volume, const std::string& textual) {
+  const long long nx = c.n[0], ny = c.n[1], nz = c.n[2];
+  std::vector<std::string> map = {"depth image " + std::to_string(nx) + " x " + std::to_string(ny) + " x " +
+                                  std::to_string(nz) + " cells (x y z), " + fmt(c.h[0]) + " " + fmt(c.h[1]) + " " +
+                                  fmt(c.h[2]) + " m"};
+  const std::vector<std::string> depth = depth_lines(c);
+  map.insert(map.end(), depth.begin(), depth.end());
+  map.insert(map.begin() + 4, {"a trace a column (x, y); inline 189 = j + 1 (y), crossline 193 = i + 1 (x)",
+                               "sorted inline slowest, crossline fastest; cdp/ensemble 21 = trace + 1"});
+  DepthTraceFile out(path, c, textual, map, nx, nx * ny, 4);  // an ensemble is an inline; horizontally stacked
   // One inline at a time: the volume's rows [z][j][*] (contiguous in x) are transposed into nx
   // traces of nz samples, so the volume is read in order once; 4 nx nz bytes of buffer.
-  const int trsize = segy_trsize(SEGY_IEEE_FLOAT_4_BYTE, static_cast<int>(nz));
   std::vector<float> line(static_cast<size_t>(nx * nz));
   for (long long j = 0; j < ny; ++j) {
     for (long long k = 0; k < nz; ++k) {
       const float* row = volume + (k * ny + j) * nx;
       for (long long i = 0; i < nx; ++i) line[static_cast<size_t>(i * nz + k)] = row[i];
     }
-    if (segy_from_native(SEGY_IEEE_FLOAT_4_BYTE, static_cast<long long>(line.size()), line.data()) != SEGY_OK)
-      fail("sample conversion");
     const double y = c.origin[1] + double(j) * c.h[1];
     for (long long i = 0; i < nx; ++i) {
-      const int t = static_cast<int>(j * nx + i);
-      char hdr[kTrace] = {};
-      auto set = [&](int field, long long v) {
-        if (v < INT32_MIN || v > INT32_MAX || segy_set_field(hdr, field, static_cast<int32_t>(v)) != SEGY_OK)
-          fail("trace " + std::to_string(t + 1) + " header byte " + std::to_string(field) + " = " + std::to_string(v));
-      };
-      const double x = c.origin[0] + double(i) * c.h[0];
-      const long long sx = scaled(x, c.coordinate_scalar), sy = scaled(y, c.coordinate_scalar);
-      set(SEGY_TR_SEQ_LINE, i + 1);
-      set(SEGY_TR_SEQ_FILE, t + 1);
-      set(SEGY_TR_ENSEMBLE, t + 1);
-      set(SEGY_TR_TRACE_ID, 1);  // seismic data
-      set(SEGY_TR_SUMMED_TRACES, 1);
-      set(SEGY_TR_STACKED_TRACES, 1);
-      set(SEGY_TR_DATA_USE, 1);
-      set(SEGY_TR_SOURCE_GROUP_SCALAR, c.coordinate_scalar);
-      // Zero offset: readers that take positions from the source or group fields see the cell.
-      set(SEGY_TR_SOURCE_X, sx);
-      set(SEGY_TR_SOURCE_Y, sy);
-      set(SEGY_TR_GROUP_X, sx);
-      set(SEGY_TR_GROUP_Y, sy);
-      set(SEGY_TR_COORD_UNITS, 1);  // length (m)
-      set(SEGY_TR_DELAY_REC_TIME, c.first_depth);
-      set(SEGY_TR_SAMPLE_COUNT, nz);
-      set(SEGY_TR_SAMPLE_INTER, c.interval);
-      set(SEGY_TR_CDP_X, sx);
-      set(SEGY_TR_CDP_Y, sy);
-      set(SEGY_TR_INLINE, j + 1);
-      set(SEGY_TR_CROSSLINE, i + 1);
-      set(SEGY_TR_SCALAR_TRACE_HEADER, c.depth_scalar);
-      if (segy_write_traceheader(f.get(), t, hdr, kTrace0, trsize) != SEGY_OK)
-        fail("trace header " + std::to_string(t + 1));
-      if (segy_writetrace(f.get(), t, line.data() + i * nz, kTrace0, trsize) != SEGY_OK)
-        fail("trace " + std::to_string(t + 1));
+      const long long t = j * nx + i;
+      out.trace(t, {c.origin[0] + double(i) * c.h[0], y, j + 1, i + 1, t + 1, 0, 0}, line.data() + i * nz);
     }
   }
-  // segy_close flushes (checked: a full disk shows here), as io/segy.cpp's writer does.
-  errno = 0;
-  if (segy_close(f.release()) != SEGY_OK) fail("flush");
+  out.close();
+}
+
+void write_segy_gathers(const std::string& path, const SegyCube& c, const std::vector<long long>& x_cells,
+                        const std::vector<long long>& y_cells, long long traces_each,
+                        const std::vector<long long>& offsets, const float* gathers, const std::string& what,
+                        const std::string& textual) {
+  const long long nz = c.n[2], nxl = static_cast<long long>(x_cells.size()),
+                  nyl = static_cast<long long>(y_cells.size());
+  std::vector<std::string> map = {what + ": " + std::to_string(nyl) + " x " + std::to_string(nxl) +
+                                  " locations (y x) x " + std::to_string(traces_each) + " traces x " +
+                                  std::to_string(nz) + " depths, cells " + fmt(c.h[0]) + " " + fmt(c.h[1]) + " " +
+                                  fmt(c.h[2]) + " m"};
+  const std::vector<std::string> depth = depth_lines(c);
+  map.insert(map.end(), depth.begin(), depth.end());
+  map.insert(map.begin() + 4,
+             {"a gather a location, its traces in order; inline 189 = j + 1 (y cell j), crossline 193 = i + 1",
+              "ensemble 21 = location + 1 (y slowest), trace in ensemble 25 = trace + 1, offset 37 (m, rounded)"});
+  DepthTraceFile out(path, c, textual, map, traces_each, nyl * nxl * traces_each, 2);  // CDP ensembles
+  std::vector<float> t(static_cast<size_t>(nz));
+  for (long long jy = 0; jy < nyl; ++jy)
+    for (long long jx = 0; jx < nxl; ++jx)
+      for (long long k = 0; k < traces_each; ++k) {
+        const long long loc = jy * nxl + jx, n = loc * traces_each + k;
+        std::copy(gathers + n * nz, gathers + (n + 1) * nz, t.begin());
+        const long long i = x_cells[static_cast<size_t>(jx)], j = y_cells[static_cast<size_t>(jy)];
+        out.trace(n,
+                  {c.origin[0] + double(i) * c.h[0], c.origin[1] + double(j) * c.h[1], j + 1, i + 1, loc + 1, k + 1,
+                   offsets.empty() ? 0 : offsets[static_cast<size_t>(k)]},
+                  t.data());
+      }
+  out.close();
 }
 
 void write_segy_cube(const std::string& path, const float* volume, std::array<long long, 3> n, std::array<double, 3> h,

@@ -38,6 +38,15 @@ SegyCube plan_segy_cube(const std::string& what, int revision, std::array<long l
 // a failure throws Error naming the final file.
 void write_segy_cube(const std::string& path, const SegyCube& cube, const float* volume, const std::string& textual);
 
+// Image gathers on the cube's plan `c` (the grid's: its scalars, depth interval and first depth):
+// one gather a location (x_cells[i], y_cells[j]), its `traces_each` traces of c.n[2] depths in
+// order, gathers [y location][x location][trace][z]; offsets: byte 37 of each trace of a gather
+// (m, rounded; empty: 0). docs/SEGY.md "Image gathers".
+void write_segy_gathers(const std::string& path, const SegyCube& c, const std::vector<long long>& x_cells,
+                        const std::vector<long long>& y_cells, long long traces_each,
+                        const std::vector<long long>& offsets, const float* gathers, const std::string& what,
+                        const std::string& textual);
+
 // A post-stack SEG-Y cube read back as a volume (a model from an interpretation tool): its
 // geometry from the headers, inline (189) and crossline (193) numbers, CDP x and y (181, 185)
 // with the coordinate scalar (71), the depth step from the sample interval in mm (3217, the

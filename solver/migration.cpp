@@ -843,6 +843,24 @@ void write_gathers(io::OutputSet& set, const Problem& pb, const ExactStack& stac
   io::describe_dataset(root, "gathers/angle", "data units x source field units",
                        "angle gathers from the offset gathers (tan angle = -k_h / k_z, Sava and Fomel 2003)");
   io::attach_axes(root, "gathers/angle", {"gathers/y", "gathers/x", "gathers/angle_deg", "z"});
+  // SEG-Y (output.segy): a gather a location on the image cube's plan; byte 37 the half-offset
+  // (m) or the angle (degrees), rounded (docs/SEGY.md, "Image gathers").
+  if (pb.config.output.segy != SegyRevision::none) {
+    const int rev = pb.config.output.segy == SegyRevision::rev1 ? 1 : 2;
+    const io::SegyCube plan = io::plan_segy_cube("output.segy", rev, g.n, g.h, g.origin);
+    if (l.locations() * std::max(l.offsets(), na) > 2147483647LL)
+      throw Error("output.segy: the image gathers' " + std::to_string(l.locations() * std::max(l.offsets(), na)) +
+                  " traces exceed the 2147483647 a SEG-Y file can address; fewer gather locations");
+    std::vector<long long> h_m, a_deg;
+    for (double h : hs) h_m.push_back(std::llround(h));
+    for (double a : angles) a_deg.push_back(std::llround(a));
+    const std::string text = "seisrtm migrate: image gathers of " + pb.config.output.name +
+                             ".h5 (/gathers), correlation units\nconfig: " + pb.config.source_file;
+    io::write_segy_gathers(set.add("_gathers_offset.sgy"), plan, l.x, l.y, l.offsets(), h_m, offset.data(),
+                           "subsurface-offset gathers, byte 37 = half-offset h (m)", text);
+    io::write_segy_gathers(set.add("_gathers_angle.sgy"), plan, l.x, l.y, na, a_deg, angle.data(),
+                           "angle gathers, byte 37 = angle (degrees)", text);
+  }
   if (!pb.config.output.pictures) return;
   // The row of locations nearest the middle y of the image, every gather at its x.
   const long long jy = static_cast<long long>(nyl / 2);
@@ -972,10 +990,10 @@ void write_migration(io::OutputSet& set, const MigrationInput& in, const ExactSt
   for (const auto& f : set.others()) {
     if (fs::path(f).extension() == ".xmf")
       sum.xdmf_path = f;
-    else if (fs::path(f).extension() == ".sgy")
+    else if (f.size() >= 10 && f.compare(f.size() - 10, 10, "_image.sgy") == 0)
       sum.segy_path = f;
     else
-      sum.pictures.push_back(f);
+      sum.pictures.push_back(f);  // (and the gathers' SEG-Y files)
   }
 }
 

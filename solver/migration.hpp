@@ -143,10 +143,10 @@ double stack_shots(const MigrationInput& in, Migrator& migrator, bool quiet, std
 
 struct MigrationSummary {
   std::string h5_path, xdmf_path, segy_path;  // segy_path: the image cube (output.segy), or empty
-  std::vector<std::string> pictures;
-  double seconds = 0;       // all passes of all shots
-  double depth_slice = 0;   // m
-  double wall_seconds = 0;  // the shots from the first to the last stacked, on every rank
+  std::vector<std::string> pictures;          // and the other files of the set (the gathers' SEG-Y)
+  double seconds = 0;                         // all passes of all shots
+  double depth_slice = 0;                     // m
+  double wall_seconds = 0;                    // the shots from the first to the last stacked, on every rank
 };
 
 // Migrates every shot, stacks, writes <name>.h5 (images, illumination, model, config), the

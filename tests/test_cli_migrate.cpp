@@ -25,12 +25,15 @@
 #include "tests/catch.hpp"
 #include "tests/cli_util.hpp"
 #include "tests/fixtures.hpp"
+#include "tests/segy_file.hpp"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using seisrtm::test::Result;
 using seisrtm::test::run_cli;
 using seisrtm::test::write_text;
+
+using seisrtm::test::Segy;  // tests/segy_file.hpp
 
 namespace {
 
@@ -998,6 +1001,30 @@ TEST_CASE("migrate with image gathers: offset and angle gathers with their axes,
   const Array image = read_array(h5, "/image/correlation");
   for (long long z = 0; z < 26; ++z)
     CHECK(offset.values[((1 * 4 + 2) * 9 + 4) * 32 + z] == image.values[(z * 30 + 12) * 36 + 18]);
+  // SEG-Y (output.segy): a gather a location (ensemble 21, y slowest), its traces in order (25),
+  // byte 37 the half-offset in m or the angle in degrees, inline and crossline the location's
+  // cell + 1, the samples the file's bit for bit.
+  migrate("segy", "--quiet --set output.segy=rev2");
+  {
+    const std::vector<float> h5v = seisrtm::test::read_dataset((d / "segy" / "rtm.h5").string(), "gathers/offset");
+    Segy sg((d / "segy" / "rtm_gathers_offset.sgy").string());
+    REQUIRE(sg.traces == 3 * 4 * 9);
+    REQUIRE(sg.samples == 32);
+    long long wrong = 0;
+    for (int t = 0; t < sg.traces; ++t) {
+      const auto hdr = sg.header(t);
+      const int loc = t / 9, k = t % 9, jy = loc / 4, jx = loc % 4;
+      wrong += Segy::field(hdr, 21) != loc + 1 || Segy::field(hdr, 25) != k + 1 ||
+               Segy::field(hdr, 37) != (k - 4) * 10 || Segy::field(hdr, 189) != 6 * jy + 7 ||
+               Segy::field(hdr, 193) != 6 * jx + 7 || Segy::field(hdr, 181) != 60 * jx + 60;
+      const std::vector<float> v = sg.trace(t);
+      wrong += std::memcmp(v.data(), h5v.data() + t * 32, 32 * sizeof(float)) != 0;
+    }
+    CHECK(wrong == 0);
+    Segy sa((d / "segy" / "rtm_gathers_angle.sgy").string());
+    CHECK(sa.traces == 3 * 4 * 9);
+    CHECK(Segy::field(sa.header(10), 37) == 5);  // the second trace of the second gather: 5 degrees
+  }
   migrate("p03", "--quiet --shots 0,3");
   migrate("p12", "--quiet --shots 1:3");
   const Result s = run_cli("stack " + cfg + " --output " + (d / "stack").string() + " " +
