@@ -161,6 +161,8 @@ constexpr VolumeItem kVolumes[] = {
     {"normalized", "image/normalized", "normalised image", "correlation / illumination", "", io::Colormap::grey, true,
      99},
     {"correlation", "image/correlation", "image correlation", "sum S R", "arb. units", io::Colormap::grey, true, 99},
+    {"isic", "image/isic", "image (inverse scattering)", "sum (1/v^2) dS dR - grad S . grad R", "arb. units",
+     io::Colormap::grey, true, 99},
     // The sources' surroundings are orders of magnitude brighter than the rest: clipped.
     {"illumination", "image/illumination", "illumination", "sum S^2", "arb. units", io::Colormap::viridis, false, 99},
 };

@@ -219,6 +219,8 @@ struct MigrationConfig {
   // false: separate kernels. With image_interval auto (imaging every k-th step) the fused step
   // is the faster; with imaging every step the slower (docs/BENCHMARKS.md, "RTM").
   bool fused = true;
+  // What the image sums (io/config_enums.hpp); isic: acoustic, boundary mode.
+  ImagingCondition imaging_condition = ImagingCondition::correlation;
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else
   // in pinned host memory (copied through a ring of device slots while the passes run).
   StoreLocation store = StoreLocation::automatic;

@@ -86,6 +86,14 @@ constexpr std::array<const char*, 2> enum_names(MigrationMode) {
   return {"boundary", "snapshots"};
 }
 
+// migration.imaging_condition: the zero-lag cross-correlation S R, or the inverse-scattering
+// condition (1 / v^2) dS/dt dR/dt - grad S . grad R (Whitmore and Crawley 2012), which removes the
+// backscatter of sharp contrasts (validation/cpu_migration.cpp).
+enum class ImagingCondition { correlation, isic };
+constexpr std::array<const char*, 2> enum_names(ImagingCondition) {
+  return {"correlation", "isic"};
+}
+
 // migration.data_filter. auto resolves by the receivers' spread (solver/migration.cpp).
 enum class DataFilter { automatic, derivative, half_derivative, none };
 constexpr std::array<const char*, 4> enum_names(DataFilter) {

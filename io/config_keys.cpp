@@ -530,6 +530,11 @@ void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(choice<DataFilter>("migration.data_filter",
                                  "(-i w)^alpha before back-propagation; auto picks by the receivers' spread",
                                  SEISRTM_FIELD(c.migration->data_filter)));
+  k.push_back(choice<ImagingCondition>(
+      "migration.imaging_condition",
+      "correlation: sum of S R; isic: sum of (1 / v^2) dS/dt dR/dt - grad S . grad R, without the backscatter of "
+      "sharp contrasts (acoustic, boundary mode)",
+      SEISRTM_FIELD(c.migration->imaging_condition)));
   k.push_back(field("migration.fused", "bool", {}, "GPU, tma, space order <= 8: one fused kernel per backward step",
                     SEISRTM_FIELD(c.migration->fused)));
   k.push_back(choice<StoreLocation>("migration.store",

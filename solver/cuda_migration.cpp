@@ -507,6 +507,10 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
     throw Error(
         "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
         "store); use migration.mode: boundary or solver.backend: cpu");
+  if (pb.config.migration->imaging_condition == ImagingCondition::isic)
+    throw Error(
+        "config key 'migration.imaging_condition' isic runs on the CPU backend only for now; use "
+        "solver.backend: cpu, or migration.imaging_condition: correlation on the GPU");
   if (pb.config.migration->gathers.enabled() && slab)
     throw Error(
         "config key 'migration.gathers': the cuda backend forms image gathers on whole grids only (one GPU a "

@@ -694,13 +694,18 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
   const hid_t root = out.root();
   write_run_attributes(root, pb, producer, migrator);
   io::write_attribute(root, "data_file", in.data_file);
+  const bool isic = pb.config.migration->imaging_condition == ImagingCondition::isic;
+  io::write_attribute(root, "imaging_condition", to_text(pb.config.migration->imaging_condition));
   io::write_attribute(root, "units",
-                      "lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; "
-                      "image/correlation: sum over shots and time steps of S R (data units x source "
-                      "field units; image_interval k times the sum over the imaging steps); image/illumination: "
-                      "sum of S^2 (the same way); image/normalized: correlation / "
-                      "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2; "
-                      "each dataset has its own units attribute");
+                      std::string("lengths m, times s, velocities m/s; spacing, origin and shape are [x, y, z]; ") +
+                          (isic ? "image/isic: sum over shots and time steps of (1 / v^2) dS/dt dR/dt - grad S . grad "
+                                  "R (data units x source field units / m^2"
+                                : "image/correlation: sum over shots and time steps of S R (data units x source "
+                                  "field units") +
+                          "; image_interval k times the sum over the imaging steps); image/illumination: "
+                          "sum of S^2 (the same way); image/normalized: correlation / "
+                          "(illumination + epsilon max illumination); image/laplacian: -lap(normalized) in 1/m^2; "
+                          "each dataset has its own units attribute");
   io::write_attribute(root, "layout", "volumes are [z][y][x] (x fastest)");
   io::write_attribute(root, "stepping_seconds", seconds);
   io::write_grid_axes(root, g.n, g.h, g.origin);  // at the origin write_run_attributes wrote
@@ -715,12 +720,18 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
   };
   // S: the source field (p of the wavelet, a unit source); R: the receiver field (p of the data).
   out.create_group("image");
-  volume("image/correlation", im.correlation.data(), "data units x source field units",
-         "sum over shots and imaging steps of S R");
+  // The raw image under its condition's name (migration.imaging_condition).
+  if (isic)
+    volume("image/isic", im.correlation.data(), "data units x source field units / m^2",
+           "sum over shots and imaging steps of (1 / v^2) dS/dt dR/dt - grad S . grad R");
+  else
+    volume("image/correlation", im.correlation.data(), "data units x source field units",
+           "sum over shots and imaging steps of S R");
   volume("image/illumination", im.illumination.data(), "source field units^2",
          "sum over shots and imaging steps of S^2");
-  volume("image/normalized", im.normalized.data(), "data units / source field units",
-         "correlation / (illumination + epsilon max illumination)");
+  volume("image/normalized", im.normalized.data(),
+         isic ? "data units / source field units / m^2" : "data units / source field units",
+         std::string(isic ? "isic" : "correlation") + " / (illumination + epsilon max illumination)");
   volume("image/laplacian", im.laplacian.data(), "1/m^2 x image/normalized units", "-lap(normalized)");
   out.create_group("model");
   volume("model/vp", pb.vp.data(), "m/s", "P-wave velocity");
@@ -979,7 +990,9 @@ void write_migration(io::OutputSet& set, const MigrationInput& in, const ExactSt
   io::write_xdmf(set.add(".xmf"), out.file_name(), g.n, g.h,
                  {{"/image/laplacian", "image_laplacian", 0, {}},
                   {"/image/normalized", "image_normalized", 0, {}},
-                  {"/image/correlation", "image_correlation", 0, {}},
+                  mc.imaging_condition == ImagingCondition::isic
+                      ? io::XdmfVolume{"/image/isic", "image_isic", 0, {}}
+                      : io::XdmfVolume{"/image/correlation", "image_correlation", 0, {}},
                   {"/image/illumination", "illumination", 0, {}},
                   {"/model/vp", "vp", 0, {}}},
                  g.origin);

@@ -755,6 +755,15 @@ TEST_CASE("migrate: a tti survey migrates on the CPU backend, on the GPU where t
   const std::string data = (d / "tti_data.h5").string();
   REQUIRE(fs::exists(data));
   const std::string cfg = write_text(d / "tti_migrate.yaml", tti_migration_config(data));
+  {  // isic is the acoustic equation's: refused by name, nothing written
+    const Result isic = run_cli("migrate " + cfg +
+                                " --quiet --backend cpu --set migration.imaging_condition=isic "
+                                "--output " +
+                                (d / "isic").string());
+    CHECK(isic.code == 1);
+    CHECK_THAT(isic.output, Contains("'migration.imaging_condition' isic") && Contains("physics.equation tti"));
+    CHECK(!fs::exists(d / "isic" / "rtm_tti.h5"));
+  }
 
   // The image of a finished migration: the four datasets, the grid's shape, finite, not zero.
   auto check_image = [&](const fs::path& out) {
@@ -1058,6 +1067,40 @@ TEST_CASE("migrate with image gathers: offset and angle gathers with their axes,
   expect_refused("gathers_memory", good + "  gathers: {offsets: 512, x_every: 1, y_every: 1}\n",
                  "--backend cpu --set grid.shape=[400,400,400]",
                  {"for the image gathers", "migration.gathers.x_every, y_every", "migration.gathers.offsets"});
+}
+
+TEST_CASE("migrate with migration.imaging_condition isic writes /image/isic, its images and XDMF; refusals by name",
+          "[integration]") {
+  // The image datasets under the condition's name (the normalised and Laplacian images made from
+  // it, the XDMF pointing at it, the root attribute naming it); with snapshots or gathers isic is
+  // refused naming both keys. (Its physics: tests/test_migration.cpp, "isic: ...".)
+  const fs::path d = fresh_dir("isic");
+  const std::string cfg = write_text(d / "rtm.yaml", migration_config(good_data()));
+  const Result r =
+      run_cli("migrate " + cfg + " --quiet --backend cpu --set migration.imaging_condition=isic --output " +
+              (d / "out").string());
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string h5 = (d / "out" / "rtm.h5").string();
+  CHECK(has_link(h5, "/image/isic"));
+  CHECK(!has_link(h5, "/image/correlation"));
+  CHECK(has_link(h5, "/image/laplacian"));
+  std::ifstream x(d / "out" / "rtm.xmf");
+  const std::string xmf((std::istreambuf_iterator<char>(x)), std::istreambuf_iterator<char>());
+  CHECK_THAT(xmf, Contains("/image/isic") && !Contains("/image/correlation"));
+  const Result c = run_cli("migrate " + cfg + " --quiet --backend cpu --output " + (d / "corr").string());
+  REQUIRE(c.code == 0);
+  CHECK(seisrtm::test::read_dataset(h5, "image/illumination") ==
+        seisrtm::test::read_dataset((d / "corr" / "rtm.h5").string(), "image/illumination"));
+  CHECK(seisrtm::test::read_dataset(h5, "image/isic") !=
+        seisrtm::test::read_dataset((d / "corr" / "rtm.h5").string(), "image/correlation"));
+  const std::string good = migration_config(good_data());
+  expect_refused("isic_snapshots", good, "--set migration.imaging_condition=isic --set migration.mode=snapshots",
+                 {"'migration.imaging_condition' isic", "migration.mode: boundary"});
+  expect_refused("isic_gathers", good + "  gathers: {offsets: 4}\n", "--set migration.imaging_condition=isic",
+                 {"'migration.imaging_condition' isic and 'migration.gathers'"});
+  expect_refused("isic_bad", good, "--set migration.imaging_condition=energy",
+                 {"'migration.imaging_condition'", "correlation | isic"});
 }
 
 TEST_CASE("migrate --shots and seisrtm stack: parts of a survey add up to the whole migration, bit for bit",

@@ -785,6 +785,60 @@ TEST_CASE("image gathers of a flat reflector: focused and flat in the true veloc
   CHECK(fast >= 0.5 * predicted(1.05));
 }
 
+TEST_CASE("isic: above a sharp contrast the backscatter of the correlation image is gone, the reflector stays put",
+          "[cpu]") {
+  // 2000 m/s over 3500 m/s at 400 m (a sharp step: a reflection coefficient of 0.27), migrated in
+  // that same sharp model: the source field's reflection from the step and the receiver field's
+  // back-propagated reflections run the same way above it and correlate into a low-wavenumber
+  // smear (the backscatter), which the inverse-scattering condition cancels (the two terms of
+  // waves running the same way are equal). Measured on the raw images (/image/correlation and
+  // /image/isic) in the x-z section of the line: the energy from 100 to 330 m depth (below the
+  // sources' own surroundings, above the reflector's wavelet) against that from 350 to 450 m
+  // around the reflector. isic must remove most of it: its ratio at most half the correlation's.
+  // The reflector: the normalised isic image's peak under the line's centre within one cell
+  // (10 m) of 400 m, with the positive polarity of a velocity increase.
+  const std::string grid =
+      "grid: {shape: [64, 34, 62], spacing: 10}\nboundary: {damping_width: 10, free_surface: true}\n";
+  const std::string model = "model: {vp: {type: layers, layers: [{top: 0, vp: 2000}, {top: 400, vp: 3500}]}}\n";
+  const auto d = observe(grid + "time: {steps: 520}\n" + model +
+                         "sources: {wavelet: {peak_frequency: 15}, shots: [[205, 165, 20], [315, 165, 20], "
+                         "[425, 165, 20]]}\n"
+                         "receivers: {line: {start: [110, 165, 20], end: [520, 165, 20], count: 42}}\n");
+  const Grid g{{64, 34, 62}, {10, 10, 10}};
+  std::map<std::string, double> above_ratio;
+  Images isic;
+  for (const std::string condition : {"correlation", "isic"}) {
+    const Images im = migrate_data(d, grid + model + "migration: {data: x, mute: {velocity: 2000}}\n",
+                                   "isic_" + condition, {"migration.imaging_condition=" + condition});
+    double above = 0, at = 0;
+    for (long long iz = 10; iz < 46; ++iz)
+      for (long long ix = 10; ix < 54; ++ix) {
+        const double v = im.correlation[g.index(ix, 16, iz)];
+        if (iz <= 33) above += v * v;
+        if (iz >= 35 && iz <= 45) at += v * v;
+      }
+    above_ratio[condition] = above / at;
+    std::printf("%s: image energy at 100..330 m / at 350..450 m = %.4f\n", condition.c_str(), above / at);
+    if (condition == "isic") isic = im;
+  }
+  std::printf("isic keeps %.1f%% of the correlation's backscatter ratio\n",
+              100 * above_ratio["isic"] / above_ratio["correlation"]);
+  CHECK(above_ratio["isic"] <= 0.5 * above_ratio["correlation"]);
+  const long long column = g.index(31, 16, 0), stride = g.n[0] * g.n[1];
+  long long k = 30;
+  for (long long i = 30; i < 50; ++i)
+    if (isic.normalized[column + i * stride] > isic.normalized[column + k * stride]) k = i;
+  const double z = 10 * column_peak(isic.normalized, k, k + 1, stride, column);
+  float most = 0, least = 0;
+  for (long long i = 39; i <= 41; ++i)
+    most = std::max(most, isic.normalized[column + i * stride]),
+    least = std::min(least, isic.normalized[column + i * stride]);
+  std::printf("isic: normalised image peak at %.2f m (reflector at 400 m), polarity %s\n", z,
+              most > -least ? "+" : "-");
+  CHECK(std::abs(z - 400) <= 10.0);
+  CHECK(most > -least);
+}
+
 TEST_CASE("vti: a flat reflector images at its depth within one cell", "[cpu]") {
   // The acoustic test's survey in a VTI earth: vp 2000 m/s over 2600 m/s at 400 m; isotropic down
   // to 150 m, epsilon 0.25 and delta 0.1 below. Migration in the upper layer's vp with the same

@@ -206,6 +206,43 @@ void image_level(const Grid& g, const Box& box, const FieldView<Real>& s, const 
     }
 }
 
+// The inverse-scattering imaging condition (Whitmore and Crawley 2012) on an imaging level n:
+//   image += (1 / v^2) (p^{n+1} - p^n) (chi^{n+2} - chi^{n+1}) / dt^2 - grad p^n . grad chi^{n+1},
+// each time derivative half a level after its field's imaging level, so that the pairing of p^n
+// with chi^{n+1} holds for them too; the gradients by centred differences over two cells (zero
+// where a neighbour lies outside the field's grid). For waves that run the same way (the
+// backscatter of a sharp contrast, and the transmitted waves) the two terms cancel; for a
+// reflection (S down, R up) they add: 2 (1 - cos(opening angle)) / 2 of the correlation's
+// weight. illumination += S^2 as for the correlation (the normalised image's denominator).
+template <class Real>
+void isic_level(const Grid& g, const Box& box, const FieldView<Real>& s, const FieldView<Real>& s_next,
+                const FieldView<Real>& r, const FieldView<Real>& r_next, const float* vp, double dt, Real* image,
+                Real* illumination) {
+  const Real cx = Real(0.25 / (g.h[0] * g.h[0])), cy = Real(0.25 / (g.h[1] * g.h[1])),
+             cz = Real(0.25 / (g.h[2] * g.h[2]));
+#pragma omp parallel for collapse(2) schedule(static)
+  for (long long iz = box.lo[2]; iz < box.hi[2]; ++iz)
+    for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
+      const long long row = g.index(0, iy, iz);
+      const Real *s0 = s.row(iy, iz), *s1 = s_next.row(iy, iz), *r0 = r.row(iy, iz), *r1 = r_next.row(iy, iz);
+      const bool y_in = iy > 0 && iy + 1 < g.n[1], z_in = iz > 0 && iz + 1 < g.n[2];
+      const Real *sym = y_in ? s.row(iy - 1, iz) : nullptr, *syp = y_in ? s.row(iy + 1, iz) : nullptr;
+      const Real *rym = y_in ? r.row(iy - 1, iz) : nullptr, *ryp = y_in ? r.row(iy + 1, iz) : nullptr;
+      const Real *szm = z_in ? s.row(iy, iz - 1) : nullptr, *szp = z_in ? s.row(iy, iz + 1) : nullptr;
+      const Real *rzm = z_in ? r.row(iy, iz - 1) : nullptr, *rzp = z_in ? r.row(iy, iz + 1) : nullptr;
+      for (long long ix = box.lo[0]; ix < box.hi[0]; ++ix) {
+        const double v = vp[row + ix];
+        const Real time = Real(1.0 / (v * v * dt * dt)) * (s1[ix] - s0[ix]) * (r1[ix] - r0[ix]);
+        Real grad = 0;
+        if (ix > 0 && ix + 1 < g.n[0]) grad += cx * (s0[ix + 1] - s0[ix - 1]) * (r0[ix + 1] - r0[ix - 1]);
+        if (y_in) grad += cy * (syp[ix] - sym[ix]) * (ryp[ix] - rym[ix]);
+        if (z_in) grad += cz * (szp[ix] - szm[ix]) * (rzp[ix] - rzm[ix]);
+        image[row + ix] += time - grad;
+        illumination[row + ix] += s0[ix] * s0[ix];
+      }
+    }
+}
+
 template <class Wave, class Real>
 std::vector<Real> model_with(const Problem& pb, const PointSet& src, const std::vector<Real>& f) {
   const long long nt = pb.steps, nrec = pb.receivers.size();
@@ -262,6 +299,7 @@ CpuMigrator::CpuMigrator(const Problem& pb)
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
   find_shell();
   check_reconstruction(*pb.config.migration);
+  check_isic(pb);
   store_scales_ = store_scales(pb, kHalfPeakExponent);
 }
 
@@ -276,10 +314,27 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   inner_ = slab_box(inner_box(global), slab);
   find_shell();
   check_reconstruction(*global.config.migration);
+  check_isic(global);
   store_scales_ = store_scales(global, kHalfPeakExponent);
 }
 
+void CpuMigrator::check_isic(const Problem& pb) {
+  if (pb.config.migration->imaging_condition == ImagingCondition::isic && pb.anisotropic())
+    throw Error(
+        "config key 'migration.imaging_condition' isic is the acoustic equation's (1 / v^2 and the gradients "
+        "of p); physics.equation " +
+        to_text(pb.equation) + " takes migration.imaging_condition: correlation");
+}
+
 void CpuMigrator::check_reconstruction(const MigrationConfig& mc) {
+  if (mc.imaging_condition == ImagingCondition::isic && mc.mode != MigrationMode::boundary)
+    throw Error(
+        "config key 'migration.imaging_condition' isic takes the source field's time derivative from the levels the "
+        "boundary mode rebuilds; use migration.mode: boundary");
+  if (mc.imaging_condition == ImagingCondition::isic && mc.gathers.enabled())
+    throw Error(
+        "config keys 'migration.imaging_condition' isic and 'migration.gathers': the gathers are cross-correlations; "
+        "use migration.imaging_condition: correlation with them");
   if (mc.reconstruction == Reconstruction::checkpoint && mc.mode != MigrationMode::boundary)
     throw Error(
         "config key 'migration.reconstruction' checkpoint rebuilds the source field from the boundary shells; with "
@@ -485,7 +540,15 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
       sv = grid_view(g, sn);
     }
   };
+  const bool isic = mc.imaging_condition == ImagingCondition::isic;
   b.image = [&](long long) {
+    if constexpr (std::is_same_v<Wave, CpuWave<Real>>) {
+      if (isic) {  // (acoustic, boundary: the constructor refuses the rest)
+        isic_level(g, interior_, sv, grid_view(g, static_cast<const Real*>(s.previous())), view(r, g),
+                   grid_view(g, static_cast<const Real*>(r.previous())), pb_.vp.data(), pb_.dt, image, illumination);
+        return;  // (gathers: refused with isic)
+      }
+    }
     image_level(g, interior_, sv, view(r, g), image, illumination);
     if constexpr (single) {
       if (gathers_) {

@@ -73,6 +73,8 @@ class CpuMigrator final : public Migrator {
   void find_shell();
   // migration.reconstruction checkpoint needs migration.mode boundary.
   static void check_reconstruction(const MigrationConfig& mc);
+  // migration.imaging_condition isic needs the acoustic equation.
+  static void check_isic(const Problem& pb);
   const Problem& pb_;
   Box interior_, inner_;
   std::optional<Slab> slab_;
