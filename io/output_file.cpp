@@ -197,6 +197,8 @@ void OutputFile::commit() {
 
 bool in_output_set(const std::string& name, const std::string& f) {
   if (f == name + ".h5" || f == name + ".xmf" || f == name + "_image.sgy") return true;
+  // The image gathers' SEG-Y files (migration.gathers with output.segy).
+  if (f == name + "_gathers_offset.sgy" || f == name + "_gathers_angle.sgy") return true;
   // SEG-Y shot gathers (output.segy): <name>_shot_NNNN.sgy.
   const std::string sgy = name + "_shot_";
   if (f.size() > sgy.size() + 4 && f.compare(0, sgy.size(), sgy) == 0 && f.compare(f.size() - 4, 4, ".sgy") == 0 &&
@@ -207,7 +209,8 @@ bool in_output_set(const std::string& name, const std::string& f) {
       f.compare(f.size() - ext.size(), ext.size(), ext) != 0)
     return false;
   const std::string kind = f.substr(pre.size(), f.size() - pre.size() - ext.size());
-  for (const char* k : {"model_vp", "image_xz", "image_normalized_xz", "image_depth"})
+  for (const char* k :
+       {"model_vp", "image_xz", "image_normalized_xz", "image_depth", "gathers_offset", "gathers_angle"})
     if (kind == k) return true;
   for (const std::string k : {"gather_shot_", "wavefield_shot_"})
     if (kind.size() > k.size() && kind.compare(0, k.size(), k) == 0 &&

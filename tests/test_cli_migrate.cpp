@@ -1046,6 +1046,16 @@ TEST_CASE("migrate with image gathers: offset and angle gathers with their axes,
     CHECK(seisrtm::test::read_dataset((d / "stack" / "rtm.h5").string(), name) == w);
     CHECK(seisrtm::test::read_dataset((d / "p03" / "rtm.h5").string(), name) != w);
   }
+  // A rerun into the same place without gathers replaces the whole set: no gather file stays.
+  {
+    const std::string plain = write_text(d / "plain.yaml", migration_config((d / "data" / "data.h5").string()));
+    const Result again = run_cli("migrate " + plain + " --quiet --backend cpu --output " + (d / "segy").string());
+    INFO(again.output);
+    REQUIRE(again.code == 0);
+    for (const char* f :
+         {"rtm_gathers_offset.sgy", "rtm_gathers_angle.sgy", "rtm_gathers_offset.png", "rtm_gathers_angle.png"})
+      CHECK(!fs::exists(d / "segy" / f));
+  }
   const Result no_gathers =
       run_cli("stack " + cfg + " --set migration.gathers.offsets=3 --output " + (d / "bad").string() + " " +
               (d / "p03" / "rtm.h5").string() + " " + (d / "p12" / "rtm.h5").string());

@@ -209,15 +209,15 @@ void image_level(const Grid& g, const Box& box, const FieldView<Real>& s, const 
 // The inverse-scattering imaging condition (Whitmore and Crawley 2012) on an imaging level n:
 //   image += (1 / v^2) (p^{n+1} - p^n) (chi^{n+2} - chi^{n+1}) / dt^2 - grad p^n . grad chi^{n+1},
 // each time derivative half a level after its field's imaging level, so that the pairing of p^n
-// with chi^{n+1} holds for them too; the gradients by centred differences over two cells (zero
-// where a neighbour lies outside the field's grid). For waves that run the same way (the
+// with chi^{n+1} holds for them too; the gradients by centred differences over two cells (a
+// component zero where a neighbour lies outside `valid`). For waves that run the same way (the
 // backscatter of a sharp contrast, and the transmitted waves) the two terms cancel; for a
 // reflection (S down, R up) they add: 2 (1 - cos(opening angle)) / 2 of the correlation's
 // weight. illumination += S^2 as for the correlation (the normalised image's denominator).
 template <class Real>
-void isic_level(const Grid& g, const Box& box, const FieldView<Real>& s, const FieldView<Real>& s_next,
-                const FieldView<Real>& r, const FieldView<Real>& r_next, const float* vp, double dt, Real* image,
-                Real* illumination) {
+void isic_level(const Grid& g, const Box& box, const Box& valid, const FieldView<Real>& s,
+                const FieldView<Real>& s_next, const FieldView<Real>& r, const FieldView<Real>& r_next, const float* vp,
+                double dt, Real* image, Real* illumination) {
   const Real cx = Real(0.25 / (g.h[0] * g.h[0])), cy = Real(0.25 / (g.h[1] * g.h[1])),
              cz = Real(0.25 / (g.h[2] * g.h[2]));
 #pragma omp parallel for collapse(2) schedule(static)
@@ -225,7 +225,9 @@ void isic_level(const Grid& g, const Box& box, const FieldView<Real>& s, const F
     for (long long iy = box.lo[1]; iy < box.hi[1]; ++iy) {
       const long long row = g.index(0, iy, iz);
       const Real *s0 = s.row(iy, iz), *s1 = s_next.row(iy, iz), *r0 = r.row(iy, iz), *r1 = r_next.row(iy, iz);
-      const bool y_in = iy > 0 && iy + 1 < g.n[1], z_in = iz > 0 && iz + 1 < g.n[2];
+      // Neighbours only inside `valid` (the interior the backward pass rebuilds; outside it the
+      // source field keeps the forward pass's last levels).
+      const bool y_in = iy > valid.lo[1] && iy + 1 < valid.hi[1], z_in = iz > valid.lo[2] && iz + 1 < valid.hi[2];
       const Real *sym = y_in ? s.row(iy - 1, iz) : nullptr, *syp = y_in ? s.row(iy + 1, iz) : nullptr;
       const Real *rym = y_in ? r.row(iy - 1, iz) : nullptr, *ryp = y_in ? r.row(iy + 1, iz) : nullptr;
       const Real *szm = z_in ? s.row(iy, iz - 1) : nullptr, *szp = z_in ? s.row(iy, iz + 1) : nullptr;
@@ -234,7 +236,8 @@ void isic_level(const Grid& g, const Box& box, const FieldView<Real>& s, const F
         const double v = vp[row + ix];
         const Real time = Real(1.0 / (v * v * dt * dt)) * (s1[ix] - s0[ix]) * (r1[ix] - r0[ix]);
         Real grad = 0;
-        if (ix > 0 && ix + 1 < g.n[0]) grad += cx * (s0[ix + 1] - s0[ix - 1]) * (r0[ix + 1] - r0[ix - 1]);
+        if (ix > valid.lo[0] && ix + 1 < valid.hi[0])
+          grad += cx * (s0[ix + 1] - s0[ix - 1]) * (r0[ix + 1] - r0[ix - 1]);
         if (y_in) grad += cy * (syp[ix] - sym[ix]) * (ryp[ix] - rym[ix]);
         if (z_in) grad += cz * (szp[ix] - szm[ix]) * (rzp[ix] - rzm[ix]);
         image[row + ix] += time - grad;
@@ -300,6 +303,7 @@ CpuMigrator::CpuMigrator(const Problem& pb)
   find_shell();
   check_reconstruction(*pb.config.migration);
   check_isic(pb);
+  rebuilt_ = interior_;
   store_scales_ = store_scales(pb, kHalfPeakExponent);
 }
 
@@ -315,6 +319,10 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   find_shell();
   check_reconstruction(*global.config.migration);
   check_isic(global);
+  // The whole interior in the slab's z (its halo planes included: exchanged after every step).
+  rebuilt_ = interior_box(global);
+  rebuilt_.lo[2] = std::max(0LL, rebuilt_.lo[2] - slab.lo);
+  rebuilt_.hi[2] = std::min(pb_.grid.n[2], rebuilt_.hi[2] - slab.lo);
   store_scales_ = store_scales(global, kHalfPeakExponent);
 }
 
@@ -544,7 +552,7 @@ void CpuMigrator::migrate_with(long long shot, const Real* data, Real* image, Re
   b.image = [&](long long) {
     if constexpr (std::is_same_v<Wave, CpuWave<Real>>) {
       if (isic) {  // (acoustic, boundary: the constructor refuses the rest)
-        isic_level(g, interior_, sv, grid_view(g, static_cast<const Real*>(s.previous())), view(r, g),
+        isic_level(g, interior_, rebuilt_, sv, grid_view(g, static_cast<const Real*>(s.previous())), view(r, g),
                    grid_view(g, static_cast<const Real*>(r.previous())), pb_.vp.data(), pb_.dt, image, illumination);
         return;  // (gathers: refused with isic)
       }

@@ -77,6 +77,7 @@ class CpuMigrator final : public Migrator {
   static void check_isic(const Problem& pb);
   const Problem& pb_;
   Box interior_, inner_;
+  Box rebuilt_;  // where the backward pass's source field is rebuilt: the whole interior, in this grid's z
   std::optional<Slab> slab_;
   std::vector<long long> shell_;  // cells of interior_ not in inner_: the boundary store's cells
   std::optional<int> half_peak_exponent_;
