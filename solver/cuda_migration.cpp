@@ -105,22 +105,19 @@ double host_share(double given = -1) {
 double host_own_volumes(const Problem& pb) {
   return 14.0 + (pb.equation == Equation::tti ? 4 : pb.equation == Equation::vti ? 2 : 0);
 }
-// Those volumes' bytes, with the image gathers' (and their pinned copy: 4 bytes a value).
-double host_own_bytes(const Problem& pb, const MigrationFootprint& fp) {
+
+}  // namespace
+
+// The host's own volumes' bytes, with the image gathers' (and their pinned copy: 4 bytes a value).
+double migration_host_bytes(const Problem& pb, const MigrationFootprint& fp) {
   return host_own_volumes(pb) * double(fp.image_volume) + gather_host_bytes(pb) +
          4.0 * double(gather_layout(pb).values());
 }
 
-}  // namespace
-
-double migration_host_bytes(const Problem& pb, const MigrationFootprint& fp) {
-  return host_own_bytes(pb, fp);
-}
-
 void check_migration_host_memory(const Problem& pb, const MigrationFootprint& fp, double available) {
-  const double need = host_own_bytes(pb, fp);
+  const double need = migration_host_bytes(pb, fp);
   if (available <= 0 || need <= kHostMemoryMargin * available) return;
-  const double gathers = gather_host_bytes(pb) + 4.0 * double(gather_layout(pb).values());
+  const double gathers = need - host_own_volumes(pb) * double(fp.image_volume);
   throw Error("the migration needs " + gib(static_cast<std::size_t>(need)) +
               " of host memory beside the GPU (the exact stack and a shot's volumes" +
               (gathers > 0 ? ", and " + gib(static_cast<std::size_t>(gathers)) + " for the image gathers" : "") +
@@ -139,7 +136,7 @@ struct StoreTier {
 StoreTier store_tier(const Problem& pb, const MigrationFootprint& fp, std::size_t free_b, double host) {
   const StoreLocation where = pb.config.migration->store;
   const double host_free = host_share(host);
-  const bool host_fits = host_free > 0 && double(fp.store) + host_own_bytes(pb, fp) < 0.8 * host_free;
+  const bool host_fits = host_free > 0 && double(fp.store) + migration_host_bytes(pb, fp) < 0.8 * host_free;
   StoreTier t;
   t.host = where == StoreLocation::host || (where == StoreLocation::automatic && fp.total > free_b && host_fits);
   t.fits = (t.host ? fp.total_host_store : fp.total) <= free_b && (!t.host || host_fits);
@@ -168,7 +165,7 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
                 (pb.anisotropic() ? " of p and q" : "") + " for " + std::to_string(pb.steps) + " steps, data " +
                 gib(fp.data) + ") but the GPU has " + gib(free_b) + " free of " + gib(total_b) + "; " + device_fix +
                 "; in host memory it needs " + gib(fp.store) + " pinned plus about " +
-                gib(static_cast<std::size_t>(host_own_bytes(pb, fp))) +
+                gib(static_cast<std::size_t>(migration_host_bytes(pb, fp))) +
                 " for the host's own volumes, within 80% of the " + gib(static_cast<std::size_t>(host_free)) +
                 " available (migration.store: host); migration.reconstruction: checkpoint keeps one segment of the "
                 "store, or use solver.backend: cpu");
@@ -198,7 +195,7 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
     k = auto_checkpoint_interval(nt, 2.0 * fields * double(g.volume), double(g.store_per_step));
     if (!(slab && slab->ranks > 1)) k = std::max(1LL, std::min(k, device_levels));
   }
-  const double host_free = host_share(host), own = host_own_bytes(pb, fp);
+  const double host_free = host_share(host), own = migration_host_bytes(pb, fp);
   const double room = 0.8 * host_free - own;
   // Two levels where asked (migration.coarse_checkpoint_interval), or (auto, one GPU or one
   // rank: the slabs of a decomposition take the same plan) where one level's checkpoints do

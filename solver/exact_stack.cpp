@@ -136,15 +136,15 @@ void ExactStack::add(const ExactStack& other) {
   if (other.cells() != cells() || !(other.e_ == e_))
     throw Error("ExactStack::add: stacks of different grids (" + std::to_string(other.cells()) + " and " +
                 std::to_string(cells()) + " cells)");
+  if (other.gather_values_ != gather_values_)
+    throw Error("ExactStack::add: stacks of different image gathers (" + std::to_string(other.gather_values_) +
+                " and " + std::to_string(gather_values_) + " values)");
   const long long n = cells();
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < n; ++i) {
     image_[i] += other.image_[i];
     illumination_[i] += other.illumination_[i];
   }
-  if (other.gather_values_ != gather_values_)
-    throw Error("ExactStack::add: stacks of different image gathers (" + std::to_string(other.gather_values_) +
-                " and " + std::to_string(gather_values_) + " values)");
 #pragma omp parallel for schedule(static)
   for (long long i = 0; i < gather_values_; ++i) gathers_[i] += other.gathers_[i];
 }
