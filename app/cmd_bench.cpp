@@ -172,7 +172,7 @@ int cmd_bench(const BenchOptions& b, const TmaTuning& t) {
        {std::pair{b.longest, "--longest"}, std::pair{b.checkpoint_interval > 0, "--checkpoint-interval"},
         std::pair{b.coarse_checkpoint_interval > 0, "--coarse-checkpoint-interval"},
         std::pair{!b.backwards.empty(), "--backward"}, std::pair{b.gathers > 0, "--gathers"},
-        std::pair{!b.checkpoint_directory.empty(), "--checkpoint-directory"}})
+        std::pair{b.isic, "--isic"}, std::pair{!b.checkpoint_directory.empty(), "--checkpoint-directory"}})
     if (set && !b.rtm) throw Error(std::string("bench ") + flag + " is an option of bench --rtm");
   for (const auto& v : split(b.variants))  // said before the GPU is asked for
     if (v == "smem" || v == "naive" || v == "tma")

@@ -84,7 +84,8 @@ std::string store_text(const std::string& name) {
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
-                     Reconstruction how, StorePrecision precision, long long gathers, const BenchOptions& b) {
+                     Reconstruction how, StorePrecision precision, long long gathers, bool isic,
+                     const BenchOptions& b) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
@@ -100,6 +101,7 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     m.checkpoint_directory = b.checkpoint_directory;
   }
   if (gathers > 0) m.gathers = GathersConfig{gathers, 10, 1, 60, 2};
+  if (isic) m.imaging_condition = ImagingCondition::isic;
   mc.migration = m;
   const MigrationInput in = prepare_migration(mc);
   CudaMigrator mig(in.problem, gpu_options(mc, t));
@@ -138,6 +140,7 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
     backward.append(1, '-').append(n, from, n.find(')', from) - from);  // the shape's name
   }
   if (gathers > 0) backward += "+gathers";
+  if (isic) backward += "+isic";
   std::printf(
       "%-12s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory at "
       "its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
@@ -252,16 +255,20 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
         for (const bool fused : paths) {
           if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
           for (const long long g : {0LL, b.gathers})
-            if (g == 0 || b.gathers > 0) bench_migration(c, t, fused, data_file, forward, how, precision, g, b);
+            if (g == 0 || b.gathers > 0) bench_migration(c, t, fused, data_file, forward, how, precision, g, false, b);
+          if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, b);
         }
     std::filesystem::remove(data_file);
   }
   std::printf(
       "forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
-      "passes; rtm GPU: the sum of the GPU phases%s\n",
+      "passes; rtm GPU: the sum of the GPU phases%s%s\n",
       b.gathers > 0 ? "; +gathers: with image gathers (offsets -H..H at every 10th x and every y; their copy to the "
                       "host in rtm bwd)"
-                    : "");
+                    : "",
+      b.isic ? "; +isic: migration.imaging_condition isic (its kernel on imaging levels, and dR kept before the "
+               "receiver step of each)"
+             : "");
   return 0;
 }
 

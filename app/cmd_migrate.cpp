@@ -44,6 +44,7 @@ void setup_migration(const std::string& config_path, const CommonOptions& o, std
       // A slab's share (solver.decomposition z; make_slab refuses slabs thinner than the halo).
       std::optional<Slab> slab;
       if (slabs) slab = make_slab(p.grid.n[2], slab_halo(p.radius), cluster::rank(), cluster::size());
+      check_cuda_migration(p, co);
       const MigrationFootprint fp = migration_footprint(p, co, slab ? &*slab : nullptr);
       try {  // the host's share of this rank (the ranks of a node share it)
         check_migration_host_memory(p, fp, available_host_memory() / std::max(1, cluster::local_size()));

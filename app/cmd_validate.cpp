@@ -97,7 +97,9 @@ void compare_stacks(const Problem& p, double eps, const Stack& gpu, const Stack&
                     MigrationRows& rows) {
   const bool half = rows.half;
   const size_t cells = static_cast<size_t>(p.grid.cells());
-  rows.report("image (correlation)", gpu.image.data(), cpu.image.data(), cells, half ? emu.image.data() : nullptr);
+  const bool isic = p.config.migration->imaging_condition == ImagingCondition::isic;
+  rows.report(isic ? "image (isic)" : "image (correlation)", gpu.image.data(), cpu.image.data(), cells,
+              half ? emu.image.data() : nullptr);
   rows.report("illumination", gpu.illumination.data(), cpu.illumination.data(), cells,
               half ? emu.illumination.data() : nullptr);
   const Images a = finish_images(p, gpu.image, gpu.illumination, eps),
@@ -230,10 +232,10 @@ int validate_migration(const std::string& config_path, const Config& c, double c
   gpu.on_source_level = keep(gpu_levels);
   if (half) emu->on_source_level = keep(emu_levels);
   if (compressed) exact->on_source_level = keep(exact_levels);
-  Stack cs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f)};
-  Stack gs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f)};
-  Stack es{std::vector<float>(half ? cells : 0, 0.0f), std::vector<float>(half ? cells : 0, 0.0f)};
-  Stack xs{std::vector<float>(compressed ? cells : 0, 0.0f), std::vector<float>(compressed ? cells : 0, 0.0f)};
+  Stack cs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f), {}};
+  Stack gs{std::vector<float>(cells, 0.0f), std::vector<float>(cells, 0.0f), {}};
+  Stack es{std::vector<float>(half ? cells : 0, 0.0f), std::vector<float>(half ? cells : 0, 0.0f), {}};
+  Stack xs{std::vector<float>(compressed ? cells : 0, 0.0f), std::vector<float>(compressed ? cells : 0, 0.0f), {}};
   const size_t gather_values = static_cast<size_t>(gather_layout(p).values());
   cs.gathers.assign(gather_values, 0.0f);
   gs.gathers.assign(gather_values, 0.0f);

@@ -63,6 +63,8 @@ struct BenchOptions {
   // --rtm --gathers H: each row again with offset gathers of -H..H cells at every 10th x and every
   // y cell (migration.gathers), copied back to the host as migrate does a shot.
   long long gathers = 0;
+  // --rtm --isic: each row again with migration.imaging_condition isic.
+  bool isic = false;
 };
 // cmd_bench and bench_rtm take the tuning flags beside these options: app/tuning.hpp.
 

@@ -234,6 +234,7 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
                    "--rtm: each row again with image gathers: offsets -H..H cells along x at every 10th x and every y "
                    "cell (migration.gathers), copied to the host as a survey's shot")
       ->check(CLI::PositiveNumber);
+  bench->add_flag("--isic", bo.isic, "--rtm: each row again with migration.imaging_condition isic");
   bench->add_flag("--longest", bo.longest,
                   "--rtm: the longest record each reconstruction plan admits on this GPU and host for the config's "
                   "grid (the migration's memory plan; nothing is run)");

@@ -592,7 +592,9 @@ void add_migration(std::vector<ConfigKey>& k) {
   k.push_back(field("migration.gathers.max_angle", "number", between(0, true, 80, false, "be in (0, 80] degrees"),
                     "degrees: the largest reflection angle of the angle gathers",
                     SEISRTM_FIELD(c.migration->gathers.max_angle)));
-  k.push_back(field("migration.gathers.angle_step", "number", above(0, "degrees", "be a positive angle in degrees"),
+  // At least 0.1 degrees: at most 801 angle traces a location (each a depth trace of the host's
+  // angle gathers, counted in the host memory plan).
+  k.push_back(field("migration.gathers.angle_step", "number", at_least(0.1, "degrees", "be >= 0.1 degrees"),
                     "degrees between the angle gathers' traces", SEISRTM_FIELD(c.migration->gathers.angle_step)));
   k.push_back(field("migration.mute.velocity", "number", above(0, "m/s", "be a positive velocity in m/s"),
                     "m/s of the direct arrival", SEISRTM_FIELD(c.migration->mute.velocity), "required"));

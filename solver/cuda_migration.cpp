@@ -69,7 +69,10 @@ MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, 
   const long long shell_cells = interior.cells() - inner.cells();
   const std::size_t round = o.memory == MemoryKind::compressible ? (2u << 20) : 0;
   f.volumes = (f.volume_count - 2) * (f.volume + round) + 2 * (f.image_volume + round);
-  if (!slab) f.volumes += RtmGathers::bytes(gather_layout(pb));  // migration.gathers (4 bytes a value)
+  // migration.gathers: 4 bytes a value over the grid's or the slab's planes.
+  f.volumes += RtmGathers::bytes(gather_layout(pb), slab ? slab->planes() : pb.grid.n[2]);
+  // isic: 1 / (v^2 dt^2) and the receiver field's change dR, image-sized volumes.
+  if (pb.config.migration->imaging_condition == ImagingCondition::isic) f.volumes += 2 * (f.image_volume + round);
   const bool boundary = pb.config.migration->mode == MigrationMode::boundary;
   // vti/tti rebuild p and q in reverse, so a level keeps the shell of both (twice the store).
   const std::size_t fields = pb.anisotropic() ? 2 : 1;
@@ -107,6 +110,24 @@ double host_own_volumes(const Problem& pb) {
 }
 
 }  // namespace
+
+void check_cuda_migration(const Problem& pb, const CudaOptions& o) {
+  const MigrationConfig& mc = *pb.config.migration;
+  check_imaging_condition(mc, pb.equation);
+  if (mc.mode != MigrationMode::boundary)
+    throw Error(
+        "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
+        "store); use migration.mode: boundary or solver.backend: cpu");
+  const bool half = o.storage == kernels::Storage::fp16;
+  if (mc.gathers.enabled() && half)
+    throw Error(
+        "config key 'migration.gathers' needs solver.storage: fp32 on the cuda backend (the gathers read "
+        "float fields)");
+  if (mc.imaging_condition == ImagingCondition::isic && half)
+    throw Error(
+        "config key 'migration.imaging_condition' isic needs solver.storage: fp32 on the cuda backend (its "
+        "differences read float fields)");
+}
 
 // The host's own volumes' bytes, with the image gathers' (and their pinned copy: 4 bytes a value).
 double migration_host_bytes(const Problem& pb, const MigrationFootprint& fp) {
@@ -342,7 +363,7 @@ struct CudaMigrator::Impl {
   bool host_store = false;
   std::unique_ptr<Checkpoints> checkpoints;  // checkpointed reconstruction (null: the store holds every level)
   RtmImager imager;
-  RtmGathers gathers;                    // migration.gathers (whole grids only)
+  RtmGathers gathers;                    // migration.gathers
   std::unique_ptr<SlabOverlap> overlap;  // a slab of a z decomposition
   PhaseTimer timer;
   // fp16: the source field holds s / s_scale, the receiver field r / r_scale (per shot: the
@@ -468,8 +489,13 @@ struct CudaMigrator::Impl {
   void backward_separate(const Pass& pass);
   void backward_fused(const Pass& pass);
   void fused_step(long long n, bool marks, kernels::FusedArgs& fa, const RtmSchedule& sc);
+  // isic: before the receiver step that makes chi^n, dR = chi^{n+2} - chi^{n+1} of imaging level n.
+  void keep_receiver_change(long long n, const RtmSchedule& sc) {
+    if (imager.isic() && sc.imaged(n)) imager.keep_receiver_change(r.p[1 - r.cur], r.p[r.cur], stream.get());
+  }
+  // p^n (with p^{n+1} beside it) and chi^{n+1}: the buffers after level n's receiver and source.
   void image_now() {
-    imager.image(s.p[s.cur], r.p[1 - r.cur], half, stream.get());
+    imager.image(s.p[s.cur], s.p[1 - s.cur], r.p[1 - r.cur], half, stream.get());
     gathers.add(s.p[s.cur], r.p[1 - r.cur], stream.get());
   }
 };
@@ -500,22 +526,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   if (!pb.config.migration) throw Error("CudaMigrator needs a migration config");
   if (pb.config.migration->image_interval < 1)
     throw Error("migration.image_interval is not resolved (auto is resolved by prepare_migration)");
-  if (pb.config.migration->mode != MigrationMode::boundary)
-    throw Error(
-        "config key 'migration.mode' snapshots runs on the CPU backend only (the GPU keeps the boundary "
-        "store); use migration.mode: boundary or solver.backend: cpu");
-  if (pb.config.migration->imaging_condition == ImagingCondition::isic)
-    throw Error(
-        "config key 'migration.imaging_condition' isic runs on the CPU backend only for now; use "
-        "solver.backend: cpu, or migration.imaging_condition: correlation on the GPU");
-  if (pb.config.migration->gathers.enabled() && slab)
-    throw Error(
-        "config key 'migration.gathers': the cuda backend forms image gathers on whole grids only (one GPU a "
-        "shot, or a shot farm under mpirun); solver.decomposition: z takes solver.backend: cpu for them");
-  if (pb.config.migration->gathers.enabled() && opt.storage == kernels::Storage::fp16)
-    throw Error(
-        "config key 'migration.gathers' needs solver.storage: fp32 on the cuda backend (the gathers read "
-        "float fields)");
+  check_cuda_migration(pb, opt);
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
@@ -542,7 +553,23 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   std::string warning;
   allocate_fields(fp, warning);
   imager.allocate(fp.image_volume, interior, dims);
-  if (!slab) gathers.allocate(gather_layout(global), interior, dims);
+  gathers.allocate(gather_layout(global), interior, dims, slab ? slab->lo : 0);
+  if (pb.config.migration->imaging_condition == ImagingCondition::isic) {
+    // The gradients read the rebuilt interior: the whole grid's, in a slab's coordinates its
+    // neighbours' planes too (as CpuMigrator's rebuilt_).
+    CellBox valid = interior_box(global);
+    if (slab) {
+      valid.lo[2] = std::max(0LL, valid.lo[2] - slab->lo);
+      valid.hi[2] = std::min(pb.grid.n[2], valid.hi[2] - slab->lo);
+    }
+    // As the reference's isic_level: float(1 / (v v dt dt)) from the double v.
+    imager.use_isic(model_volume(pb, dims.nxp, MemoryKind::plain, &warning,
+                                 [&](long long i) {
+                                   const double v = pb.vp[i];
+                                   return 1.0 / (v * v * pb.dt * pb.dt);
+                                 }),
+                    pb.grid.h.data(), valid);
+  }
   if (!warning.empty()) notes.push_back(warning);
   for (int a = 0; a < 3; ++a) model.damp[a] = upload(pb.damping[a]);
   // A slab's step computes its own planes [z_lo, z_hi) (planes fit int: the kernels' nz is int).
@@ -1030,7 +1057,10 @@ void CudaMigrator::Impl::backward_separate(const Pass& pass) {
   // The level counter holds the level n each backward step makes, from N down to 1.
   set_level(nt);
   RtmSchedule::Backward leading;
-  leading.receiver = [&](long long) { leading_receiver_step(); };
+  leading.receiver = [&](long long n) {
+    keep_receiver_change(n, sc);
+    leading_receiver_step();
+  };
   leading.source = [&](long long n) {
     if (n == nt - 1) s.flip();  // the last two levels are p^N, p^{N-1}: start from them
   };
@@ -1045,7 +1075,10 @@ void CudaMigrator::Impl::backward_separate(const Pass& pass) {
   }
   bool marks = true;  // outside graph capture: each phase marked
   RtmSchedule::Backward level;
-  level.receiver = [&](long long) { receiver_step(marks); };
+  level.receiver = [&](long long n) {
+    keep_receiver_change(n, sc);
+    receiver_step(marks);
+  };
   level.source = [&](long long n) { source_step(n, marks); };
   level.image = [&](long long) {
     if (marks) timer.mark(PhaseTimer::image, st);
@@ -1071,8 +1104,17 @@ void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs&
   const int cs = s.cur, cr = r.cur;
   fa.s = op->args(s, cs);
   fa.r = op->args(r, cr);
-  fa.image_level = sc.fused_images(n);
+  // isic images level n + 1 by its own kernel before the step (the fused kernel correlates).
+  fa.image_level = sc.fused_images(n) && !imager.isic();
   if (marks) timer.mark(PhaseTimer::fused_step, st);
+  // The gathers of the level the step images (p^{n+1} with chi^{n+2}: the buffers image_now
+  // reads), and isic's image and dR, in the main stream before the step overwrites chi^{n+2}
+  // with chi^n (a slab's parts start after what the main stream holds: SlabOverlap::ready).
+  if (fa.image_level) gathers.add(s.p[cs], r.p[1 - cr], st);
+  if (imager.isic()) {
+    if (sc.fused_images(n)) image_now();
+    keep_receiver_change(n, sc);  // (after the image above: it reads level n + 1's)
+  }
   if (slabs()) {
     beside(
         [&](int part, cudaStream_t on) {
@@ -1086,9 +1128,6 @@ void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs&
         s, 1 - cs, &r, 1 - cr);
     store->release(n);
   } else {
-    // The gathers of the level the step images (p^{n+1} with chi^{n+2}: the buffers image_now
-    // reads), before the step overwrites chi^{n+2} with chi^n.
-    if (fa.image_level) gathers.add(s.p[cs], r.p[1 - cr], st);
     op->fused(fa, s, r, st);
     inject_at(r, 1 - cr, rec.inj, data.as<float>(), nt, -1);
     inject_at(s, 1 - cs, src.inj, wavelet.as<float>(), 0, 1);
@@ -1111,7 +1150,10 @@ void CudaMigrator::Impl::backward_fused(const Pass& pass) {
   kernels::FusedArgs fa;
   imager.fused_args(fa);
   RtmSchedule::Fused f;
-  f.receiver = [&](long long) { leading_receiver_step(); };
+  f.receiver = [&](long long n) {
+    keep_receiver_change(n, sc);
+    leading_receiver_step();
+  };
   f.source = [&](long long n) {
     if (n == nt - 1) s.flip();
   };

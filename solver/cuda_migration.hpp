@@ -31,6 +31,10 @@ struct MigrationFootprint {
   std::size_t replay = 0;            // the replay field of checkpointed reconstruction (2 levels of p, q)
 };
 MigrationFootprint migration_footprint(const Problem& pb, const CudaOptions& o, const Slab* slab = nullptr);
+// What the cuda backend refuses of a migration the CPU reference runs (migration.mode snapshots;
+// image gathers or isic with fp16 storage), and the imaging condition's own checks; throws naming
+// the keys. Called by the migrator and by migrate before the traces are read.
+void check_cuda_migration(const Problem& pb, const CudaOptions& o);
 // The host memory a GPU migration holds beside any pinned store (the exact stack, a shot's volumes,
 // the image gathers' sums and copies); throws Error with the figures and the keys to change where
 // it exceeds kHostMemoryMargin of `available` bytes (this rank's share).

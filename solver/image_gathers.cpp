@@ -4,6 +4,9 @@
 #include <cmath>
 #include <complex>
 #include <numbers>
+#include <string>
+
+#include "base/error.hpp"
 
 namespace seisrtm {
 
@@ -17,18 +20,25 @@ GatherLayout gather_layout(const Grid& g, const CellBox& box, long long half_off
 }
 
 void add_from_device_layout(const GatherLayout& l, const float* device, float* out) {
+  add_from_device_layout(l, device, out, DevicePlanes{l.nz, 0, l.nz, 0});
+}
+
+void add_from_device_layout(const GatherLayout& l, const float* device, float* out, const DevicePlanes& p) {
   // Per (y, x) location its offsets' rows, z inner: a row reads one float of each of nz cache lines,
   // and the next offsets read the neighbouring floats of the same lines, still in cache (a 32 x
   // 32 tiled transpose was 1.4 to 2 times slower on 0.1 to 0.8 GB).
   const long long nyl = static_cast<long long>(l.y.size()), nxl = static_cast<long long>(l.x.size());
-  const long long nh = l.offsets(), nz = l.nz;
+  const long long nh = l.offsets(), nz = l.nz, planes = p.planes;
+  if (p.z_lo < 0 || p.z_hi > planes || p.z_lo + p.z_shift < 0 || p.z_hi + p.z_shift > nz)
+    throw Error("add_from_device_layout: planes [" + std::to_string(p.z_lo) + ", " + std::to_string(p.z_hi) +
+                ") shifted by " + std::to_string(p.z_shift) + " do not fit the layout's " + std::to_string(nz));
 #pragma omp parallel for collapse(2) schedule(static)
   for (long long jy = 0; jy < nyl; ++jy)
     for (long long jx = 0; jx < nxl; ++jx)
       for (long long h = 0; h < nh; ++h) {
-        float* o = out + ((jy * nxl + jx) * nh + h) * nz;
-        const float* from = device + (jy * nz * nxl + jx) * nh + h;
-        for (long long z = 0; z < nz; ++z) o[z] += from[z * nxl * nh];
+        float* o = out + ((jy * nxl + jx) * nh + h) * nz + p.z_shift;
+        const float* from = device + (jy * planes * nxl + jx) * nh + h;
+        for (long long z = p.z_lo; z < p.z_hi; ++z) o[z] += from[z * nxl * nh];
       }
 }
 

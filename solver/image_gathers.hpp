@@ -61,6 +61,12 @@ void add_offset_gathers(const GatherLayout& l, const CellBox& box, SRow s_row, R
 // Adds gathers held in the device's layout [y location][z][x location][offset]
 // (kernels/image_gathers.hpp) to `out`, in the layout's own [y location][x location][offset][z].
 void add_from_device_layout(const GatherLayout& l, const float* device, float* out);
+// The same for a device layout of `planes` depths of which [z_lo, z_hi) are added, depth z into
+// the layout's z + z_shift (a z slab's own planes, in its coordinates).
+struct DevicePlanes {
+  long long planes = 0, z_lo = 0, z_hi = 0, z_shift = 0;
+};
+void add_from_device_layout(const GatherLayout& l, const float* device, float* out, const DevicePlanes& p);
 
 // One location's angle gather from its offset gather `g` [h][z] (2H + 1 offsets of dh m, nz
 // depths of dz m): [angle][z] at `angles_deg` (degrees, |angle| < 90).

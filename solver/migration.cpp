@@ -67,14 +67,41 @@ CellBox interior_box(const Problem& pb) {
   return b;
 }
 
+void check_imaging_condition(const MigrationConfig& mc, Equation equation) {
+  if (mc.imaging_condition != ImagingCondition::isic) return;
+  if (equation != Equation::acoustic)
+    throw Error(
+        "config key 'migration.imaging_condition' isic is the acoustic equation's (1 / v^2 and the gradients "
+        "of p); physics.equation " +
+        to_text(equation) + " takes migration.imaging_condition: correlation");
+  if (mc.mode != MigrationMode::boundary)
+    throw Error(
+        "config key 'migration.imaging_condition' isic takes the source field's time derivative from the levels the "
+        "boundary mode rebuilds; use migration.mode: boundary");
+  if (mc.gathers.enabled())
+    throw Error(
+        "config keys 'migration.imaging_condition' isic and 'migration.gathers': the gathers are cross-correlations; "
+        "use migration.imaging_condition: correlation with them");
+}
+
 GatherLayout gather_layout(const Problem& pb) {
   if (!pb.config.migration || !pb.config.migration->gathers.enabled()) return {};
   const GathersConfig& gc = pb.config.migration->gathers;
   return gather_layout(pb.grid, interior_box(pb), gc.offsets, {gc.x_every, gc.y_every});
 }
 
+std::vector<double> gather_angles(const GathersConfig& gc) {
+  std::vector<double> angles;
+  const long long last = static_cast<long long>(std::floor(gc.max_angle / gc.angle_step * (1 + 1e-9)));
+  for (long long i = 0; i <= last; ++i) angles.push_back(double(i) * gc.angle_step);
+  return angles;
+}
+
 double gather_host_bytes(const Problem& pb) {
-  return 36.0 * double(gather_layout(pb).values());
+  const GatherLayout l = gather_layout(pb);
+  if (l.values() == 0) return 0;
+  const double angles = double(gather_angles(pb.config.migration->gathers).size());
+  return 32.0 * double(l.values()) + 4.0 * double(l.locations()) * angles * double(l.nz);
 }
 
 CellBox inner_box(const Problem& pb) {
@@ -350,6 +377,7 @@ void prepare_traces(const MigrationConfig& mc, const io::ObservedData& d, Migrat
 MigrationInput prepare_migration(const Config& c, const MemoryCheck& check_memory) {
   if (!c.migration) throw Error("the config has no 'migration' section (migration.data names the data file)");
   const MigrationConfig& mc = *c.migration;
+  check_imaging_condition(mc, c.physics.equation);
   // physics.equation vti and tti migrate on both backends (the GPU with separate backward kernels).
   // What the file declares is checked against the host memory before it is read.
   const double host_limit = kHostMemoryMargin * available_host_memory();
@@ -826,8 +854,7 @@ void write_gathers(io::OutputSet& set, const Problem& pb, const ExactStack& stac
     if (!std::isfinite(offset[i]))
       throw Error("the migrated image gathers hold NaN or Inf (value " + std::to_string(i) +
                   "): a wavefield became NaN or Inf; check time.dt, the model and the data file; nothing was written");
-  std::vector<double> angles;
-  for (double a = 0; a <= gc.max_angle + 1e-9 * gc.max_angle; a += gc.angle_step) angles.push_back(a);
+  const std::vector<double> angles = gather_angles(gc);
   const long long na = static_cast<long long>(angles.size());
   std::vector<float> angle(static_cast<size_t>(l.locations() * na * l.nz));
 #pragma omp parallel for schedule(dynamic)

@@ -23,11 +23,17 @@ CellBox interior_box(const Problem& pb);
 // The interior less R cells on every face that borders a damping zone: the cells a backward
 // step computes; the R-thick shell between the two is restored from the boundary store.
 CellBox inner_box(const Problem& pb);
+// migration.imaging_condition isic with the other keys, on any backend: the acoustic equation,
+// migration.mode boundary (the source field's two rebuilt levels give its time derivative), no
+// gathers (they are cross-correlations). Throws naming the keys.
+void check_imaging_condition(const MigrationConfig& mc, Equation equation);
 // The layout of the image gathers of migration.gathers over the interior box (empty: none).
 GatherLayout gather_layout(const Problem& pb);
-// Host bytes of the image gathers of migration.gathers: 4 a value for a shot's, 16 for the exact
-// stack, 8 for a shot waiting and one being added, 4 for the rounded gathers and about 4 for the
-// angle gathers: 36 a value.
+// The angles of the angle gathers (degrees): i angle_step for i = 0, 1, ... up to max_angle.
+std::vector<double> gather_angles(const GathersConfig& gc);
+// Host bytes of the image gathers of migration.gathers: 4 an offset gathers' value for a shot's,
+// 16 for the exact stack, 8 for a shot waiting and one being added, 4 for the rounded gathers
+// (32); and 4 an angle gathers' value.
 double gather_host_bytes(const Problem& pb);
 // The values of a volume (x fastest) inside a box, x fastest.
 std::vector<float> extract_box(const Grid& g, const CellBox& box, const float* volume);

@@ -9,7 +9,7 @@ RtmGathers::~RtmGathers() {
   if (pinned_) cudaFreeHost(pinned_);
 }
 
-void RtmGathers::allocate(const GatherLayout& l, const CellBox& in, const VolumeDims& d) {
+void RtmGathers::allocate(const GatherLayout& l, const CellBox& in, const VolumeDims& d, long long z_shift) {
   layout_ = l;
   if (!active()) return;
   kernels::GatherArgs& a = args_;
@@ -27,10 +27,11 @@ void RtmGathers::allocate(const GatherLayout& l, const CellBox& in, const Volume
       throw Error("RtmGathers: y locations not evenly spaced");
   a.half = static_cast<int>(l.half_offsets);
   for (int k = 0; k < 3; ++k) a.lo[k] = static_cast<int>(in.lo[k]), a.hi[k] = static_cast<int>(in.hi[k]);
-  a.nz = static_cast<int>(l.nz);
+  a.nz = static_cast<int>(d.nz);  // the device layout's depths: the fields' planes
   a.sy = d.nxp;
   a.sz = d.nxp * d.ny;
-  values_ = DeviceBuffer(bytes(l), MemoryKind::plain);
+  planes_ = DevicePlanes{d.nz, in.lo[2], in.hi[2], z_shift};
+  values_ = DeviceBuffer(bytes(l, d.nz), MemoryKind::plain);
   // The pinned copy now, not at the first shot's end (cudaMallocHost of GiBs takes a while).
   SEISRTM_CUDA(cudaMallocHost(&pinned_, values_.bytes()));
 }
@@ -47,7 +48,7 @@ void RtmGathers::add_to(float* host, cudaStream_t stream) {
   if (!active()) return;
   SEISRTM_CUDA(cudaMemcpyAsync(pinned_, values_.as<void>(), values_.bytes(), cudaMemcpyDeviceToHost, stream));
   SEISRTM_CUDA(cudaStreamSynchronize(stream));
-  add_from_device_layout(layout_, pinned_, host);
+  add_from_device_layout(layout_, pinned_, host, planes_);
 }
 
 }  // namespace seisrtm

@@ -23,8 +23,28 @@ void RtmImager::clear(cudaStream_t stream) const {
   for (auto* b : {&image_, &illumination_}) SEISRTM_CUDA(cudaMemsetAsync(b->as<void>(), 0, b->bytes(), stream));
 }
 
-void RtmImager::image(const DeviceBuffer& s, const DeviceBuffer& r, bool half, cudaStream_t stream) const {
-  if (half)
+void RtmImager::use_isic(DeviceBuffer w, const double h[3], const CellBox& valid) {
+  receiver_change_ = DeviceBuffer(w.bytes(), MemoryKind::plain);
+  weight_ = std::move(w);
+  isic_.box = box_;
+  for (int a = 0; a < 3; ++a)
+    isic_.valid_lo[a] = static_cast<int>(valid.lo[a]), isic_.valid_hi[a] = static_cast<int>(valid.hi[a]);
+  // As the reference: Real(0.25 / (h h)).
+  isic_.cx = static_cast<float>(0.25 / (h[0] * h[0]));
+  isic_.cy = static_cast<float>(0.25 / (h[1] * h[1]));
+  isic_.cz = static_cast<float>(0.25 / (h[2] * h[2]));
+}
+
+void RtmImager::keep_receiver_change(const DeviceBuffer& newer, const DeviceBuffer& older, cudaStream_t stream) const {
+  kernels::launch_difference(newer.as<float>(), older.as<float>(), receiver_change_.as<float>(), box_, stream);
+}
+
+void RtmImager::image(const DeviceBuffer& s, const DeviceBuffer& s_next, const DeviceBuffer& r, bool half,
+                      cudaStream_t stream) const {
+  if (isic()) {
+    kernels::launch_isic(s.as<float>(), s_next.as<float>(), r.as<float>(), receiver_change_.as<float>(),
+                         weight_.as<float>(), image_.as<float>(), illumination_.as<float>(), isic_, stream);
+  } else if (half)
     kernels::launch_image(s.as<__half>(), r.as<__half>(), image_.as<float>(), illumination_.as<float>(), box_, stream);
   else
     kernels::launch_image(s.as<float>(), r.as<float>(), image_.as<float>(), illumination_.as<float>(), box_, stream);

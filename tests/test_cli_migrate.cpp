@@ -1070,6 +1070,8 @@ TEST_CASE("migrate with image gathers: offset and angle gathers with their axes,
                  {"'migration.gathers.x_every' must be >= 1"});
   expect_refused("gathers_angles", good + "  gathers: {offsets: 4, max_angle: 10, angle_step: 20}\n", "",
                  {"'migration.gathers.angle_step'", "must not exceed migration.gathers.max_angle"});
+  expect_refused("gathers_angle_step", good + "  gathers: {offsets: 4, angle_step: 0.01}\n", "",
+                 {"'migration.gathers.angle_step' must be >= 0.1 degrees"});
   expect_refused("gathers_key", good + "  gathers: {offsets: 4, every: 3}\n", "",
                  {"'migration.gathers.every' is unknown"});
   // Gathers that do not fit the host: refused before the traces are read, naming the keys (on a

@@ -2,6 +2,7 @@
 // block: every variant, with and without z-blocking, plain and compressible memory, a free
 // surface; the rebuilt source field; device memory; the refusal of a store that does not fit.
 // vti and tti (the TTI step, the store of p and q) against the CPU migrator the same way.
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -16,8 +17,10 @@
 
 #include "base/error.hpp"
 #include "io/config.hpp"
+#include "kernels/image_isic.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
+#include "solver/device_buffer.hpp"
 #include "solver/device_info.hpp"
 #include "solver/storage.hpp"
 #include "tests/catch.hpp"
@@ -648,4 +651,113 @@ TEST_CASE(
   INFO("image relative L2 " << ei << " (tolerance " << mt << ")");
   CHECK(ei <= mt);
   CHECK(validation::relative_l2(gl.data(), cl.data(), cells) <= mt);
+}
+
+TEST_CASE("the isic kernel adds the reference's isic level bit for bit, the box's faces included", "[gpu]") {
+  // Random fields on a grid whose rows are padded (33 cells in rows of 64), a box with a cell of
+  // the grid around it on some faces and none on others: the kernel's terms (dR kept by
+  // launch_difference, the time term, the gradient components present only where both
+  // neighbours lie in the box) and its sums onto images already holding values, against
+  // isic_image_level: the same bits (each product and sum rounded alike, no fused multiply-add).
+  // The gradients' neighbours: the box itself, or cells beyond it (a z slab's: its box is its own
+  // planes, its neighbours' planes are valid).
+  const Grid g{{33, 21, 17}, {10, 12.5, 8}};
+  const long long nxp = 64, nx = g.n[0], ny = g.n[1], nz = g.n[2];
+  const CellBox box{{1, 0, 2}, {nx - 1, ny, nz - 3}};
+  const bool wider = GENERATE(false, true);
+  INFO((wider ? "valid beyond the box" : "valid: the box"));
+  const CellBox valid = wider ? CellBox{{0, 0, 1}, {nx, ny, nz - 1}} : box;
+  const double dt = 0.0011;
+  std::mt19937 gen(7);
+  std::normal_distribution<float> nd(0, 1);
+  std::uniform_real_distribution<float> speed(1500, 4500);
+  auto random = [&](bool velocity) {
+    std::vector<float> v(static_cast<size_t>(g.cells()));
+    for (auto& x : v) x = velocity ? speed(gen) : nd(gen);
+    return v;
+  };
+  const std::vector<float> s = random(false), s1 = random(false), r = random(false), r1 = random(false),
+                           vp = random(true), image0 = random(false), illum0 = random(false);
+  auto padded = [&](const std::vector<float>& v) {
+    std::vector<float> h(static_cast<size_t>(nxp * ny * nz), 0.0f);
+    for (long long iz = 0; iz < nz; ++iz)
+      for (long long iy = 0; iy < ny; ++iy) std::copy_n(&v[g.index(0, iy, iz)], nx, &h[(iz * ny + iy) * nxp]);
+    DeviceBuffer b(h.size() * 4, MemoryKind::plain);
+    REQUIRE(cudaMemcpy(b.as<void>(), h.data(), h.size() * 4, cudaMemcpyHostToDevice) == cudaSuccess);
+    return b;
+  };
+  std::vector<float> w(vp.size());
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(1.0 / (double(vp[i]) * vp[i] * dt * dt));
+  DeviceBuffer ds = padded(s), ds1 = padded(s1), dr = padded(r), dr1 = padded(r1), dw = padded(w),
+               dimage = padded(image0), dillum = padded(illum0), dchange = padded(std::vector<float>(w.size(), 0));
+  kernels::IsicArgs a;
+  for (int k = 0; k < 3; ++k) {
+    a.box.lo[k] = static_cast<int>(box.lo[k]), a.box.hi[k] = static_cast<int>(box.hi[k]);
+    a.valid_lo[k] = static_cast<int>(valid.lo[k]), a.valid_hi[k] = static_cast<int>(valid.hi[k]);
+  }
+  a.box.sy = nxp, a.box.sz = nxp * ny;
+  a.cx = static_cast<float>(0.25 / (g.h[0] * g.h[0])), a.cy = static_cast<float>(0.25 / (g.h[1] * g.h[1]));
+  a.cz = static_cast<float>(0.25 / (g.h[2] * g.h[2]));
+  kernels::launch_difference(dr1.as<float>(), dr.as<float>(), dchange.as<float>(), a.box, nullptr);
+  kernels::launch_isic(ds.as<float>(), ds1.as<float>(), dr.as<float>(), dchange.as<float>(), dw.as<float>(),
+                       dimage.as<float>(), dillum.as<float>(), a, nullptr);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  std::vector<float> image = image0, illum = illum0;
+  validation::isic_image_level(g, box, valid, s.data(), s1.data(), r.data(), r1.data(), vp.data(), dt, image.data(),
+                               illum.data());
+  auto device = [&](const DeviceBuffer& b) {
+    std::vector<float> h(static_cast<size_t>(nxp * ny * nz)), v(static_cast<size_t>(g.cells()));
+    REQUIRE(cudaMemcpy(h.data(), b.as<void>(), h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (long long iz = 0; iz < nz; ++iz)
+      for (long long iy = 0; iy < ny; ++iy) std::copy_n(&h[(iz * ny + iy) * nxp], nx, &v[g.index(0, iy, iz)]);
+    return v;
+  };
+  const std::vector<float> gi = device(dimage), gl = device(dillum);
+  long long differ = 0, changed = 0;
+  for (size_t i = 0; i < gi.size(); ++i) {
+    differ += std::memcmp(&gi[i], &image[i], 4) != 0 || std::memcmp(&gl[i], &illum[i], 4) != 0;
+    changed += gi[i] != image0[i];
+  }
+  CHECK(changed == box.cells());  // every cell of the box and none outside it
+  CHECK(differ == 0);
+}
+
+TEST_CASE("GPU isic: fused and separate passes, graphs on and off, agree with the CPU's", "[gpu]") {
+  // migration.imaging_condition isic: the device's image (the isic kernel on imaging levels, dR
+  // kept before the receiver step that overwrites chi^{k+2}) within validate's tolerance of the
+  // CPU migrator's; a receiver change one level off changes the image by about w dt a level,
+  // far outside it. Imaging every level and every 3rd (the fused step images level n + 1 and
+  // keeps dR of level n in one step, or in different steps; odd intervals flip the parity).
+  const bool fused = GENERATE(true, false);
+  const long long every = GENERATE(1LL, 3LL);
+  INFO((fused ? "fused" : "separate") << ", image_interval " << every);
+  Problem p = migration_problem({}, fused);
+  p.config.migration->image_interval = every;
+  p.config.migration->imaging_condition = ImagingCondition::isic;
+  const auto data = noise_data(p);
+  validation::CpuMigrator cpu(p);
+  const Result rc = migrate(cpu, p, data);
+  Result rg[2];
+  for (int graphs = 0; graphs < 2; ++graphs) {
+    CudaOptions o;
+    o.graphs = graphs == 1;
+    CudaMigrator gpu(p, o);
+    REQUIRE(gpu.fused() == fused);
+    rg[graphs] = migrate(gpu, p, data);
+  }
+  const double tol = validation::migration_tolerance(p);
+  const size_t cells = rc.image.size();
+  const double ei = validation::relative_l2(rg[1].image.data(), rc.image.data(), cells);
+  const double el = validation::relative_l2(rg[1].illumination.data(), rc.illumination.data(), cells);
+  INFO("isic image relative L2 against the CPU's " << ei << ", illumination " << el << " (tolerance " << tol << ")");
+  REQUIRE(validation::max_abs(rc.image.data(), cells) > 0);
+  CHECK(ei <= tol);
+  CHECK(el <= tol);
+  CHECK(std::memcmp(rg[0].image.data(), rg[1].image.data(), cells * 4) == 0);
+  // Not the correlation image under another name.
+  Problem pc = p;
+  pc.config.migration->imaging_condition = ImagingCondition::correlation;
+  CudaMigrator gc(pc, CudaOptions{});
+  const Result corr = migrate(gc, pc, data);
+  CHECK(validation::relative_l2(corr.image.data(), rc.image.data(), cells) > 0.1);
 }

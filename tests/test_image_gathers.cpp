@@ -6,6 +6,7 @@
 
 #include "io/config.hpp"
 #include "solver/cuda_migration.hpp"
+#include "solver/decomposition.hpp"
 #include "solver/image_gathers.hpp"
 #include "solver/migration.hpp"
 #include "solver/problem.hpp"
@@ -128,13 +129,37 @@ TEST_CASE("gathers in the device's layout [y][z][x][offset] add into [y][x][offs
           wrong += out[o] != -float(o) + device[d];
         }
   CHECK(wrong == 0);
+  // A z slab's device layout: 13 planes of which [2, 11) are its own, plane z the layout's z + 20;
+  // the layout's other depths untouched.
+  const seisrtm::DevicePlanes p{13, 2, 11, 20};
+  std::vector<float> slab(static_cast<size_t>(nyl * nxl * l.offsets() * p.planes));
+  for (size_t i = 0; i < slab.size(); ++i) slab[i] = float(i) + 0.25f;
+  for (size_t i = 0; i < out.size(); ++i) out[i] = -float(i);
+  seisrtm::add_from_device_layout(l, slab.data(), out.data(), p);
+  wrong = 0;
+  for (long long jy = 0; jy < nyl; ++jy)
+    for (long long z = 0; z < l.nz; ++z)
+      for (long long jx = 0; jx < nxl; ++jx)
+        for (long long h = -l.half_offsets; h <= l.half_offsets; ++h) {
+          const long long zl = z - p.z_shift;
+          const bool own = zl >= p.z_lo && zl < p.z_hi;
+          const size_t o = static_cast<size_t>(l.at(jy, jx, h, z));
+          const float add =
+              own ? slab[static_cast<size_t>(((jy * p.planes + zl) * nxl + jx) * l.offsets() + h + l.half_offsets)]
+                  : 0.0f;
+          wrong += own ? out[o] != -float(o) + add : out[o] != -float(o);
+        }
+  CHECK(wrong == 0);
+  CHECK_THROWS_WITH(seisrtm::add_from_device_layout(l, slab.data(), out.data(), seisrtm::DevicePlanes{13, 2, 11, 40}),
+                    Catch::Matchers::Contains("do not fit"));
 }
 
 TEST_CASE("a GPU migration's host memory counts its image gathers and refuses, naming the keys, what does not fit",
           "[unit]") {
   // The GPU tests' grid (77 x 53 x 61, damping 10, free surface: interior 57 x 33 x 51), gathers of
-  // -7..7 at every x and y cell: 57 x 33 x 15 x 61 values of 40 bytes on the host (36 and the
-  // pinned copy's 4), beside the 14 volumes of the image's stack and a shot's.
+  // -7..7 at every x and y cell: 57 x 33 x 15 x 61 values of 36 bytes on the host (32 and the
+  // pinned copy's 4) and angle gathers of 0, 2, ..., 60 degrees (31 traces of 4 bytes a depth),
+  // beside the 14 volumes of the image's stack and a shot's.
   seisrtm::Config c = seisrtm::parse_config(seisrtm::test::fixture("gpu_migration.yaml"));
   seisrtm::MigrationConfig mc;
   mc.data = "unused.h5";
@@ -143,7 +168,7 @@ TEST_CASE("a GPU migration's host memory counts its image gathers and refuses, n
   c.migration = mc;
   const seisrtm::Problem p = seisrtm::build_problem(c);
   const seisrtm::MigrationFootprint fp = seisrtm::migration_footprint(p, seisrtm::CudaOptions{});
-  const double gathers = 40.0 * 57 * 33 * 15 * 61, volumes = 14.0 * double(fp.image_volume);
+  const double gathers = 36.0 * 57 * 33 * 15 * 61 + 4.0 * 57 * 33 * 31 * 61, volumes = 14.0 * double(fp.image_volume);
   CHECK(seisrtm::gather_layout(p).values() == 57LL * 33 * 15 * 61);
   CHECK(seisrtm::migration_host_bytes(p, fp) == gathers + volumes);
   CHECK(fp.volumes >= 4 * 57 * 33 * 15 * 61);  // the device's 4 bytes a value
@@ -151,4 +176,43 @@ TEST_CASE("a GPU migration's host memory counts its image gathers and refuses, n
   CHECK_THROWS_WITH(seisrtm::check_migration_host_memory(p, fp, (gathers + volumes) / 0.9 - 1024),
                     Catch::Matchers::Contains("for the image gathers") &&
                         Catch::Matchers::Contains("migration.gathers.x_every, y_every"));
+}
+
+TEST_CASE("the cuda backend refuses isic and gathers with fp16 storage, naming the keys; their device bytes counted",
+          "[unit]") {
+  // check_cuda_migration: what migrate runs before the traces are read and the migrator again.
+  // isic and gathers on the device read fp32 fields; isic with gathers is refused on any backend.
+  // Device bytes: isic's two volumes (1 / (v^2 dt^2) and dR); the gathers' 4 bytes a value over
+  // the grid's planes, or a z slab's own and halo planes.
+  using Catch::Matchers::Contains;
+  seisrtm::Config c = seisrtm::parse_config(seisrtm::test::fixture("gpu_migration.yaml"));
+  seisrtm::MigrationConfig mc;
+  mc.data = "unused.h5";
+  mc.image_interval = 2;
+  c.migration = mc;
+  seisrtm::Problem p = seisrtm::build_problem(c);
+  const seisrtm::CudaOptions fp32;
+  const seisrtm::MigrationFootprint correlation = seisrtm::migration_footprint(p, fp32);
+  p.config.migration->imaging_condition = seisrtm::ImagingCondition::isic;
+  const seisrtm::MigrationFootprint isic = seisrtm::migration_footprint(p, fp32);
+  CHECK(isic.volumes == correlation.volumes + 2 * correlation.image_volume);
+  seisrtm::CudaOptions half;
+  half.storage = seisrtm::kernels::Storage::fp16;
+  CHECK_THROWS_WITH(seisrtm::check_cuda_migration(p, half),
+                    Contains("migration.imaging_condition") && Contains("solver.storage: fp32"));
+  CHECK_NOTHROW(seisrtm::check_cuda_migration(p, fp32));
+  p.config.migration->gathers = seisrtm::GathersConfig{4, 5, 4, 60, 2};
+  CHECK_THROWS_WITH(seisrtm::check_cuda_migration(p, fp32),
+                    Contains("migration.imaging_condition") && Contains("migration.gathers"));
+  p.config.migration->imaging_condition = seisrtm::ImagingCondition::correlation;
+  CHECK_THROWS_WITH(seisrtm::check_cuda_migration(p, half), Contains("migration.gathers") && Contains("fp32"));
+  CHECK_NOTHROW(seisrtm::check_cuda_migration(p, fp32));
+  const seisrtm::GatherLayout l = seisrtm::gather_layout(p);
+  const seisrtm::Slab slab = seisrtm::make_slab(p.grid.n[2], seisrtm::slab_halo(p.radius), 1, 2);
+  p.config.migration->gathers = seisrtm::GathersConfig{};
+  const seisrtm::MigrationFootprint none = seisrtm::migration_footprint(p, fp32, &slab);
+  p.config.migration->gathers = seisrtm::GathersConfig{4, 5, 4, 60, 2};
+  const seisrtm::MigrationFootprint with = seisrtm::migration_footprint(p, fp32, &slab);
+  CHECK(with.volumes - none.volumes == static_cast<std::size_t>(4 * l.locations() * l.offsets() * slab.planes()));
+  CHECK(slab.planes() < p.grid.n[2]);
 }

@@ -287,6 +287,13 @@ std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const s
   return pb.anisotropic() ? adjoint_with<CpuTti<Real>>(pb, src, r) : adjoint_with<CpuWave<Real>>(pb, src, r);
 }
 
+void isic_image_level(const Grid& g, const CellBox& box, const CellBox& valid, const float* s, const float* s_next,
+                      const float* r, const float* r_next, const float* vp, double dt, float* image,
+                      float* illumination) {
+  isic_level(g, box, valid, grid_view(g, s), grid_view(g, s_next), grid_view(g, r), grid_view(g, r_next), vp, dt, image,
+             illumination);
+}
+
 template std::vector<float> model_traces<float>(const Problem&, const PointSet&, const std::vector<float>&);
 template std::vector<double> model_traces<double>(const Problem&, const PointSet&, const std::vector<double>&);
 template std::vector<float> adjoint_traces<float>(const Problem&, const PointSet&, const std::vector<float>&);
@@ -302,7 +309,7 @@ CpuMigrator::CpuMigrator(const Problem& pb)
                 std::to_string(pb.config.boundary.damping_width) + ") and the stencil radius fill the grid");
   find_shell();
   check_reconstruction(*pb.config.migration);
-  check_isic(pb);
+  check_imaging_condition(*pb.config.migration, pb.equation);
   rebuilt_ = interior_;
   store_scales_ = store_scales(pb, kHalfPeakExponent);
 }
@@ -318,7 +325,7 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   inner_ = slab_box(inner_box(global), slab);
   find_shell();
   check_reconstruction(*global.config.migration);
-  check_isic(global);
+  check_imaging_condition(*global.config.migration, global.equation);
   // The whole interior in the slab's z (its halo planes included: exchanged after every step).
   rebuilt_ = interior_box(global);
   rebuilt_.lo[2] = std::max(0LL, rebuilt_.lo[2] - slab.lo);
@@ -326,23 +333,7 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   store_scales_ = store_scales(global, kHalfPeakExponent);
 }
 
-void CpuMigrator::check_isic(const Problem& pb) {
-  if (pb.config.migration->imaging_condition == ImagingCondition::isic && pb.anisotropic())
-    throw Error(
-        "config key 'migration.imaging_condition' isic is the acoustic equation's (1 / v^2 and the gradients "
-        "of p); physics.equation " +
-        to_text(pb.equation) + " takes migration.imaging_condition: correlation");
-}
-
 void CpuMigrator::check_reconstruction(const MigrationConfig& mc) {
-  if (mc.imaging_condition == ImagingCondition::isic && mc.mode != MigrationMode::boundary)
-    throw Error(
-        "config key 'migration.imaging_condition' isic takes the source field's time derivative from the levels the "
-        "boundary mode rebuilds; use migration.mode: boundary");
-  if (mc.imaging_condition == ImagingCondition::isic && mc.gathers.enabled())
-    throw Error(
-        "config keys 'migration.imaging_condition' isic and 'migration.gathers': the gathers are cross-correlations; "
-        "use migration.imaging_condition: correlation with them");
   if (mc.reconstruction == Reconstruction::checkpoint && mc.mode != MigrationMode::boundary)
     throw Error(
         "config key 'migration.reconstruction' checkpoint rebuilds the source field from the boundary shells; with "

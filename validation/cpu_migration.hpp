@@ -37,6 +37,14 @@ std::vector<Real> model_traces(const Problem& pb, const PointSet& src, const std
 template <class Real>
 std::vector<Real> adjoint_traces(const Problem& pb, const PointSet& src, const std::vector<Real>& r);
 
+// The inverse-scattering imaging condition of one imaging level k, fields in the grid layout:
+// image += (1 / v^2) (s_next - s) (r_next - r) / dt^2 - grad s . grad r over `box`, a gradient
+// component zero where a neighbour lies outside `valid`; illumination += s^2. s: p^k, s_next:
+// p^{k+1}, r: chi^{k+1}, r_next: chi^{k+2}. What the migrator runs; exposed for the device's test.
+void isic_image_level(const Grid& g, const CellBox& box, const CellBox& valid, const float* s, const float* s_next,
+                      const float* r, const float* r_next, const float* vp, double dt, float* image,
+                      float* illumination);
+
 // The CPU migrator: source field forward with boundary saving (or snapshots), then backward
 // reconstruction, receiver field and imaging, one shot at a time; acoustic, vti or tti. With
 // migration.reconstruction checkpoint the store holds one segment's shells, replayed segment by
@@ -73,8 +81,6 @@ class CpuMigrator final : public Migrator {
   void find_shell();
   // migration.reconstruction checkpoint needs migration.mode boundary.
   static void check_reconstruction(const MigrationConfig& mc);
-  // migration.imaging_condition isic needs the acoustic equation.
-  static void check_isic(const Problem& pb);
   const Problem& pb_;
   Box interior_, inner_;
   Box rebuilt_;  // where the backward pass's source field is rebuilt: the whole interior, in this grid's z
