@@ -338,8 +338,9 @@ void SlabMigrator::migrate_shot(long long shot, const float* data, float* image,
   image_.assign(static_cast<size_t>(local_.grid.cells()), 0.0f);
   illumination_.assign(image_.size(), 0.0f);
   // Image gathers: every slab adds its own planes into a zeroed copy of the whole layout (the
-  // others' values stay 0), rank 0 adds the others' copies to its own: 0 + v is v, the bits of one
-  // process's gathers.
+  // others' values stay 0); the other ranks send their own planes of each trace (a trace: one
+  // location's offset, z fastest) and rank 0 writes them into its copy: the bits of one process's
+  // gathers. Rank 0 receives one slab's share at a time.
   const long long gathers = gather_layout(global_).values();
   if (gathers > 0) {
     gathers_local_.assign(static_cast<size_t>(gathers), 0.0f);
@@ -351,11 +352,23 @@ void SlabMigrator::migrate_shot(long long shot, const float* data, float* image,
   gather_own_planes(image_.data(), slab_, plane, image);
   gather_own_planes(illumination_.data(), slab_, plane, illumination);
   if (gathers == 0) return;
-  if (slab_.rank != 0) return send_floats(gathers_local_.data(), gathers, 0, kField);
-  std::vector<float> theirs(static_cast<size_t>(gathers));
+  const long long nz = global_.grid.n[2], traces = gathers / nz;
+  auto own_share = [&](const Slab& o) { return traces * (o.own_hi - o.own_lo); };
+  std::vector<float> share;
+  if (slab_.rank != 0) {
+    share.resize(static_cast<size_t>(own_share(slab_)));
+    const long long own = slab_.own_hi - slab_.own_lo;
+    for (long long t = 0; t < traces; ++t)
+      std::copy_n(gathers_local_.data() + t * nz + slab_.own_lo, own, share.data() + t * own);
+    return send_floats(share.data(), own_share(slab_), 0, kField);
+  }
   for (int r = 1; r < slab_.ranks; ++r) {
-    recv_floats(theirs.data(), gathers, r, kField);
-    for (long long i = 0; i < gathers; ++i) gathers_local_[i] += theirs[i];
+    const Slab o = make_slab(nz, slab_.halo, r, slab_.ranks);
+    const long long own = o.own_hi - o.own_lo;
+    share.resize(static_cast<size_t>(own_share(o)));
+    recv_floats(share.data(), own_share(o), r, kField);
+    for (long long t = 0; t < traces; ++t)
+      std::copy_n(share.data() + t * own, own, gathers_local_.data() + t * nz + o.own_lo);
   }
   if (gathers_)
     for (long long i = 0; i < gathers; ++i) gathers_[i] += gathers_local_[i];
