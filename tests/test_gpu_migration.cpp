@@ -728,12 +728,19 @@ TEST_CASE("GPU isic: fused and separate passes, graphs on and off, agree with th
   // CPU migrator's; a receiver change one level off changes the image by about w dt a level,
   // far outside it. Imaging every level and every 3rd (the fused step images level n + 1 and
   // keeps dR of level n in one step, or in different steps; odd intervals flip the parity).
+  // Also the source field rebuilt from checkpoints every 23 levels (its replays leave the two
+  // levels isic reads in place).
   const bool fused = GENERATE(true, false);
   const long long every = GENERATE(1LL, 3LL);
-  INFO((fused ? "fused" : "separate") << ", image_interval " << every);
+  const bool checkpoints = GENERATE(false, true);
+  INFO((fused ? "fused" : "separate") << ", image_interval " << every << (checkpoints ? ", checkpoints" : ""));
   Problem p = migration_problem({}, fused);
   p.config.migration->image_interval = every;
   p.config.migration->imaging_condition = ImagingCondition::isic;
+  if (checkpoints) {
+    p.config.migration->reconstruction = Reconstruction::checkpoint;
+    p.config.migration->checkpoint_interval = 23;
+  }
   const auto data = noise_data(p);
   validation::CpuMigrator cpu(p);
   const Result rc = migrate(cpu, p, data);
