@@ -174,6 +174,10 @@ int cmd_bench(const BenchOptions& b, const TmaTuning& t) {
         std::pair{!b.backwards.empty(), "--backward"}, std::pair{b.gathers > 0, "--gathers"},
         std::pair{b.isic, "--isic"}, std::pair{!b.checkpoint_directory.empty(), "--checkpoint-directory"}})
     if (set && !b.rtm) throw Error(std::string("bench ") + flag + " is an option of bench --rtm");
+  if (b.isic && bench_equation(b) != Equation::acoustic)
+    throw Error(
+        "bench --isic: migration.imaging_condition isic is the acoustic equation's; drop --isic or use "
+        "--equation acoustic");
   for (const auto& v : split(b.variants))  // said before the GPU is asked for
     if (v == "smem" || v == "naive" || v == "tma")
       if (const std::string why = cannot_implement({variant_named(v), bench_equation(b)}, nullptr); !why.empty())

@@ -2,6 +2,7 @@
 
 #include <cuda_fp16.h>
 
+#include "base/error.hpp"
 #include "kernels/cuda_check.hpp"
 
 namespace seisrtm {
@@ -24,6 +25,11 @@ void RtmImager::clear(cudaStream_t stream) const {
 }
 
 void RtmImager::use_isic(DeviceBuffer w, const double h[3], const CellBox& valid) {
+  // The kernel reads a neighbour only inside `valid`, and its z march carries the plane below
+  // into the next: the box must lie inside it.
+  for (int a = 0; a < 3; ++a)
+    if (box_.lo[a] < valid.lo[a] || box_.hi[a] > valid.hi[a])
+      throw Error("RtmImager::use_isic: the imaged box is not inside the cells the gradients may read");
   receiver_change_ = DeviceBuffer(w.bytes(), MemoryKind::plain);
   weight_ = std::move(w);
   isic_.box = box_;

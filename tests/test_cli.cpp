@@ -455,6 +455,9 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   r = run_cli("bench --equation tti --variants smem");
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("no smem variant"));
+  r = run_cli("bench --rtm --isic --equation tti");  // refused before any GPU work or data file
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("bench --isic") && Contains("acoustic"));
   r = run_cli("bench --z-block 64,2147483647");  // beyond 2^20 planes the z block count would overflow
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("bench --z-block: '2147483647' is not valid") && Contains("up to 1048576"));
