@@ -237,13 +237,126 @@ void write_run_attributes(hid_t root, const Problem& pb, const std::string& prod
   io::write_run_attributes(root, run_attributes(pb, producer, backend));
 }
 
+namespace {
+
+// Rank 0's outputs of a run: the output set, created first (an unwritable output directory fails
+// before any time stepping: every file of the run is a member, written under a temporary name,
+// and the set replaces the previous one of this name only when everything has been written,
+// io/output_file.hpp); the journal of an interrupted run of this one, if any (run_journal.hpp),
+// whose shots go into the outputs as they were computed and are not computed again; the HDF5
+// file and the SEG-Y copies' plan.
+struct RunOutputs {
+  const Problem& pb;
+  std::optional<io::OutputSet> set;
+  std::optional<RunJournal> journal;
+  std::optional<io::SurveyFile> file;
+  io::SegyRun segy;
+
+  // A shot's result into the outputs: from this run (then into the journal too) or the journal.
+  void deliver(long long s, RunJournal::Piece piece, long long index, std::vector<float>& data) {
+    if (piece == RunJournal::Piece::snapshot)
+      file->write_snapshot(s, index, data.data());
+    else if (piece == RunJournal::Piece::traces)
+      deliver_traces(pb, *file, *set, segy, s, data.data());
+    else
+      first_shot_pictures(pb, s, data, *set);
+  }
+
+  // Opens the outputs and replays the journal's shots into them; returns the shots replayed.
+  // `shot` gets its buffers (the replay reads into its field).
+  std::vector<long long> open(const Propagator& prop, const RunOptions& opt, const io::SurveyLayout& layout,
+                              const std::vector<long long>& shots, long long pictured, RunShot& shot) {
+    namespace fs = std::filesystem;
+    const Config& c = pb.config;
+    const long long nt = pb.steps, nshots = pb.shot_count();
+    // (The journal first: its mark names this process before any temporary of the set exists.)
+    RunJournal::Shape shape;
+    shape.snapshots = io::snapshot_count(layout);
+    shape.cells = pb.grid.cells();
+    for (long long s = 0; s < nshots; ++s) shape.samples.push_back(pb.receivers_of(s).size() * nt);
+    shape.pictured = pictured;
+    journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
+                    run_identity(pb, opt.producer, prop.name(), opt.shots), std::move(shape));
+    std::vector<std::string> dropped;
+    if (!c.output.resume) journal->switch_off();
+    const std::vector<long long> kept = journal->open(dropped);
+    set.emplace(c.output.directory, c.output.name);
+    if (journal->held_elsewhere())
+      std::fprintf(stderr,
+                   "seisrtm: warning: another run of %s/%s is under way and holds its resume journal %s: this "
+                   "run keeps none (it cannot be resumed)\n",
+                   c.output.directory.c_str(), c.output.name.c_str(), journal->path().c_str());
+    if (journal->unlocked())
+      std::fprintf(stderr,
+                   "seisrtm: warning: the file system of %s does not lock files (flock): do not run this output "
+                   "twice at once, the runs would share its resume journal\n",
+                   journal->path().c_str());
+    for (long long s : kept)
+      if (!std::binary_search(shots.begin(), shots.end(), s))
+        throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
+                    ", which this run does not compute: run it as it was, or remove the journal");
+
+    file.emplace(set->h5(), layout);
+    file->write_attributes(run_attributes(pb, opt.producer, prop.name()));
+    write_model_and_geometry(*file, pb, shots);
+    // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
+    segy = plan_segy_copies(pb, opt.producer);
+    shot.field.resize(c.output.pictures || shot.nsnap > 0 ? static_cast<size_t>(pb.grid.cells()) : 0);
+    shot.traces.resize(static_cast<size_t>(pb.max_receivers() * nt));
+    if (!kept.empty() && !opt.quiet)
+      std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the journal %s\n", kept.size(), shots.size(),
+                   journal->path().c_str());
+    const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
+    std::vector<long long> done;
+    for (long long s : kept) {
+      // A shot's file that does not check (RunJournal::replay) is computed again: its
+      // snapshots, already written, are written over.
+      if (journal->replay(s, shot.field, [&](RunJournal::Piece piece, long long index, std::vector<float>& data) {
+            deliver(s, piece, index, data);
+          }))
+        done.push_back(s);
+      else
+        dropped.push_back(journal->path() + "/" + io::shot_name(s));
+    }
+    shot.field.resize(field_size);
+    for (const auto& d : dropped)
+      std::fprintf(stderr,
+                   "seisrtm: warning: '%s' of the resume journal does not check (damaged): removed, "
+                   "its shot is computed again\n",
+                   d.c_str());
+    return done;
+  }
+
+  // After the last shot: the XDMF file, the set committed once no rank was signalled, the journal
+  // removed; the summary's paths.
+  void commit(ShotLoop& loop, const std::string& end, RunSummary& sum) {
+    namespace fs = std::filesystem;
+    const Grid& g = pb.grid;
+    const std::vector<io::XdmfVolume> vols = file->xdmf_volumes();
+    if (!vols.empty()) io::write_xdmf(set->add(".xmf"), set->h5().file_name(), g.n, g.h, vols, g.origin);
+    // Every rank stops when any was signalled, rank 0 after the last write included: the set is
+    // committed only when none was.
+    cluster::settle_before_commit();
+    loop.check_interrupt(end);
+    set->commit();
+    journal->remove();  // the outputs are whole: nothing is left to resume
+    sum.h5_path = set->h5().path();
+    for (const auto& f : set->others()) {
+      if (fs::path(f).extension() == ".xmf")
+        sum.xdmf_path = f;
+      else
+        sum.pictures.push_back(f);
+    }
+  }
+};
+
+}  // namespace
+
 RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt) {
-  namespace fs = std::filesystem;
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const Config& c = pb.config;
   const Grid& g = pb.grid;
   const long long nrec = pb.max_receivers(), nt = pb.steps, nshots = pb.shot_count();
-  const long long interval = c.output.snapshot_interval;
   std::vector<long long> shots = opt.shots;
   if (shots.empty())
     for (long long s = 0; s < nshots; ++s) shots.push_back(s);
@@ -255,7 +368,7 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
                                 pb.dt,
                                 g.n,
                                 g.h,
-                                interval,
+                                c.output.snapshot_interval,
                                 c.output.traces,
                                 c.output.model,
                                 g.origin,
@@ -265,84 +378,14 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   // The shot whose last wavefield is pictured: the first (of the part).
   const long long pictured = c.output.pictures ? shots.front() : -1;
 
-  // Rank 0: the output set, created first (an unwritable output directory fails before any time
-  // stepping: every file of the run is a member, written under a temporary name, and the set
-  // replaces the previous one of this name only when everything has been written,
-  // io/output_file.hpp); the journal of an interrupted run of this one, if any (run_journal.hpp),
-  // whose shots go into the outputs as they were computed and are not computed again. Every rank
-  // takes the shots left.
-  std::optional<io::OutputSet> set;
-  std::optional<RunJournal> journal;
-  std::optional<io::SurveyFile> file;
-  io::SegyRun segy;
+  // Rank 0 opens the outputs (and replays its journal); every rank takes the shots left.
+  RunOutputs out{pb, {}, {}, {}, {}};
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
-  // A shot's result into the outputs: from this run (then into the journal too) or the journal.
-  auto deliver = [&](long long s, RunJournal::Piece piece, long long index, std::vector<float>& data) {
-    if (piece == RunJournal::Piece::snapshot)
-      file->write_snapshot(s, index, data.data());
-    else if (piece == RunJournal::Piece::traces)
-      deliver_traces(pb, *file, *set, segy, s, data.data());
-    else
-      first_shot_pictures(pb, s, data, *set);
-  };
   std::vector<long long> done, left;
   std::string error;
   if (cluster::rank() == 0) {
     try {
-      // (The journal first: its mark names this process before any temporary of the set exists.)
-      RunJournal::Shape shape;
-      shape.snapshots = io::snapshot_count(layout);
-      shape.cells = g.cells();
-      for (long long s = 0; s < nshots; ++s) shape.samples.push_back(pb.receivers_of(s).size() * nt);
-      shape.pictured = pictured;
-      journal.emplace((fs::path(c.output.directory) / (c.output.name + ".resume")).string(),
-                      run_identity(pb, opt.producer, prop.name(), opt.shots), std::move(shape));
-      std::vector<std::string> dropped;
-      if (!c.output.resume) journal->switch_off();
-      const std::vector<long long> kept = journal->open(dropped);
-      set.emplace(c.output.directory, c.output.name);
-      if (journal->held_elsewhere())
-        std::fprintf(stderr,
-                     "seisrtm: warning: another run of %s/%s is under way and holds its resume journal %s: this "
-                     "run keeps none (it cannot be resumed)\n",
-                     c.output.directory.c_str(), c.output.name.c_str(), journal->path().c_str());
-      if (journal->unlocked())
-        std::fprintf(stderr,
-                     "seisrtm: warning: the file system of %s does not lock files (flock): do not run this output "
-                     "twice at once, the runs would share its resume journal\n",
-                     journal->path().c_str());
-      for (long long s : kept)
-        if (!std::binary_search(shots.begin(), shots.end(), s))
-          throw Error("the resume journal '" + journal->path() + "' holds shot " + std::to_string(s) +
-                      ", which this run does not compute: run it as it was, or remove the journal");
-
-      file.emplace(set->h5(), layout);
-      file->write_attributes(run_attributes(pb, opt.producer, prop.name()));
-      write_model_and_geometry(*file, pb, shots);
-      // SEG-Y copies of the gathers, members of the set: planned (and refused) before any stepping.
-      segy = plan_segy_copies(pb, opt.producer);
-      shot.field.resize(c.output.pictures || shot.nsnap > 0 ? static_cast<size_t>(g.cells()) : 0);
-      shot.traces.resize(static_cast<size_t>(nrec * nt));
-      if (!kept.empty() && !opt.quiet)
-        std::fprintf(stderr, "seisrtm: resuming: %zu of the %zu shots are in the journal %s\n", kept.size(),
-                     shots.size(), journal->path().c_str());
-      const size_t field_size = shot.field.size();  // (the buffer of the replay: no volume more)
-      for (long long s : kept) {
-        // A shot's file that does not check (RunJournal::replay) is computed again: its
-        // snapshots, already written, are written over.
-        if (journal->replay(s, shot.field, [&](RunJournal::Piece piece, long long index, std::vector<float>& data) {
-              deliver(s, piece, index, data);
-            }))
-          done.push_back(s);
-        else
-          dropped.push_back(journal->path() + "/" + io::shot_name(s));
-      }
-      shot.field.resize(field_size);
-      for (const auto& d : dropped)
-        std::fprintf(stderr,
-                     "seisrtm: warning: '%s' of the resume journal does not check (damaged): removed, "
-                     "its shot is computed again\n",
-                     d.c_str());
+      done = out.open(prop, opt, layout, shots, pictured, shot);
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -360,8 +403,8 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     shot.compute(s, st);
     if (s == pictured) {  // (rank 0 always computes it: the first of the shots, its first shot)
       prop.wavefield(shot.field.data());
-      deliver(s, RunJournal::Piece::wavefield, 0, shot.field);
-      journal->add(s, RunJournal::Piece::wavefield, 0, shot.field);
+      out.deliver(s, RunJournal::Piece::wavefield, 0, shot.field);
+      out.journal->add(s, RunJournal::Piece::wavefield, 0, shot.field);
     }
   };
   // Every result of a shot, this rank's own or another's (cluster.hpp).
@@ -369,8 +412,8 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
     try {
       const auto piece =
           kind == cluster::ResultKind::snapshot ? RunJournal::Piece::snapshot : RunJournal::Piece::traces;
-      deliver(s, piece, index, data);
-      journal->add(s, piece, index, data);
+      out.deliver(s, piece, index, data);
+      out.journal->add(s, piece, index, data);
     } catch (const Error& e) {  // named here, not as a failure of rank 0's own shot
       if (from == 0) throw;
       throw cluster::RankFailed("rank 0 failed writing shot " + std::to_string(s + 1) + "/" + std::to_string(nshots) +
@@ -393,24 +436,8 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   }
   sum.shots = static_cast<long long>(left.size());
   sum.gcells_per_second = sum.seconds > 0 ? double(g.cells()) * nt * double(left.size()) / sum.seconds / 1e9 : 0;
-  file->write_stepping_seconds(sum.seconds);
-
-  const std::vector<io::XdmfVolume> vols = file->xdmf_volumes();
-  if (!vols.empty()) io::write_xdmf(set->add(".xmf"), set->h5().file_name(), g.n, g.h, vols, g.origin);
-  // Every rank stops when any was signalled, rank 0 after the last write included: the set is
-  // committed only when none was.
-  const std::string end = "the end of shot " + std::to_string(shots.back() + 1) + "/" + std::to_string(nshots);
-  cluster::settle_before_commit();
-  loop.check_interrupt(end);
-  set->commit();
-  journal->remove();  // the outputs are whole: nothing is left to resume
-  sum.h5_path = set->h5().path();
-  for (const auto& f : set->others()) {
-    if (fs::path(f).extension() == ".xmf")
-      sum.xdmf_path = f;
-    else
-      sum.pictures.push_back(f);
-  }
+  out.file->write_stepping_seconds(sum.seconds);
+  out.commit(loop, "the end of shot " + std::to_string(shots.back() + 1) + "/" + std::to_string(nshots), sum);
   return sum;
 }
 
