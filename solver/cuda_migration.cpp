@@ -194,6 +194,50 @@ bool migration_store_on_host(const Problem& pb, const MigrationFootprint& fp, st
   return tier.host;
 }
 
+// Throws Error with the numbers where the device (free_b; it holds the store of device_levels
+// levels beside the volumes), the checkpoint directory or the host (host_free, pinned within 80%
+// of it beside `own` bytes of its own volumes; `state` bytes a checkpoint) cannot hold `c`.
+void check_checkpoint_room(const CheckpointChoice& c, bool two_level, std::size_t free_b, long long device_levels,
+                           double host_free, double own, std::size_t state) {
+  const double room = 0.8 * host_free - own;
+  const std::string what = c.describe() + " (" + gib(c.host) + " of pinned host memory" +
+                           (c.disk > 0 ? ", " + gib(c.disk) + " in " + c.directory : "") +
+                           ") and a boundary store of " + std::to_string(c.interval) +
+                           " levels with the replay field on the device (" + gib(c.device) + " in all)";
+  if (c.device > free_b)
+    throw Error("the checkpointed migration needs " + what + " but the GPU has " + gib(free_b) + " free; " +
+                (device_levels >= 1 ? "it holds the store of at most " + std::to_string(device_levels) +
+                                          " levels beside the volumes (migration.checkpoint_interval " +
+                                          std::to_string(device_levels) + " or less)"
+                                    : "the volumes and the data leave no room for the store of one level"));
+  if (c.disk > 0) {
+    std::error_code ec;
+    const std::filesystem::space_info sp = std::filesystem::space(c.directory, ec);
+    if (ec || !std::filesystem::is_directory(c.directory))
+      throw Error("config key 'migration.checkpoint_directory' '" + c.directory + "' is not a directory" +
+                  (ec ? " (" + ec.message() + ")" : std::string()) + "; the checkpointed migration puts " +
+                  std::to_string(c.checkpoints - c.host_checkpoints) + " checkpoints (" + gib(c.disk) + ") there");
+    if (double(sp.available) < double(c.disk))
+      throw Error("the checkpointed migration needs " + what + " but '" + c.directory + "' has " +
+                  gib(static_cast<std::size_t>(sp.available)) +
+                  " available (migration.checkpoint_directory: a directory with room for them)");
+  }
+  if (c.checkpoints > 0 && c.host > 0 && !(host_free > 0 && double(c.host) <= room)) {
+    // What fits: the checkpoints the host holds, and the record they cover (one level at this
+    // interval; two levels: about (fit / 2 + 1)^2 segments).
+    const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
+    const long long one = (fit + 1) * c.interval + 2, two = (fit / 2 + 1) * (fit / 2 + 1) * c.interval + 2;
+    throw Error("the checkpointed migration needs " + what + " but the host has " +
+                gib(static_cast<std::size_t>(std::max(0.0, host_free))) +
+                " available (pinned within 80% of it, beside about " + gib(static_cast<std::size_t>(own)) +
+                " of the host's own volumes): it holds " + std::to_string(fit) + " checkpoints, a record of about " +
+                std::to_string(two_level ? std::max(one, two) : one) + " steps at this interval (time.steps)" +
+                (two_level || fit < 2 ? "" : ", or " + std::to_string(two) + " with two levels of checkpoints") +
+                ", or a directory for the checkpoints beyond that (migration.checkpoint_directory), or split the grid "
+                "over more GPUs (solver.decomposition: z)");
+  }
+}
+
 // The checkpoint interval and the memory it takes; throws Error with the numbers where the
 // device or the host cannot hold them.
 CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global, const CudaOptions& o, const Slab* slab,
@@ -253,42 +297,7 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   if (c.disk > 0) c.directory = mc.checkpoint_directory;
   c.device = fp.total - fp.store + static_cast<std::size_t>(c.interval) * fp.store_per_step +
              (c.checkpoints > 0 ? fp.replay : 0);
-  const std::string what = c.describe() + " (" + gib(c.host) + " of pinned host memory" +
-                           (c.disk > 0 ? ", " + gib(c.disk) + " in " + c.directory : "") +
-                           ") and a boundary store of " + std::to_string(c.interval) +
-                           " levels with the replay field on the device (" + gib(c.device) + " in all)";
-  if (c.device > free_b)
-    throw Error("the checkpointed migration needs " + what + " but the GPU has " + gib(free_b) + " free; " +
-                (device_levels >= 1 ? "it holds the store of at most " + std::to_string(device_levels) +
-                                          " levels beside the volumes (migration.checkpoint_interval " +
-                                          std::to_string(device_levels) + " or less)"
-                                    : "the volumes and the data leave no room for the store of one level"));
-  if (c.disk > 0) {
-    std::error_code ec;
-    const std::filesystem::space_info sp = std::filesystem::space(c.directory, ec);
-    if (ec || !std::filesystem::is_directory(c.directory))
-      throw Error("config key 'migration.checkpoint_directory' '" + c.directory + "' is not a directory" +
-                  (ec ? " (" + ec.message() + ")" : std::string()) + "; the checkpointed migration puts " +
-                  std::to_string(c.checkpoints - c.host_checkpoints) + " checkpoints (" + gib(c.disk) + ") there");
-    if (double(sp.available) < double(c.disk))
-      throw Error("the checkpointed migration needs " + what + " but '" + c.directory + "' has " +
-                  gib(static_cast<std::size_t>(sp.available)) +
-                  " available (migration.checkpoint_directory: a directory with room for them)");
-  }
-  if (c.checkpoints > 0 && c.host > 0 && !(host_free > 0 && double(c.host) <= room)) {
-    // What fits: the checkpoints the host holds, and the record they cover (one level at this
-    // interval; two levels: about (fit / 2 + 1)^2 segments).
-    const long long fit = room > 0 ? static_cast<long long>(room / double(state)) : 0;
-    const long long one = (fit + 1) * c.interval + 2, two = (fit / 2 + 1) * (fit / 2 + 1) * c.interval + 2;
-    throw Error("the checkpointed migration needs " + what + " but the host has " +
-                gib(static_cast<std::size_t>(std::max(0.0, host_free))) +
-                " available (pinned within 80% of it, beside about " + gib(static_cast<std::size_t>(own)) +
-                " of the host's own volumes): it holds " + std::to_string(fit) + " checkpoints, a record of about " +
-                std::to_string(plan.two_level() ? std::max(one, two) : one) + " steps at this interval (time.steps)" +
-                (plan.two_level() || fit < 2 ? "" : ", or " + std::to_string(two) + " with two levels of checkpoints") +
-                ", or a directory for the checkpoints beyond that (migration.checkpoint_directory), or split the grid "
-                "over more GPUs (solver.decomposition: z)");
-  }
+  check_checkpoint_room(c, plan.two_level(), free_b, device_levels, host_free, own, state);
   return c;
 }
 
