@@ -375,10 +375,12 @@ struct CudaMigrator::Impl {
   RtmGathers gathers;                    // migration.gathers
   std::unique_ptr<SlabOverlap> overlap;  // a slab of a z decomposition
   PhaseTimer timer;
-  // fp16: the source field holds s / s_scale, the receiver field r / r_scale (per shot: the
+  // fp16: the source field holds s / scales.s, the receiver field r / scales.r (per shot: the
   // wavelet's and the data's largest injections at 2^kHalfPeakExponent).
-  float s_scale = 1, r_scale = 1;
-  std::vector<float> store_scales;  // an fp16 store's, per shot, from the whole grid (solver/storage.hpp)
+  struct FieldScales {
+    float s = 1, r = 1;
+    std::vector<float> store;  // an fp16 store's, per shot, from the whole grid (solver/storage.hpp)
+  } scales;
   MemoryWatch memory;
 
   Impl(const Problem& p, const CudaOptions& o) : pb(p), opt(o) {}
@@ -539,7 +541,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   // The fused backward step is acoustic (kernels/rtm_fused.cu): vti/tti take the separate
   // kernels whatever migration.fused says (name() says so).
   half = opt.storage == kernels::Storage::fp16;
-  if (!half) store_scales = seisrtm::store_scales(global, kHalfPeakExponent);
+  if (!half) scales.store = store_scales(global, kHalfPeakExponent);
   if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab != nullptr}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
@@ -848,17 +850,17 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   SEISRTM_CUDA(cudaStreamSynchronize(st));
   if (half) {
     // The shot's field scales (CpuMigrator::store_as_half's): the wavelet's and the data's
-    // largest injections at 2^kHalfPeakExponent; the injections add to s / s_scale, r / r_scale.
-    s_scale = source_field_scale(pb, shot, kHalfPeakExponent, "the source");
-    r_scale = data_field_scale(pb, shot_data, kHalfPeakExponent);  // 1 for a shot without data: it images nothing
-    make_injection(pb, pb.receivers_of(shot), 1.0 / r_scale, dims, rec, overlap.get());
+    // largest injections at 2^kHalfPeakExponent; the injections add to s / scales.s, r / scales.r.
+    scales.s = source_field_scale(pb, shot, kHalfPeakExponent, "the source");
+    scales.r = data_field_scale(pb, shot_data, kHalfPeakExponent);  // 1 for a shot without data: it images nothing
+    make_injection(pb, pb.receivers_of(shot), 1.0 / scales.r, dims, rec, overlap.get());
   } else if (pb.varying_spread()) {  // the shot's receivers (the stream synchronized above)
     make_injection(pb, pb.receivers_of(shot), 1.0, dims, rec, overlap.get());
   }
-  make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / s_scale, dims, src, overlap.get());
+  make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / scales.s, dims, src, overlap.get());
   // An fp16 store keeps the source field over the shot's field scale (CpuMigrator's).
-  if (store_element() == StoreElement::scaled_f16) store->set_scale(store_scales.at(static_cast<size_t>(shot)));
-  imager.set_scales(s_scale, r_scale);
+  if (store_element() == StoreElement::scaled_f16) store->set_scale(scales.store.at(static_cast<size_t>(shot)));
+  imager.set_scales(scales.s, scales.r);
 }
 
 // Forward step n of field w (the source field, or a checkpoint's replay field): p^{n+1} from
@@ -1039,7 +1041,7 @@ void CudaMigrator::Impl::after_backward(const Pass& pass, long long n) {
   if (pass.on_source_level) {
     // For tests: p^n of the rebuilt source field, unpadded (copies: slow).
     std::vector<float> level_field(static_cast<size_t>(pb.grid.cells()));
-    download_volume(s.p[s.cur], level_field.data(), dims, half, s_scale, stream.get());
+    download_volume(s.p[s.cur], level_field.data(), dims, half, scales.s, stream.get());
     pass.on_source_level(n, level_field.data());
   }
   const long long nt = pb.steps;
