@@ -566,20 +566,13 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   imager.allocate(fp.image_volume, interior, dims);
   gathers.allocate(gather_layout(global), interior, dims, slab ? slab->lo : 0);
   if (pb.config.migration->imaging_condition == ImagingCondition::isic) {
-    // The gradients read the rebuilt interior: the whole grid's, in a slab's coordinates its
-    // neighbours' planes too (as CpuMigrator's rebuilt_).
-    CellBox valid = interior_box(global);
-    if (slab) {
-      valid.lo[2] = std::max(0LL, valid.lo[2] - slab->lo);
-      valid.hi[2] = std::min(pb.grid.n[2], valid.hi[2] - slab->lo);
-    }
     // As the reference's isic_level: float(1 / (v v dt dt)) from the double v.
     imager.use_isic(model_volume(pb, dims.nxp, MemoryKind::plain, &warning,
                                  [&](long long i) {
                                    const double v = pb.vp[i];
                                    return 1.0 / (v * v * pb.dt * pb.dt);
                                  }),
-                    pb.grid.h.data(), valid);
+                    pb.grid.h.data(), rebuilt_box(global, slab));
   }
   if (!warning.empty()) notes.push_back(warning);
   for (int a = 0; a < 3; ++a) model.damp[a] = upload(pb.damping[a]);

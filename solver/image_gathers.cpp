@@ -19,10 +19,6 @@ GatherLayout gather_layout(const Grid& g, const CellBox& box, long long half_off
   return l;
 }
 
-void add_from_device_layout(const GatherLayout& l, const float* device, float* out) {
-  add_from_device_layout(l, device, out, DevicePlanes{l.nz, 0, l.nz, 0});
-}
-
 void add_from_device_layout(const GatherLayout& l, const float* device, float* out, const DevicePlanes& p) {
   // Per (y, x) location its offsets' rows, z inner: a row reads one float of each of nz cache lines,
   // and the next offsets read the neighbouring floats of the same lines, still in cache (a 32 x

@@ -59,10 +59,9 @@ void add_offset_gathers(const GatherLayout& l, const CellBox& box, SRow s_row, R
 }
 
 // Adds gathers held in the device's layout [y location][z][x location][offset]
-// (kernels/image_gathers.hpp) to `out`, in the layout's own [y location][x location][offset][z].
-void add_from_device_layout(const GatherLayout& l, const float* device, float* out);
-// The same for a device layout of `planes` depths of which [z_lo, z_hi) are added, depth z into
-// the layout's z + z_shift (a z slab's own planes, in its coordinates).
+// (kernels/image_gathers.hpp) to `out`, in the layout's own [y location][x location][offset][z]:
+// of the device layout's `planes` depths those in [z_lo, z_hi), depth z into the layout's
+// z + z_shift (the whole grid: {nz, 0, nz, 0}; a z slab: its own planes, in its coordinates).
 struct DevicePlanes {
   long long planes = 0, z_lo = 0, z_hi = 0, z_shift = 0;
 };

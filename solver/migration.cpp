@@ -104,6 +104,15 @@ double gather_host_bytes(const Problem& pb) {
   return 32.0 * double(l.values()) + 4.0 * double(l.locations()) * angles * double(l.nz);
 }
 
+CellBox rebuilt_box(const Problem& global, const Slab* slab) {
+  CellBox b = interior_box(global);
+  if (slab) {
+    b.lo[2] = std::max(0LL, b.lo[2] - slab->lo);
+    b.hi[2] = std::min(slab->planes(), b.hi[2] - slab->lo);
+  }
+  return b;
+}
+
 CellBox inner_box(const Problem& pb) {
   CellBox b = interior_box(pb);
   const int w = pb.config.boundary.damping_width;

@@ -23,6 +23,11 @@ CellBox interior_box(const Problem& pb);
 // The interior less R cells on every face that borders a damping zone: the cells a backward
 // step computes; the R-thick shell between the two is restored from the boundary store.
 CellBox inner_box(const Problem& pb);
+// Where the backward pass's source field is rebuilt, the cells the image's gradients may read
+// (isic): the whole grid's interior box; for a z slab of it, that box in the slab's z, its
+// neighbours' planes (halo, exchanged after every step) included.
+struct Slab;
+CellBox rebuilt_box(const Problem& global, const Slab* slab = nullptr);
 // migration.imaging_condition isic with the other keys, on any backend: the acoustic equation,
 // migration.mode boundary (the source field's two rebuilt levels give its time derivative), no
 // gathers (they are cross-correlations). Throws naming the keys.

@@ -118,7 +118,7 @@ TEST_CASE("gathers in the device's layout [y][z][x][offset] add into [y][x][offs
   std::vector<float> device(static_cast<size_t>(l.values())), out(device.size());
   for (size_t i = 0; i < device.size(); ++i) device[i] = float(i) + 0.5f;
   for (size_t i = 0; i < out.size(); ++i) out[i] = -float(i);
-  seisrtm::add_from_device_layout(l, device.data(), out.data());
+  seisrtm::add_from_device_layout(l, device.data(), out.data(), seisrtm::DevicePlanes{l.nz, 0, l.nz, 0});
   long long wrong = 0;
   for (long long jy = 0; jy < nyl; ++jy)
     for (long long z = 0; z < l.nz; ++z)

@@ -310,7 +310,7 @@ CpuMigrator::CpuMigrator(const Problem& pb)
   find_shell();
   check_reconstruction(*pb.config.migration);
   check_imaging_condition(*pb.config.migration, pb.equation);
-  rebuilt_ = interior_;
+  rebuilt_ = rebuilt_box(pb);
   store_scales_ = store_scales(pb, kHalfPeakExponent);
 }
 
@@ -326,10 +326,7 @@ CpuMigrator::CpuMigrator(const Problem& slab_pb, const Slab& slab, const Problem
   find_shell();
   check_reconstruction(*global.config.migration);
   check_imaging_condition(*global.config.migration, global.equation);
-  // The whole interior in the slab's z (its halo planes included: exchanged after every step).
-  rebuilt_ = interior_box(global);
-  rebuilt_.lo[2] = std::max(0LL, rebuilt_.lo[2] - slab.lo);
-  rebuilt_.hi[2] = std::min(pb_.grid.n[2], rebuilt_.hi[2] - slab.lo);
+  rebuilt_ = rebuilt_box(global, &slab);
   store_scales_ = store_scales(global, kHalfPeakExponent);
 }
 
