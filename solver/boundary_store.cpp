@@ -57,6 +57,7 @@ class DeviceStore final : public BoundaryStore {
     if (q) scatter_at(*q, q_half(), -first_);
   }
   bool graph_safe() const override { return true; }
+  bool on_host() const override { return false; }
   void set_first(long long level) override { first_ = level; }
 
  private:
@@ -116,6 +117,7 @@ class HostStore final : public BoundaryStore {
     load(level - kStoreRing);
   }
   bool graph_safe() const override { return false; }
+  bool on_host() const override { return true; }
 
  private:
   static int slot(long long level) { return static_cast<int>((level - 1) % kStoreRing); }

@@ -53,6 +53,8 @@ class BoundaryStore {
   virtual void release(long long) {}
   // Whether save and restore may be captured in a graph that replays for later levels.
   virtual bool graph_safe() const = 0;
+  // Whether the levels live in pinned host memory (a ring of device slots in front).
+  virtual bool on_host() const = 0;
   // Checkpointed reconstruction (solver/rtm_schedule.hpp, CheckpointPlan): the store holds one
   // segment of levels, the first of them `level` (slot 0) from now on; graphs captured after
   // this call address that segment's slots. A store of every level starts at level 1.

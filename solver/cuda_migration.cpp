@@ -363,13 +363,17 @@ struct CudaMigrator::Impl {
   DeviceModel model;
   DeviceWavefield s, r;
   std::unique_ptr<StepOperator> op;
-  DeviceInjection src, rec;
-  DeviceBuffer wavelet, data;
+  // The shot's series: the source (the wavelet, one row for every point) and the receivers
+  // (the shot's data, a row of nt samples a receiver).
+  struct Series {
+    DeviceInjection points;
+    DeviceBuffer samples;
+    long long stride = 0;  // samples from one point's row to the next (0: one row)
+  } source, receivers;
   // The level counter in device memory: injections and the device store read their time index
   // from it, so one captured graph replays for every later group of steps.
   DeviceBuffer level;
   std::unique_ptr<BoundaryStore> store;
-  bool host_store = false;
   std::unique_ptr<Checkpoints> checkpoints;  // checkpointed reconstruction (null: the store holds every level)
   RtmImager imager;
   RtmGathers gathers;                    // migration.gathers
@@ -396,8 +400,10 @@ struct CudaMigrator::Impl {
   // A series term into the level in buffer c of field w, its sample from the level counter plus
   // offset: into p, and for vti/tti into q as well (the pair's source enters both fields, the
   // data with the acoustic scaling, as CpuMigrator's inject_source and inject_data do).
-  void inject_at(DeviceWavefield& w, int c, const kernels::SeriesInjection& inj, const float* series, long long stride,
-                 long long offset) {
+  void inject_at(DeviceWavefield& w, int c, const Series& ser, long long offset) {
+    const kernels::SeriesInjection& inj = ser.points.inj;
+    const float* series = ser.samples.as<float>();
+    const long long stride = ser.stride;
     if (half)
       kernels::launch_inject_series_at(w.p[c].as<__half>(), inj, series, stride, lvl(), offset, stream.get());
     else
@@ -415,11 +421,12 @@ struct CudaMigrator::Impl {
     if (pb.anisotropic()) kernels::launch_inject_series(w.q[c].as<float>(), inj, series, stride, sample, stream.get());
   }
   // One part of a series term into buffer c of field w (p, and q for vti/tti) in stream `on`.
-  void inject_part(DeviceWavefield& w, const DeviceInjection& points, int c, int part, const float* series,
-                   long long stride, long long offset, cudaStream_t on) {
-    const kernels::SeriesInjection inj = points.part(part);
-    kernels::launch_inject_series_at(w.p[c].as<float>(), inj, series, stride, lvl(), offset, on);
-    if (pb.anisotropic()) kernels::launch_inject_series_at(w.q[c].as<float>(), inj, series, stride, lvl(), offset, on);
+  void inject_part(DeviceWavefield& w, const Series& ser, int c, int part, long long offset, cudaStream_t on) {
+    const kernels::SeriesInjection inj = ser.points.part(part);
+    const float* series = ser.samples.as<float>();
+    kernels::launch_inject_series_at(w.p[c].as<float>(), inj, series, ser.stride, lvl(), offset, on);
+    if (pb.anisotropic())
+      kernels::launch_inject_series_at(w.q[c].as<float>(), inj, series, ser.stride, lvl(), offset, on);
   }
   // A slab's step beside its exchange: work(part, stream) for the edge parts 0 and 2 on the
   // halo stream, then the exchange of the new level in buffer c of w (and of `other`'s in its
@@ -452,10 +459,14 @@ struct CudaMigrator::Impl {
 
   void init(const Problem& global, const Slab* slab, std::vector<std::string>& notes);
   void allocate_fields(const MigrationFootprint& fp, std::string& warning);
-  void build_store(const MigrationFootprint& fp, const CellBox& interior, const CellBox& inner, long long levels);
-  // The reconstruction: the store's tier, or checkpoints (migration.reconstruction); the levels
-  // the store holds.
-  long long plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
+  // The store's tier and the levels it holds (plan_reconstruction).
+  struct StorePlan {
+    bool host = false;
+    long long levels = 0;
+  };
+  void build_store(const MigrationFootprint& fp, const CellBox& interior, const CellBox& inner, StorePlan plan);
+  // The reconstruction: the store's tier, or checkpoints (migration.reconstruction).
+  StorePlan plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
                                 std::size_t free_b, std::size_t total_b, std::vector<std::string>& notes);
   void encode_maps();
   StoreElement store_element() const {
@@ -557,7 +568,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   SEISRTM_CUDA(cudaMemGetInfo(&free_b, &total_b));
   memory.free_at_start = memory.lowest_free = free_b;
   memory.volume_bytes = fp.volume;
-  const long long store_levels = plan_reconstruction(global, slab, fp, free_b, total_b, notes);
+  const StorePlan store_plan = plan_reconstruction(global, slab, fp, free_b, total_b, notes);
   // The cells imaged (the interior box) and those a backward step computes (the inner box):
   // the whole grid's, or a slab's own-plane parts.
   const auto [interior, inner] = migration_boxes(global, slab);
@@ -581,11 +592,12 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   const int z_hi = slab ? static_cast<int>(slab->own_hi - slab->lo) : -1;
   op = std::make_unique<StepOperator>(pb, opt, dims.nxp, model, half, z_lo, z_hi);
   op->tune(s.p[0].compressible());
-  wavelet = upload(pb.wavelet);
-  build_store(fp, interior, inner, store_levels);
-  data = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
+  source.samples = upload(pb.wavelet);
+  build_store(fp, interior, inner, store_plan);
+  receivers.samples = DeviceBuffer(std::max<std::size_t>(fp.data, 4), MemoryKind::plain);
+  receivers.stride = pb.steps;
   level = DeviceBuffer(sizeof(long long), MemoryKind::plain);
-  make_injection(pb, pb.receivers, 1.0, dims, rec, overlap.get());
+  make_injection(pb, pb.receivers, 1.0, dims, receivers.points, overlap.get());
   encode_maps();
   memory.sample();
 }
@@ -612,7 +624,7 @@ void CudaMigrator::Impl::allocate_fields(const MigrationFootprint& fp, std::stri
 // The shell: cells of the interior box outside the inner box (CpuMigrator's order), by padded
 // index; its store in device or pinned host memory.
 void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox& in, const CellBox& inner,
-                                     long long levels) {
+                                     StorePlan plan) {
   std::vector<long long> cells;
   for (long long iz = in.lo[2]; iz < in.hi[2]; ++iz)
     for (long long iy = in.lo[1]; iy < in.hi[1]; ++iy)
@@ -629,23 +641,23 @@ void CudaMigrator::Impl::build_store(const MigrationFootprint& fp, const CellBox
     shell.cells = upload(std::vector<unsigned>(cells.begin(), cells.end()));
   else
     shell.cells = upload(cells);
-  store =
-      make_boundary_store(host_store, std::move(shell), pb.anisotropic() ? 2 : 1, levels, store_element(),
-                          fp.store_per_step * static_cast<std::size_t>(levels), fp.store_per_step, stream.get(), level);
+  store = make_boundary_store(plan.host, std::move(shell), pb.anisotropic() ? 2 : 1, plan.levels, store_element(),
+                              fp.store_per_step * static_cast<std::size_t>(plan.levels), fp.store_per_step,
+                              stream.get(), level);
 }
 
-long long CudaMigrator::Impl::plan_reconstruction(const Problem& global, const Slab* slab, const MigrationFootprint& fp,
-                                                  std::size_t free_b, std::size_t total_b,
-                                                  std::vector<std::string>& notes) {
+CudaMigrator::Impl::StorePlan CudaMigrator::Impl::plan_reconstruction(const Problem& global, const Slab* slab,
+                                                                      const MigrationFootprint& fp, std::size_t free_b,
+                                                                      std::size_t total_b,
+                                                                      std::vector<std::string>& notes) {
   const ReconstructionChoice choice = choose_reconstruction(pb, global, opt, slab, fp, free_b, total_b);
-  host_store = choice.host_store;
   const CheckpointChoice& c = choice.checkpoints;
-  if (c.checkpoints == 0) return std::max(0LL, pb.steps - 2);  // one segment: the whole store
+  if (c.checkpoints == 0) return {choice.host_store, std::max(0LL, pb.steps - 2)};  // one segment: the whole store
   std::string warning;
   checkpoints = std::make_unique<Checkpoints>(c.checkpoints, c.interval, c.coarse_interval, fp.volume, pb.anisotropic(),
                                               opt.memory, &warning, c.host_checkpoints, c.directory);
   if (!warning.empty()) notes.push_back(warning);
-  return c.interval;
+  return {choice.host_store, c.interval};
 }
 
 void CudaMigrator::Impl::encode_maps() {
@@ -698,8 +710,8 @@ std::string CudaMigrator::name() const {
                     (d.checkpoints->on_disk() > 0 ? " and " + std::to_string(d.checkpoints->on_disk()) +
                                                         " in files (migration.checkpoint_directory)"
                                                   : "")
-          : d.host_store ? "in pinned host memory"
-                         : "on the device") +
+          : d.store->on_host() ? "in pinned host memory"
+                               : "on the device") +
          ", on " + query_gpu(d.opt.device).name;
 }
 
@@ -747,7 +759,7 @@ std::vector<float> CudaMigrator::adjoint_traces(const PointSet& src, const std::
   int cr = 0;
   for (long long n = nt; n >= 1; --n) {
     d.op->step(d.r, cr, st);
-    d.inject(d.r, 1 - cr, d.rec.inj, data.as<float>(), nt, n - 1);
+    d.inject(d.r, 1 - cr, d.receivers.points.inj, data.as<float>(), nt, n - 1);
     kernels::launch_record(d.r.p[1 - cr].as<float>(), at_src.args, samples.as<float>(), static_cast<int>(nt),
                            counter.as<int>(), st);
     kernels::launch_advance_step(counter.as<int>(), st);
@@ -837,7 +849,7 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
   r.clear(st);
   if (!imager.stacking()) imager.clear(st);
   gathers.clear(st);
-  SEISRTM_CUDA(cudaMemcpyAsync(data.as<float>(), shot_data, pb.max_receivers() * nt * sizeof(float),
+  SEISRTM_CUDA(cudaMemcpyAsync(receivers.samples.as<float>(), shot_data, pb.max_receivers() * nt * sizeof(float),
                                cudaMemcpyHostToDevice, st));
   // The previous shot's kernels may still read the injection arrays that are replaced here.
   SEISRTM_CUDA(cudaStreamSynchronize(st));
@@ -846,11 +858,11 @@ void CudaMigrator::Impl::begin_shot(long long shot, const float* shot_data) {
     // largest injections at 2^kHalfPeakExponent; the injections add to s / scales.s, r / scales.r.
     scales.s = source_field_scale(pb, shot, kHalfPeakExponent, "the source");
     scales.r = data_field_scale(pb, shot_data, kHalfPeakExponent);  // 1 for a shot without data: it images nothing
-    make_injection(pb, pb.receivers_of(shot), 1.0 / scales.r, dims, rec, overlap.get());
+    make_injection(pb, pb.receivers_of(shot), 1.0 / scales.r, dims, receivers.points, overlap.get());
   } else if (pb.varying_spread()) {  // the shot's receivers (the stream synchronized above)
-    make_injection(pb, pb.receivers_of(shot), 1.0, dims, rec, overlap.get());
+    make_injection(pb, pb.receivers_of(shot), 1.0, dims, receivers.points, overlap.get());
   }
-  make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / scales.s, dims, src, overlap.get());
+  make_injection(pb, pb.shots[shot], 1.0 / pb.cell_volume() / scales.s, dims, source.points, overlap.get());
   // An fp16 store keeps the source field over the shot's field scale (CpuMigrator's).
   if (store_element() == StoreElement::scaled_f16) store->set_scale(scales.store.at(static_cast<size_t>(shot)));
   imager.set_scales(scales.s, scales.r);
@@ -866,12 +878,12 @@ void CudaMigrator::Impl::forward_step(DeviceWavefield& w, long long n, bool mark
     beside(
         [&](int part, cudaStream_t on) {
           op->step(w, cs, overlap->lo(part), overlap->hi(part), on);
-          inject_part(w, src, 1 - cs, part, wavelet.as<float>(), 0, 0, on);
+          inject_part(w, source, 1 - cs, part, 0, on);
         },
         w, 1 - cs);
   } else {
     op->step(w, cs, st);
-    inject_at(w, 1 - cs, src.inj, wavelet.as<float>(), 0, 0);
+    inject_at(w, 1 - cs, source, 0);
   }
   w.flip();
   if (marks && &w == &s) timer.mark(PhaseTimer::store, st);
@@ -988,7 +1000,6 @@ void CudaMigrator::Impl::by_segment(const Pass& pass, const RtmSchedule::Range& 
 // One receiver step: chi^n from chi^{n+1}, chi^{n+2}, with data sample n - 1 (the level counter
 // holds n).
 void CudaMigrator::Impl::receiver_step(bool marks) {
-  const long long nt = pb.steps;
   cudaStream_t st = stream.get();
   if (marks) timer.mark(PhaseTimer::receiver_step, st);
   const int cr = r.cur;
@@ -996,12 +1007,12 @@ void CudaMigrator::Impl::receiver_step(bool marks) {
     beside(
         [&](int part, cudaStream_t on) {
           op->step(r, cr, overlap->lo(part), overlap->hi(part), on);
-          inject_part(r, rec, 1 - cr, part, data.as<float>(), nt, -1, on);
+          inject_part(r, receivers, 1 - cr, part, -1, on);
         },
         r, 1 - cr);
   } else {
     op->step(r, cr, st);
-    inject_at(r, 1 - cr, rec.inj, data.as<float>(), nt, -1);
+    inject_at(r, 1 - cr, receivers, -1);
   }
   r.flip();
 }
@@ -1017,14 +1028,14 @@ void CudaMigrator::Impl::source_step(long long n, bool marks) {
     beside(
         [&](int part, cudaStream_t on) {
           op->step(s, cs, overlap->lo(part), overlap->hi(part), on);
-          inject_part(s, src, 1 - cs, part, wavelet.as<float>(), 0, 1, on);
+          inject_part(s, source, 1 - cs, part, 1, on);
           restore_part(n, 1 - cs, part, on);
         },
         s, 1 - cs);
     store->release(n);
   } else {
     op->step(s, cs, st);
-    inject_at(s, 1 - cs, src.inj, wavelet.as<float>(), 0, 1);
+    inject_at(s, 1 - cs, source, 1);
     store->restore(n, s.p[1 - cs], s.q_at(1 - cs));
   }
   s.flip();
@@ -1103,7 +1114,6 @@ void CudaMigrator::Impl::backward_separate(const Pass& pass) {
 // The fused step of level n: chi^n and p^n in one launch that images p^{n+1} with chi^{n+2},
 // then the data, the source and the shell.
 void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs& fa, const RtmSchedule& sc) {
-  const long long nt = pb.steps;
   cudaStream_t st = stream.get();
   const int cs = s.cur, cr = r.cur;
   fa.s = op->args(s, cs);
@@ -1125,16 +1135,16 @@ void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs&
           kernels::FusedArgs g = fa;
           g.s.z_lo = overlap->lo(part), g.s.z_hi = overlap->hi(part);
           op->fused(g, s, r, on);
-          inject_part(r, rec, 1 - cr, part, data.as<float>(), nt, -1, on);
-          inject_part(s, src, 1 - cs, part, wavelet.as<float>(), 0, 1, on);
+          inject_part(r, receivers, 1 - cr, part, -1, on);
+          inject_part(s, source, 1 - cs, part, 1, on);
           restore_part(n, 1 - cs, part, on);
         },
         s, 1 - cs, &r, 1 - cr);
     store->release(n);
   } else {
     op->fused(fa, s, r, st);
-    inject_at(r, 1 - cr, rec.inj, data.as<float>(), nt, -1);
-    inject_at(s, 1 - cs, src.inj, wavelet.as<float>(), 0, 1);
+    inject_at(r, 1 - cr, receivers, -1);
+    inject_at(s, 1 - cs, source, 1);
     store->restore(n, s.p[1 - cs], s.q_at(1 - cs));
   }
   add_level(-1);
