@@ -722,6 +722,47 @@ void check_finite(const Grid& g, const std::vector<float>& image, const std::vec
   }
 }
 
+// The sources' and the receivers' survey positions (a spread a shot as seisrtm run writes it:
+// [shot, receiver, 3], NaN beyond a shot's count).
+void write_positions(io::OutputFile& out, const Problem& pb) {
+  const Grid& g = pb.grid;
+  const long long nrec = pb.max_receivers(), nshots = pb.shot_count();
+  const hid_t root = out.root();
+  out.create_group("sources");
+  out.create_group("receivers");
+  std::vector<double> pos;
+  for (const auto& p : pb.shots) {
+    const std::array<double, 3> s = g.survey(p.position[0]);
+    pos.insert(pos.end(), s.begin(), s.end());
+  }
+  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
+  io::describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
+  io::attach_axes(root, "sources/positions", {"shot", "component"});
+  pos.clear();
+  if (!pb.varying_spread()) {
+    for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
+    io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
+    io::describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
+    io::attach_axes(root, "receivers/positions", {"receiver", "component"});
+    return;
+  }
+  pos.assign(static_cast<size_t>(nshots * nrec * 3), std::nan(""));
+  std::vector<long long> count;
+  for (long long s = 0; s < nshots; ++s) {
+    const std::vector<std::array<double, 3>> spread = g.survey(pb.receivers_of(s).position);
+    for (size_t r = 0; r < spread.size(); ++r)
+      std::copy(spread[r].begin(), spread[r].end(), pos.begin() + static_cast<std::ptrdiff_t>((s * nrec + r) * 3));
+    count.push_back(static_cast<long long>(spread.size()));
+  }
+  io::write_dataset(root, "receivers/positions", {hsize_t(nshots), hsize_t(nrec), 3}, pos.data());
+  io::describe_dataset(root, "receivers/positions", "m",
+                       "receiver position [x, y, z] of each shot's spread (NaN beyond receivers/count)");
+  io::attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
+  io::write_dataset(root, "receivers/count", {hsize_t(nshots)}, count.data());
+  io::describe_dataset(root, "receivers/count", "1", "receivers of each shot's spread");
+  io::attach_axes(root, "receivers/count", {"shot"});
+}
+
 // The HDF5 file: its attributes, the image volumes, the model and the positions.
 void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& im, const std::string& producer,
                    const std::string& migrator, double seconds) {
@@ -772,40 +813,7 @@ void write_volumes(io::OutputFile& out, const MigrationInput& in, const Images& 
   volume("image/laplacian", im.laplacian.data(), "1/m^2 x image/normalized units", "-lap(normalized)");
   out.create_group("model");
   volume("model/vp", pb.vp.data(), "m/s", "P-wave velocity");
-  out.create_group("sources");
-  out.create_group("receivers");
-  std::vector<double> pos;
-  for (const auto& p : pb.shots) {
-    const std::array<double, 3> s = g.survey(p.position[0]);
-    pos.insert(pos.end(), s.begin(), s.end());
-  }
-  io::write_dataset(root, "sources/positions", {hsize_t(nshots), 3}, pos.data());
-  io::describe_dataset(root, "sources/positions", "m", "source position [x, y, z]");
-  io::attach_axes(root, "sources/positions", {"shot", "component"});
-  pos.clear();
-  if (!pb.varying_spread()) {
-    for (const auto& r : g.survey(pb.receivers.position)) pos.insert(pos.end(), r.begin(), r.end());
-    io::write_dataset(root, "receivers/positions", {hsize_t(nrec), 3}, pos.data());
-    io::describe_dataset(root, "receivers/positions", "m", "receiver position [x, y, z]");
-    io::attach_axes(root, "receivers/positions", {"receiver", "component"});
-    return;
-  }
-  // A spread a shot, as seisrtm run writes it: [shot, receiver, 3], NaN beyond a shot's count.
-  pos.assign(static_cast<size_t>(nshots * nrec * 3), std::nan(""));
-  std::vector<long long> count;
-  for (long long s = 0; s < nshots; ++s) {
-    const std::vector<std::array<double, 3>> spread = g.survey(pb.receivers_of(s).position);
-    for (size_t r = 0; r < spread.size(); ++r)
-      std::copy(spread[r].begin(), spread[r].end(), pos.begin() + static_cast<std::ptrdiff_t>((s * nrec + r) * 3));
-    count.push_back(static_cast<long long>(spread.size()));
-  }
-  io::write_dataset(root, "receivers/positions", {hsize_t(nshots), hsize_t(nrec), 3}, pos.data());
-  io::describe_dataset(root, "receivers/positions", "m",
-                       "receiver position [x, y, z] of each shot's spread (NaN beyond receivers/count)");
-  io::attach_axes(root, "receivers/positions", {"shot", "receiver", "component"});
-  io::write_dataset(root, "receivers/count", {hsize_t(nshots)}, count.data());
-  io::describe_dataset(root, "receivers/count", "1", "receivers of each shot's spread");
-  io::attach_axes(root, "receivers/count", {"shot"});
+  write_positions(out, pb);
 }
 
 // The depth slice's z index: migration.depth_slice, or the depth with the strongest image.

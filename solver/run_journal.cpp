@@ -95,23 +95,11 @@ std::string RunJournal::shot_path(long long shot) const {
   return (fs::path(path_) / n).string();
 }
 
-std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
-  if (off_) return {};
-  std::error_code ec;
-  const std::string id_path = (fs::path(path_) / "identity").string();
-  if (fs::exists(fs::symlink_status(path_, ec)) && !fs::is_directory(path_, ec))
-    throw Error("'" + path_ +
-                "' is in the place of this run's resume journal but is not a run's journal (a migration's of the "
-                "same output.name?): remove it or set another output.name");
-  // Journals of runs killed while removing theirs (remove()).
-  const fs::path parent = fs::path(path_).parent_path().empty() ? fs::path(".") : fs::path(path_).parent_path();
-  const std::string removed = fs::path(path_).filename().string() + ".removed.";
-  for (const auto& e : fs::directory_iterator(parent, ec))
-    if (e.path().filename().string().rfind(removed, 0) == 0) fs::remove_all(e.path(), ec);
-  // One run at a time keeps it: another of the same output (still running) holds its lock, and
-  // this one then keeps none. The lock is the directory's (flock; released when the process ends,
-  // killed or not), taken again where the directory was replaced meanwhile (renamed away by a
-  // run that ended).
+// One run at a time keeps it: false when another run of the same output (still running) holds
+// its lock, and this one then keeps none. The lock is the directory's (flock; released when the
+// process ends, killed or not), taken again where the directory was replaced meanwhile (renamed
+// away by a run that ended).
+bool RunJournal::take_lock() {
   for (int attempt = 0; attempt < 3 && lock_fd_ < 0; ++attempt) {
     io::ensure_directory(path_);
     const int fd = ::open(path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -121,7 +109,7 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
       ::close(fd);
       if (busy) {
         held_elsewhere_ = true;
-        return {};
+        return false;
       }
       unlocked_ = true;  // (a file system without flock: as below, unlocked)
       continue;
@@ -133,6 +121,11 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
       ::close(fd);
   }
   if (lock_fd_ < 0) io::ensure_directory(path_);
+  return true;
+}
+
+void RunJournal::remove_dead_writers(const fs::path& parent) {
+  std::error_code ec;
   // Temporaries of writers that are gone (killed while writing) are only disk space: the
   // journal's own, and the outputs' of the runs of this output that left a mark here
   // (`run.<host>.<pid>`) and are gone from this host. Those of other outputs and of runs on other
@@ -141,24 +134,22 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
   const std::string mark = "run." + std::string(host) + ".";
-  const fs::path out_dir = parent;
   const std::string name = fs::path(path_).stem().string();
   for (const auto& e : fs::directory_iterator(path_, ec)) {
     const std::string n = e.path().filename().string();
     if (n.rfind(mark, 0) != 0) continue;
     const long pid = std::atol(n.c_str() + mark.size());
     if (pid <= 0 || !io::process_gone(pid)) continue;
-    io::remove_dead_temporaries(out_dir.string(), name + ".", pid);
-    io::remove_dead_temporaries(out_dir.string(), name + "_", pid);
+    io::remove_dead_temporaries(parent.string(), name + ".", pid);
+    io::remove_dead_temporaries(parent.string(), name + "_", pid);
     fs::remove(e.path(), ec);
   }
   std::ofstream(fs::path(path_) / (mark + std::to_string(::getpid())));
-  std::vector<long long> shots;
-  for (const auto& e : fs::directory_iterator(path_, ec)) {
-    const std::string n = e.path().filename().string();
-    if (is_shot_file(n)) shots.push_back(std::atoll(n.c_str() + 5));
-  }
-  std::sort(shots.begin(), shots.end());
+}
+
+// The journal's identity: checked against this run's, or written where the journal is new.
+void RunJournal::check_identity(bool holds_shots) {
+  const std::string id_path = (fs::path(path_) / "identity").string();
   if (auto f = open_file(id_path, "rb")) {
     taken_up_ = true;
     std::string id;
@@ -171,7 +162,7 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
                   "'; run it as it was to finish it, or remove the journal to compute every shot again");
     }
   } else {
-    if (!shots.empty())
+    if (holds_shots)
       throw Error("the resume journal '" + path_ +
                   "' holds shots but no identity: it is damaged; remove it to compute every shot again");
     io::PartialFile tmp(id_path);
@@ -183,6 +174,29 @@ std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
     tmp.commit();
     sync_path(path_);
   }
+}
+
+std::vector<long long> RunJournal::open(std::vector<std::string>& dropped) {
+  if (off_) return {};
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path_, ec)) && !fs::is_directory(path_, ec))
+    throw Error("'" + path_ +
+                "' is in the place of this run's resume journal but is not a run's journal (a migration's of the "
+                "same output.name?): remove it or set another output.name");
+  // Journals of runs killed while removing theirs (remove()).
+  const fs::path parent = fs::path(path_).parent_path().empty() ? fs::path(".") : fs::path(path_).parent_path();
+  const std::string removed = fs::path(path_).filename().string() + ".removed.";
+  for (const auto& e : fs::directory_iterator(parent, ec))
+    if (e.path().filename().string().rfind(removed, 0) == 0) fs::remove_all(e.path(), ec);
+  if (!take_lock()) return {};
+  remove_dead_writers(parent);
+  std::vector<long long> shots;
+  for (const auto& e : fs::directory_iterator(path_, ec)) {
+    const std::string n = e.path().filename().string();
+    if (is_shot_file(n)) shots.push_back(std::atoll(n.c_str() + 5));
+  }
+  std::sort(shots.begin(), shots.end());
+  check_identity(!shots.empty());
   std::vector<long long> whole;
   for (long long s : shots) {
     if (s < static_cast<long long>(shape_.samples.size()) && check(shot_path(s), s)) {

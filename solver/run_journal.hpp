@@ -20,6 +20,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -92,6 +93,11 @@ class RunJournal {
   Head head(long long shot) const;
   std::string shot_path(long long shot) const;
   bool check(const std::string& file, long long shot) const;
+  // open()'s parts: the directory's lock (false: held by another run), the temporaries of
+  // writers that are gone, the identity checked or written.
+  bool take_lock();
+  void remove_dead_writers(const std::filesystem::path& parent);
+  void check_identity(bool holds_shots);
   void write_loop();
   void stop(bool finish);  // finish: the pieces handed over are written first
   void commit(Writer& w);

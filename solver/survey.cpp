@@ -73,25 +73,34 @@ struct RunShot {
   }
 };
 
+// The file's layout (README "Output") for the survey's shots `ids` (empty: every shot). It is
+// the writer's: it creates the datasets the time loop fills, and takes plain arrays.
+io::SurveyLayout survey_layout(const Problem& pb, const std::vector<long long>& ids) {
+  const Config& c = pb.config;
+  io::SurveyLayout l;
+  l.shots = ids.empty() ? pb.shot_count() : static_cast<long long>(ids.size());
+  l.receivers = pb.max_receivers();
+  l.steps = pb.steps;
+  l.dt = pb.dt;
+  l.n = pb.grid.n;
+  l.h = pb.grid.h;
+  l.snapshot_interval = c.output.snapshot_interval;
+  l.traces = c.output.traces;
+  l.model = c.output.model;
+  l.origin = pb.grid.origin;
+  l.varying = pb.varying_spread();
+  l.first_record = c.sources.first_record;
+  l.shot_ids = ids;
+  return l;
+}
+
 // A rank other than 0: computes its shots (handed out by rank 0, or every shot over its slab)
 // and sends them to rank 0 (or makes the collective calls of rank 0's); writes no file. A
 // failure is reported to rank 0 with its shot.
 RunSummary run_on_other_rank(const Problem& pb, Propagator& prop, const std::vector<long long>& shots,
                              long long pictured) {
   const Grid& g = pb.grid;
-  const long long interval = pb.config.output.snapshot_interval;
-  const io::SurveyLayout layout{pb.shot_count(),
-                                pb.max_receivers(),
-                                pb.steps,
-                                pb.dt,
-                                g.n,
-                                g.h,
-                                interval,
-                                true,
-                                true,
-                                g.origin,
-                                pb.varying_spread(),
-                                pb.config.sources.first_record};
+  const io::SurveyLayout layout = survey_layout(pb, {});
   ShotPlan plan = every_shot(pb, true);
   plan.shots = shots;
   RunShot shot{pb, prop, io::snapshot_count(layout), {}, {}};
@@ -225,7 +234,7 @@ std::string run_identity(const Problem& pb, const std::string& producer, const s
       to_yaml(c) + "\njournal format: 1\nproducer: " + producer + "\nbackend: " + backend_kind(propagator) + "\n";
   if (!part.empty()) {
     id += "shots (--shots):";
-    for (long long s : part) id += " " + std::to_string(s);
+    for (long long s : part) id.append(" ").append(std::to_string(s));
     id += "\n";
   }
   return id + inputs_identity(pb);
@@ -356,25 +365,11 @@ RunSummary run_survey(const Problem& pb, Propagator& prop, const RunOptions& opt
   const bool slabs = pb.config.solver.decomposition == Decomposition::z;
   const Config& c = pb.config;
   const Grid& g = pb.grid;
-  const long long nrec = pb.max_receivers(), nt = pb.steps, nshots = pb.shot_count();
+  const long long nt = pb.steps, nshots = pb.shot_count();
   std::vector<long long> shots = opt.shots;
   if (shots.empty())
     for (long long s = 0; s < nshots; ++s) shots.push_back(s);
-  // The file's layout (README "Output") is the writer's: it creates the datasets the time loop
-  // fills now, and takes plain arrays.
-  const io::SurveyLayout layout{static_cast<long long>(shots.size()),
-                                nrec,
-                                nt,
-                                pb.dt,
-                                g.n,
-                                g.h,
-                                c.output.snapshot_interval,
-                                c.output.traces,
-                                c.output.model,
-                                g.origin,
-                                pb.varying_spread(),
-                                c.sources.first_record,
-                                opt.shots};
+  const io::SurveyLayout layout = survey_layout(pb, opt.shots);
   // The shot whose last wavefield is pictured: the first (of the part).
   const long long pictured = c.output.pictures ? shots.front() : -1;
 
