@@ -50,9 +50,9 @@ int cmd_info() {
   }
   std::printf(
       "GPU: %s, compute capability %d.%d, %d SMs, %.1f GiB memory (%.1f GiB free), "
-      "%.0f MB L2, %zu KB shared memory per block\n",
+      "%.0f MB L2, %zu KB shared memory per block, DRAM peak %.2f TB/s\n",
       g.name.c_str(), g.cc_major, g.cc_minor, g.multiprocessors, g.total_memory / 1073741824.0,
-      g.free_memory / 1073741824.0, g.l2_bytes / 1e6, g.shared_per_block_optin / 1024);
+      g.free_memory / 1073741824.0, g.l2_bytes / 1e6, g.shared_per_block_optin / 1024, g.dram_bytes_per_second / 1e12);
   std::printf("driver CUDA %d.%d; TMA (bulk tensor copies): %s; VMM: %s; compressible memory: %s\n",
               g.driver_version / 1000, g.driver_version % 1000 / 10, g.tma ? "yes" : "no", g.vmm ? "yes" : "no",
               g.compression ? "yes" : "no");

@@ -57,8 +57,10 @@ int tma_chunk_rows(const TmaTuning& t);
 // else kernels::tma_l2_hint_policy.
 int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Storage storage);
 // The fused backward step's launch shape: the tuning's, else the faster one of the memory kind
-// (wide in plain memory, compact in compressible).
-kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible);
+// and the device's peak DRAM bandwidth (GpuInfo::dram_bytes_per_second): compact in compressible
+// memory, and in plain memory on a device of more than kCompactFusedBandwidth; wide otherwise.
+inline constexpr double kCompactFusedBandwidth = 4e12;
+kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible, double dram_bytes_per_second);
 const char* fused_shape_name(kernels::FusedShape s);
 // What a kernel name adds for the tma forward kernel's loads and launch order: the L2 hints it
 // takes (none with fp16 storage; anisotropic: vti/tti's loads) and a launch order forced by

@@ -70,6 +70,10 @@ GpuInfo query_gpu(int device) {
     if (get(&v, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, device) == CUDA_SUCCESS) g.vmm = v != 0;
     v = 0;
     if (get(&v, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, device) == CUDA_SUCCESS) g.compression = v != 0;
+    int khz = 0, bits = 0;
+    if (get(&khz, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device) == CUDA_SUCCESS &&
+        get(&bits, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, device) == CUDA_SUCCESS)
+      g.dram_bytes_per_second = 2.0 * khz * 1e3 * bits / 8.0;  // double data rate
   }
   return g;
 }

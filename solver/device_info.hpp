@@ -14,6 +14,7 @@ struct GpuInfo {
   int multiprocessors = 0;
   std::size_t total_memory = 0, free_memory = 0;  // bytes
   std::size_t l2_bytes = 0;
+  double dram_bytes_per_second = 0;        // peak: 2 x memory clock x bus width (0: not reported)
   std::size_t shared_per_block_optin = 0;  // bytes
   int driver_version = 0, runtime_version = 0;
   bool tma = false;          // bulk tensor copies (compute capability >= 9.0)

@@ -2,6 +2,8 @@
 
 #include <cuda_fp16.h>
 
+#include "solver/device_info.hpp"
+
 namespace seisrtm {
 
 StepOperator::StepOperator(const Problem& pb, const CudaOptions& opt, long long nxp, const DeviceModel& model,
@@ -21,7 +23,7 @@ StepOperator::StepOperator(const Problem& pb, const CudaOptions& opt, long long 
 }
 
 void StepOperator::tune(bool compressible) {
-  fused_shape_ = fused_shape_for(opt_.tuning, compressible);
+  fused_shape_ = fused_shape_for(opt_.tuning, compressible, query_gpu(opt_.device).dram_bytes_per_second);
   if (opt_.variant == kernels::Variant::tma && !pb_.anisotropic()) {
     shape_ = tma_shape_for(opt_.tuning, pb_.radius, compressible, opt_.storage);
     chunk_rows_ = tma_chunk_rows(opt_.tuning);
