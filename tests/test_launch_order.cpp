@@ -91,15 +91,15 @@ TEST_CASE("the tma kernel's L2 hints: the policy, the tuning and what a kernel n
   t.chunk_rows = 0;
   CHECK(seisrtm::tma_chunk_rows(t) == 0);
   // The fused step's shape: wide in plain memory on an H100 (3.35 TB/s), compact on an H200
-  // (4.92 TB/s) and in compressible memory; a device that reports no bandwidth takes wide.
+  // (4.81 TB/s) and in compressible memory; a device that reports no bandwidth takes wide.
   using seisrtm::kernels::FusedShape;
   CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, false, 3.35e12) == FusedShape::wide);
   CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, false, 0) == FusedShape::wide);
-  CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, false, 4.92e12) == FusedShape::compact);
+  CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, false, 4.81e12) == FusedShape::compact);
   CHECK(seisrtm::fused_shape_for(seisrtm::TmaTuning{}, true, 3.35e12) == FusedShape::compact);
   seisrtm::TmaTuning forced;
   forced.fused_shape = FusedShape::wide;
-  CHECK(seisrtm::fused_shape_for(forced, false, 4.92e12) == FusedShape::wide);
+  CHECK(seisrtm::fused_shape_for(forced, false, 4.81e12) == FusedShape::wide);
   // Names say which hints a kernel takes (none with fp16 storage) and a forced launch order.
   CHECK(seisrtm::tma_settings_text(0, -1, false, false).empty());
   CHECK(seisrtm::tma_settings_text(2, -1, false, false) == ", L2 hints: p_prev and m evict-first, p evict-last");
