@@ -69,10 +69,9 @@ int tma_l2_hint(const TmaTuning& t, int radius, bool compressible, kernels::Stor
   return t.l2_hint.value_or(kernels::tma_l2_hint_policy(radius, compressible, storage));
 }
 
-// The faster shape (docs/BENCHMARKS.md, "RTM"): `compact`, two blocks an SM, in compressible
-// memory and where DRAM is fast enough that one block an SM keeps too few bytes in flight (H200,
-// 4.81 TB/s: compact 10% faster); `wide`, one block an SM, in plain memory on an H100 (3.35 TB/s:
-// wide 6% faster).
+// The faster shape as measured (docs/BENCHMARKS.md, "RTM": the H100 and H200 figures):
+// `compact`, two blocks an SM, in compressible memory and where DRAM is fast enough that one
+// block an SM keeps too few bytes in flight; `wide`, one block an SM, in plain memory below that.
 kernels::FusedShape fused_shape_for(const TmaTuning& t, bool compressible, double dram_bytes_per_second) {
   const bool compact = compressible || dram_bytes_per_second > kCompactFusedBandwidth;
   return t.fused_shape.value_or(compact ? kernels::FusedShape::compact : kernels::FusedShape::wide);
