@@ -106,7 +106,8 @@ struct FusedMaps {
   const void* r_prev = nullptr;
   const void* m = nullptr;
 };
-bool fused_backward_supported(int radius);
+// radius <= 4 and a padded plane of fewer than 2^31 cells (the kernel's offsets in a plane are int).
+bool fused_backward_supported(int radius, long long plane_cells);
 // Launch shapes of the fused step (rtm_fused.cu says what each holds). The halo maps (s, r)
 // are encoded with fused_box(radius, shape).
 enum class FusedShape { wide, compact, compact1 };

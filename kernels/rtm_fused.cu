@@ -136,7 +136,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   }
 
   bool active[RY];
-  long long column[RY];
+  int column[RY];  // offset in the plane: fewer than 2^31 cells (launch_fused_backward checks)
   float behind_s[RY][Radius], behind_r[RY][Radius], damp_xy[RY];
   const int cx_ = min(ix, a.nx - 1);
   const bool image_x = ix >= f.box_lo[0] && ix < f.box_hi[0];
@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
     active[r] = ix < a.nx && iy < a.ny;
-    column[r] = (long long)cy_ * a.sy + cx_;
+    column[r] = cy_ * static_cast<int>(a.sy) + cx_;
     damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
 #pragma unroll
     for (int k = 0; k < Radius; ++k) {
@@ -265,8 +265,8 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
 
 }  // namespace
 
-bool fused_backward_supported(int radius) {
-  return radius <= 4;
+bool fused_backward_supported(int radius, long long plane_cells) {
+  return radius <= 4 && plane_cells < (1LL << 31);
 }
 
 std::array<int, 3> fused_box(int radius, FusedShape shape) {
@@ -284,6 +284,11 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     const int zb = z_block > 0 ? z_block : planes;
     const int tiles_x = (f.s.nx + Shape::BX - 1) / Shape::BX;
     const int tile_rows = (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY, z_blocks = (planes + zb - 1) / zb;
+    // The kernel keeps a column's offset in a plane as int (a register fewer a row: the compact
+    // shape's imaging kernels spilled 8 bytes at 64 registers with 64-bit offsets).
+    if (static_cast<long long>(f.s.ny) * f.s.sy >= (1LL << 31))
+      throw Error("fused backward step: a plane of " + std::to_string(f.s.ny) + " x " + std::to_string(f.s.sy) +
+                  " cells is more than 2^31 - 1; use migration.fused: false");
     const bool hinted = f.s.l2_hint > 0;
     auto* kernel = f.image_level ? (hinted ? fused_kernel<R, K, true, true> : fused_kernel<R, K, true, false>)
                                  : (hinted ? fused_kernel<R, K, false, true> : fused_kernel<R, K, false, false>);

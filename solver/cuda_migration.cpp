@@ -556,10 +556,10 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab != nullptr}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
+  dims = {pb.grid.n[0], pb.grid.n[1], pb.grid.n[2], (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign};
   // fp16 takes the separate backward kernels (the fused step reads floats).
   fused = !pb.anisotropic() && !half && opt.variant == kernels::Variant::tma &&
-          kernels::fused_backward_supported(pb.radius) && pb.config.migration->fused;
-  dims = {pb.grid.n[0], pb.grid.n[1], pb.grid.n[2], (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign};
+          kernels::fused_backward_supported(pb.radius, dims.nxp * dims.ny) && pb.config.migration->fused;
   if (inner_box(global).cells() == 0)
     throw Error(
         "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
