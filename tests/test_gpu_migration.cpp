@@ -166,8 +166,10 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
   CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
 }
 
-TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and device store, against the CPU",
-          "[gpu]") {
+TEST_CASE(
+    "GPU migration in fp16 storage: naive and tma (fused and separate), orders 4/8/16, host and device store, "
+    "against the CPU",
+    "[gpu]") {
   // The GPU's fp16 error against the fp32 CPU migrator held to the band of the CPU's emulation
   // of the same storage (validation::half_storage_band, the migration tolerance beside it);
   // the band's lower end well above that tolerance, so a GPU that did not round would fail.
@@ -181,10 +183,14 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
                       values({kernels::Variant::naive, kernels::Variant::tma})));
   const int zb =
       GENERATE_COPY(filter([=](int z) { return variant != kernels::Variant::naive || z == 0; }, values({0, 7})));
-  INFO("order " << order << ", " << store << " store, " << variant_name(variant) << ", z_block " << zb);
+  // The fused backward step (tma, order <= 8) and the separate kernels.
+  const bool fused_asked =
+      GENERATE_COPY(filter([=](int f) { return variant == kernels::Variant::tma || f == 0; }, values({1, 0}))) == 1;
+  INFO("order " << order << ", " << store << " store, " << variant_name(variant) << ", z_block " << zb
+                << (fused_asked ? ", migration.fused" : ""));
   const auto data = noise_data(migration_problem());
   const Problem p =
-      migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, true, store);
+      migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, fused_asked, store);
   const double tol = validation::migration_tolerance(p);
   const std::string key = "fp16, " + std::to_string(order) + ", " + store + " store";
   const Result& ref = cpu_reference(key, p, data);
@@ -201,7 +207,7 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
   o.z_block = zb;
   REQUIRE(o.storage == kernels::Storage::fp16);
   CudaMigrator gpu(p, o);
-  REQUIRE(!gpu.fused());  // fp16 takes the separate kernels
+  REQUIRE(gpu.fused() == (fused_asked && order <= 8));
   const Result r = migrate(gpu, p, data);
   const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
   const double es = r.level.size() == ref.level.size()
