@@ -112,7 +112,7 @@ struct FusedMaps {
   const void* r_prev = nullptr;
   const void* m = nullptr;
 };
-// radius <= 4 and a padded plane of fewer than 2^31 cells (the kernel's offsets in a plane are int).
+// radius <= 4 and a padded plane of fewer than 2^31 cells (the compact shapes keep offsets in a plane as int).
 bool fused_backward_supported(int radius, long long plane_cells);
 // Launch shapes of the fused step (rtm_fused.cu says what each holds). The halo maps (s, r)
 // are encoded with fused_box(radius, shape).

@@ -20,6 +20,8 @@
 // evict-last).
 #include <cuda.h>
 
+#include <type_traits>
+
 #include "kernels/acoustic_common.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
@@ -59,6 +61,10 @@ struct FusedShapeOf {
       2 * size_t(kStages) * kStageFloats * sizeof(T) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = BX * BY;
   static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
+  // A column's offset in a plane: int in the compact shapes (at 64 registers a thread their
+  // imaging kernels spilled 8 bytes with 64-bit offsets), 64-bit in wide (int there ran 1.2%
+  // slower on the H200: docs/BENCHMARKS.md, "RTM"). launch_fused_backward refuses planes of 2^31 cells.
+  using Column = std::conditional_t<Kind == FusedShape::wide, long long, int>;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
   static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
                 "two fused blocks do not fit an SM's shared memory");
@@ -141,7 +147,8 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind, T>::kThreads, Fused
   }
 
   bool active[RY];
-  int column[RY];  // offset in the plane: fewer than 2^31 cells (launch_fused_backward checks)
+  using Column = typename Shape::Column;
+  Column column[RY];
   float behind_s[RY][Radius], behind_r[RY][Radius], damp_xy[RY];
   const int cx_ = min(ix, a.nx - 1);
   const bool image_x = ix >= f.box_lo[0] && ix < f.box_hi[0];
@@ -149,7 +156,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind, T>::kThreads, Fused
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
     active[r] = ix < a.nx && iy < a.ny;
-    column[r] = cy_ * static_cast<int>(a.sy) + cx_;
+    column[r] = static_cast<Column>(cy_) * static_cast<Column>(a.sy) + cx_;
     damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
 #pragma unroll
     for (int k = 0; k < Radius; ++k) {
@@ -299,8 +306,7 @@ void launch_fused(const FusedArgsT<T>& f, int radius, int z_block, const FusedMa
     const int zb = z_block > 0 ? z_block : planes;
     const int tiles_x = (f.s.nx + Shape::BX - 1) / Shape::BX;
     const int tile_rows = (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY, z_blocks = (planes + zb - 1) / zb;
-    // The kernel keeps a column's offset in a plane as int (a register fewer a row: the compact
-    // shape's imaging kernels spilled 8 bytes at 64 registers with 64-bit offsets).
+    // The compact shapes keep a column's offset in a plane as int (FusedShapeOf::Column).
     if (static_cast<long long>(f.s.ny) * f.s.sy >= (1LL << 31))
       throw Error("fused backward step: a plane of " + std::to_string(f.s.ny) + " x " + std::to_string(f.s.sy) +
                   " cells is more than 2^31 - 1; use migration.fused: false");
