@@ -91,7 +91,7 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   mc.receivers.layout = ReceiverLayout::none;
   MigrationConfig m;
   m.data = data_file;
-  m.fused = fused;
+  m.fused = fused ? FusedStep::on : FusedStep::off;
   m.reconstruction = how;
   m.store_precision = precision;
   m.checkpoint_interval = b.checkpoint_interval;

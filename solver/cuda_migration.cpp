@@ -558,7 +558,8 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   dims = {pb.grid.n[0], pb.grid.n[1], pb.grid.n[2], (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign};
   fused = !pb.anisotropic() && opt.variant == kernels::Variant::tma &&
-          kernels::fused_backward_supported(pb.radius, dims.nxp * dims.ny) && pb.config.migration->fused;
+          kernels::fused_backward_supported(pb.radius, dims.nxp * dims.ny) &&
+          fused_step_asked(pb.config.migration->fused, opt.storage);
   if (inner_box(global).cells() == 0)
     throw Error(
         "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
@@ -691,8 +692,9 @@ std::string CudaMigrator::name() const {
          (d.s.p[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.op->fused_shape()) + ")"
                   : std::string("separate backward kernels")) +
-         (anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
-                                                      : "") +
+         (anisotropic && d.pb.config.migration->fused == FusedStep::on
+              ? " (migration.fused is ignored: the fused step is acoustic)"
+              : "") +
          ", boundary store " +
          (d.store_element() == StoreElement::bf16         ? "in bf16 "
           : d.store_element() == StoreElement::scaled_f16 ? "in fp16 (over the shot's field scale) "

@@ -41,7 +41,7 @@ Problem problem(long long interval, const std::vector<std::string>& sets = {}, b
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 3;
-  mc.fused = fused;
+  mc.fused = fused ? FusedStep::on : FusedStep::off;
   mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
   mc.checkpoint_interval = interval;
   mc.coarse_checkpoint_interval = coarse;

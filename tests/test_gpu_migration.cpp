@@ -47,7 +47,7 @@ Problem migration_problem(const std::vector<std::string>& sets = {}, bool fused 
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
-  mc.fused = fused;
+  mc.fused = fused ? FusedStep::on : FusedStep::off;
   mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
@@ -237,6 +237,20 @@ TEST_CASE(
     const double eg = validation::relative_l2(image.data(), ref.image.data(), ref.image.size());
     INFO("graphs: image " << eg);
     CHECK(band_image.holds(eg));
+  }
+}
+
+TEST_CASE("migration.fused auto: the migrator takes the fused step in fp32 storage, separate kernels in fp16",
+          "[gpu]") {
+  for (const std::string storage : {"fp32", "fp16"}) {
+    INFO("solver.storage " << storage);
+    Problem p = migration_problem({"solver.storage=" + storage});
+    p.config.migration->fused = FusedStep::automatic;
+    CudaOptions o = cuda_options(p.config);
+    o.variant = kernels::Variant::tma;
+    const CudaMigrator gpu(p, o);
+    CHECK(gpu.fused() == (storage == "fp32"));
+    CHECK_THAT(gpu.name(), Contains(storage == "fp32" ? "fused backward step" : "separate backward kernels"));
   }
 }
 
@@ -463,7 +477,7 @@ receivers: {line: {start: [90.5, 180.0, 21.0], end: [350.5, 182.0, 21.0], count:
 )";
 
 // The tti or vti migration problem (vti: the same model without the angles, which are no vti
-// keys); image_interval 2, migration.fused left at its default (true), which vti/tti ignore.
+// keys); image_interval 2, migration.fused true, which vti/tti ignore.
 Problem anisotropic_problem(const std::string& equation, const std::vector<std::string>& sets = {},
                             const std::string& store = "auto") {
   std::string text = kTtiGrid;
@@ -474,6 +488,7 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
+  mc.fused = FusedStep::on;
   mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
