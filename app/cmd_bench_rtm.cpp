@@ -1,8 +1,8 @@
 // seisrtm bench --rtm: one RTM shot against one forward run of the same shot on the GPU (what
-// an RTM costs in forward runs, docs/BENCHMARKS.md, "RTM"). For each memory kind: a forward run timed with CUDA events
-// (its traces become the observed data), then one migration of that shot per backward path (fused step and separate
-// kernels), with image_interval auto. Reported: the wall time of each pass, the GPU time by phase (CUDA events around
-// each kernel group), and the ratios to the forward run.
+// an RTM costs in forward runs, docs/BENCHMARKS.md, "RTM"). For each storage (solver.storage or --storage) and memory
+// kind: a forward run timed with CUDA events (its traces become the observed data), then one migration of that shot per
+// backward path (fused step and separate kernels), with image_interval auto. Reported: the wall time of each pass, the
+// GPU time by phase (CUDA events around each kernel group), and the ratios to the forward run.
 #include <unistd.h>
 
 #include <chrono>
@@ -91,7 +91,7 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   mc.receivers.layout = ReceiverLayout::none;
   MigrationConfig m;
   m.data = data_file;
-  m.fused = fused;
+  m.fused = fused ? FusedStep::on : FusedStep::off;
   m.reconstruction = how;
   m.store_precision = precision;
   m.checkpoint_interval = b.checkpoint_interval;
@@ -142,12 +142,12 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   if (gathers > 0) backward += "+gathers";
   if (isic) backward += "+isic";
   std::printf(
-      "%-12s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory at "
-      "its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
-      mig.name().find("compressible") != std::string::npos ? "compressible" : "plain", backward.c_str(), forward, fwd,
-      bwd, fwd + bwd, (fwd + bwd) / forward, gpu, gpu / forward, phases.c_str(),
-      in.problem.config.migration->image_interval, store_text(n).c_str(), mig.device_memory().peak / 1073741824.0,
-      copy_back);
+      "%-12s %-7s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory "
+      "at its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
+      mig.name().find("compressible") != std::string::npos ? "compressible" : "plain",
+      to_text(c.solver.storage).c_str(), backward.c_str(), forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu,
+      gpu / forward, phases.c_str(), in.problem.config.migration->image_interval, store_text(n).c_str(),
+      mig.device_memory().peak / 1073741824.0, copy_back);
   std::fflush(stdout);
 }
 
@@ -224,7 +224,7 @@ int longest_records(const BenchOptions& b, const Config& base) {
 
 }  // namespace
 
-int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
+int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, const std::vector<std::string>& storages) {
   if (b.longest) return longest_records(b, base);
   const GpuInfo g = query_gpu();
   const std::vector<std::string> memories = memory_kinds(b);
@@ -239,27 +239,31 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t) {
   }
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
-  std::printf("%-12s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "backward", "forward", "rtm fwd", "rtm bwd",
-              "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
+  std::printf("%-12s %-7s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "storage", "backward", "forward",
+              "rtm fwd", "rtm bwd", "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =
       (std::filesystem::temp_directory_path() / ("seisrtm_bench_rtm_" + std::to_string(::getpid()) + ".h5")).string();
-  for (const auto& mem : memories) {
+  for (const auto& mem : memories)
     if (mem != "plain" && mem != "compressible")
       throw Error("bench --memory: '" + mem + "' is not a memory kind; valid: plain, compressible");
-    Config c = base;
-    c.solver.memory = *from_text<SolverMemory>(mem);
-    c.solver.kernel = SolverKernel::tma;
-    const double forward = forward_run(c, t, data_file);
-    for (const Reconstruction how : hows)
-      for (const StorePrecision precision : precisions)
-        for (const bool fused : paths) {
-          if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-          for (const long long g : {0LL, b.gathers})
-            if (g == 0 || b.gathers > 0) bench_migration(c, t, fused, data_file, forward, how, precision, g, false, b);
-          if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, b);
-        }
-    std::filesystem::remove(data_file);
-  }
+  for (const auto& storage : storages)
+    for (const auto& mem : memories) {
+      Config c = base;
+      c.solver.memory = *from_text<SolverMemory>(mem);
+      c.solver.storage = *from_text<SolverStorage>(storage);
+      c.solver.kernel = SolverKernel::tma;
+      const double forward = forward_run(c, t, data_file);
+      for (const Reconstruction how : hows)
+        for (const StorePrecision precision : precisions)
+          for (const bool fused : paths) {
+            if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
+            for (const long long g : {0LL, b.gathers})
+              if (g == 0 || b.gathers > 0)
+                bench_migration(c, t, fused, data_file, forward, how, precision, g, false, b);
+            if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, b);
+          }
+      std::filesystem::remove(data_file);
+    }
   std::printf(
       "forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
       "passes; rtm GPU: the sum of the GPU phases%s%s\n",

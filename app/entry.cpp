@@ -203,7 +203,7 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
   bench->add_option("--memory", bo.memories, "Comma-separated: plain,compressible (default both)");
   bench->add_option("--storage", bo.storages,
                     "Comma-separated solver.storage: fp32,fp16 (default fp32; fp16: naive and tma, half the "
-                    "bytes a cell)");
+                    "bytes a cell; --rtm: each against its own forward run)");
   bench->add_option("--steps", bo.steps,
                     "Comma-separated step counts, each a run from zero wavefields "
                     "(default 100,1000,2000,5000; --quick 100,500,1000)");

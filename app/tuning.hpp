@@ -27,6 +27,6 @@ CudaOptions gpu_options(const Config& c, const TmaTuning& t = {});
 // seisrtm bench (app/cmd_bench.cpp) with the tuning of its flags.
 int cmd_bench(const BenchOptions& b, const TmaTuning& t);
 // bench --rtm on the bench's model and survey (app/cmd_bench_rtm.cpp), with the tuning of its flags.
-int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t);
+int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, const std::vector<std::string>& storages);
 
 }  // namespace seisrtm::app

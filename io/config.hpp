@@ -216,9 +216,10 @@ struct MigrationConfig {
   DataFilter data_filter = DataFilter::automatic;
   std::optional<double> depth_slice;  // m; empty = auto: the depth of the strongest image
   // GPU, tma, space order <= 8: one fused kernel per backward step (both fields and imaging);
-  // false: separate kernels. With image_interval auto (imaging every k-th step) the fused step
-  // is the faster; with imaging every step the slower (docs/BENCHMARKS.md, "RTM").
-  bool fused = true;
+  // false: separate kernels; auto: fused in fp32 storage (io/config_enums.hpp, FusedStep). With
+  // image_interval auto (imaging every k-th step) the fused step is the faster in fp32; with
+  // imaging every step the slower (docs/BENCHMARKS.md, "RTM").
+  FusedStep fused = FusedStep::automatic;
   // What the image sums (io/config_enums.hpp); isic: acoustic, boundary mode.
   ImagingCondition imaging_condition = ImagingCondition::correlation;
   // GPU, boundary mode: where the boundary store lives. auto: on the device when it fits, else

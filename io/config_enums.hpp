@@ -100,6 +100,14 @@ constexpr std::array<const char*, 4> enum_names(DataFilter) {
   return {"auto", "derivative", "half_derivative", "none"};
 }
 
+// migration.fused: the backward step of a tma migration (acoustic, space order <= 8) as one fused
+// kernel (true) or separate kernels (false). auto: fused in fp32 storage, separate in fp16, where
+// the fused step is issue-bound and the slower (docs/BENCHMARKS.md, "RTM"; solver/cuda_migration.cpp).
+enum class FusedStep { automatic, on, off };
+constexpr std::array<const char*, 3> enum_names(FusedStep) {
+  return {"auto", "true", "false"};
+}
+
 // migration.store. auto resolves by the device's free memory (solver/cuda_migration.cpp).
 enum class StoreLocation { automatic, device, host };
 constexpr std::array<const char*, 3> enum_names(StoreLocation) {

@@ -535,8 +535,10 @@ void add_migration(std::vector<ConfigKey>& k) {
       "correlation: sum of S R; isic: sum of (1 / v^2) dS/dt dR/dt - grad S . grad R, without the backscatter of "
       "sharp contrasts (acoustic, boundary mode)",
       SEISRTM_FIELD(c.migration->imaging_condition)));
-  k.push_back(field("migration.fused", "bool", {}, "GPU, tma, space order <= 8: one fused kernel per backward step",
-                    SEISRTM_FIELD(c.migration->fused)));
+  k.push_back(choice<FusedStep>("migration.fused",
+                                "GPU, tma, space order <= 8: one fused kernel per backward step (true) or separate "
+                                "kernels (false); auto: fused in fp32 storage, separate in fp16",
+                                SEISRTM_FIELD(c.migration->fused)));
   k.push_back(choice<StoreLocation>("migration.store",
                                     "GPU, boundary mode: where the boundary store lives; auto: device when it fits",
                                     SEISRTM_FIELD(c.migration->store)));

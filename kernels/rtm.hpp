@@ -92,13 +92,19 @@ void launch_image(const __half* s, const __half* r, float* image, float* illumin
 // level n on exit; the same model, damping and weights); with image_level set, image
 // accumulates s^{n+1} r^{n+2} and illumination (s^{n+1})^2 over the box [box_lo, box_hi). The planes
 // computed are s's [z_lo, z_end()) (a z slab's own planes; r's range is not read).
-struct FusedArgs {
-  AcousticArgs s, r;
+// T = __half: fp16 storage; the image adds the stored values times s_scale and r_scale (the
+// fields' scales, powers of two, as ImageBox's).
+template <class T>
+struct FusedArgsT {
+  AcousticArgsT<T> s, r;
   float* image = nullptr;
   float* illumination = nullptr;
   int image_level = 0;
   int box_lo[3] = {0, 0, 0}, box_hi[3] = {0, 0, 0};
+  float s_scale = 1, r_scale = 1;
 };
+using FusedArgs = FusedArgsT<float>;
+using FusedArgsHalf = FusedArgsT<__half>;
 struct FusedMaps {
   const void* s = nullptr;       // halo boxes of S^{n+1}
   const void* r = nullptr;       // halo boxes of chi^{n+1}
@@ -106,17 +112,25 @@ struct FusedMaps {
   const void* r_prev = nullptr;
   const void* m = nullptr;
 };
-bool fused_backward_supported(int radius);
+// radius <= 4 and a padded plane of fewer than 2^31 cells (the compact shapes keep offsets in a plane as int).
+bool fused_backward_supported(int radius, long long plane_cells);
 // Launch shapes of the fused step (rtm_fused.cu says what each holds). The halo maps (s, r)
 // are encoded with fused_box(radius, shape).
 enum class FusedShape { wide, compact, compact1 };
 inline constexpr FusedShape kFusedShapes[] = {FusedShape::wide, FusedShape::compact, FusedShape::compact1};
-constexpr int fused_tile_width(int radius, FusedShape shape) {
-  return shape == FusedShape::wide ? tma_tile_width(radius)
-                                   : (TmaPolicy::kBlockX + tma_halo_x(radius) + radius + 3) / 4 * 4;
+// Rows of the halo boxes in elements of element_bytes (4: fp32, 2: fp16): wide, the forward
+// kernel's; compact, BX + HX + R rounded up to 16 bytes.
+constexpr int fused_tile_width(int radius, FusedShape shape, int element_bytes = 4) {
+  const int per16 = 16 / element_bytes;
+  return shape == FusedShape::wide
+             ? tma_tile_width(radius, element_bytes)
+             : (TmaPolicy::kBlockX + tma_halo_x(radius, element_bytes) + radius + per16 - 1) / per16 * per16;
 }
-std::array<int, 3> fused_box(int radius, FusedShape shape);
+std::array<int, 3> fused_box(int radius, FusedShape shape, int element_bytes = 4);
 void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
+                           cudaStream_t stream);
+// fp16 storage (no L2 hints: fp16 loads lost with every hint, docs/BENCHMARKS.md "Tried and lost").
+void launch_fused_backward(const FusedArgsHalf& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
                            cudaStream_t stream);
 
 }  // namespace seisrtm::kernels

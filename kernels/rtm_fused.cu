@@ -20,6 +20,8 @@
 // evict-last).
 #include <cuda.h>
 
+#include <type_traits>
+
 #include "kernels/acoustic_common.cuh"
 #include "kernels/cuda_check.hpp"
 #include "kernels/rtm.hpp"
@@ -37,25 +39,32 @@ namespace {
 // `compact` trims the rows to the 16-byte multiple the copy engine needs (40 floats at R <= 4),
 // keeps 2 planes of lookahead and 2 field stages, so two 512-thread blocks share an SM (112 KB
 // each at R = 4, at most 64 registers a thread); `compact1` keeps 1 plane of lookahead.
-template <int Radius, FusedShape Kind>
+// T: the fields' storage (float; __half in fp16 storage, the arithmetic in float): the same
+// tiles in half the bytes (rows of halves rounded to 8 elements, 16 bytes).
+template <int Radius, FusedShape Kind, class T = float>
 struct FusedShapeOf {
   static constexpr int BX = TmaPolicy::kBlockX, BY = TmaPolicy::kBlockY, RY = TmaPolicy::kRows;
-  static constexpr int TW = fused_tile_width(Radius, Kind);
+  static constexpr int TW = fused_tile_width(Radius, Kind, sizeof(T));
   static constexpr int TH = tma_tile_height(Radius);
-  static constexpr int HX = tma_halo_x(Radius);
+  static constexpr int HX = tma_halo_x(Radius, sizeof(T));
   static constexpr int kLookahead = Kind == FusedShape::wide      ? TmaPolicy::kLookahead
                                     : Kind == FusedShape::compact ? 2
                                                                   : 1;
   static constexpr int kStages = Radius + 1 + kLookahead;
-  static constexpr int kStageFloats = detail::stage_elements<float>(TW * TH);
-  static constexpr unsigned kBoxBytes = TW * TH * sizeof(float);
+  static constexpr int kStageFloats = detail::stage_elements<T>(TW * TH);  // elements of T
+  static constexpr unsigned kBoxBytes = TW * TH * sizeof(T);
   static constexpr int kFieldStages = Kind == FusedShape::wide ? kLookahead + 1 : 2;
   static constexpr int kFieldFloats = BX * BY * RY;
-  static constexpr unsigned kFieldBytes = 3 * kFieldFloats * sizeof(float);  // S prev, chi prev, m
+  static constexpr unsigned kFieldBytes = 3 * kFieldFloats * sizeof(T);  // S prev, chi prev, m
+  static_assert(kFieldFloats * sizeof(T) % 128 == 0, "field stages 128-byte aligned");
   static constexpr size_t kSharedBytes =
-      2 * size_t(kStages) * kStageFloats * sizeof(float) + size_t(kFieldStages) * kFieldBytes + 128;
+      2 * size_t(kStages) * kStageFloats * sizeof(T) + size_t(kFieldStages) * kFieldBytes + 128;
   static constexpr int kThreads = BX * BY;
   static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
+  // A column's offset in a plane: int in the compact shapes (at 64 registers a thread their
+  // imaging kernels spilled 8 bytes with 64-bit offsets), 64-bit in wide (int there ran 1.2%
+  // slower on the H200: docs/BENCHMARKS.md, "RTM"). launch_fused_backward refuses planes of 2^31 cells.
+  using Column = std::conditional_t<Kind == FusedShape::wide, long long, int>;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
   static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
                 "two fused blocks do not fit an SM's shared memory");
@@ -64,27 +73,29 @@ struct FusedShapeOf {
 
 // Hinted: the loads carry L2 hints (FusedArgs::s.l2_hint > 0), a template flag so that the
 // kernel without them is the same code as before them (as the forward kernel's).
-template <int Radius, FusedShape Kind, bool Imaging, bool Hinted>
-__global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedShapeOf<Radius, Kind>::kMinBlocks)
+template <int Radius, FusedShape Kind, bool Imaging, bool Hinted, class T = float>
+__global__ void __launch_bounds__(FusedShapeOf<Radius, Kind, T>::kThreads, FusedShapeOf<Radius, Kind, T>::kMinBlocks)
     fused_kernel(const __grid_constant__ CUtensorMap map_s, const __grid_constant__ CUtensorMap map_r,
                  const __grid_constant__ CUtensorMap map_s_prev, const __grid_constant__ CUtensorMap map_r_prev,
-                 const __grid_constant__ CUtensorMap map_m, const FusedArgs f, int z_block, int chunk, int z_blocks) {
+                 const __grid_constant__ CUtensorMap map_m, const FusedArgsT<T> f, int z_block, int chunk,
+                 int z_blocks) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   // Built for older GPUs too (naive and smem run there); the host never launches this kernel
   // below compute capability 9.0 (no bulk tensor copies).
   __trap();
 #else
-  using Shape = FusedShapeOf<Radius, Kind>;
+  using Shape = FusedShapeOf<Radius, Kind, T>;
+  using detail::to_float;
   constexpr int BX = Shape::BX, BY = Shape::BY, RY = Shape::RY, TW = Shape::TW, HX = Shape::HX;
   constexpr int S = Shape::kStages, SF = Shape::kStageFloats;
   constexpr int FS = Shape::kFieldStages, FF = Shape::kFieldFloats;
-  const AcousticArgs& a = f.s;  // geometry, weights and damping are the same for both fields
+  const AcousticArgsT<T>& a = f.s;  // geometry, weights and damping are the same for both fields
   extern __shared__ __align__(128) float shared_raw[];
   __shared__ alignas(8) uint64_t bar[S];
   __shared__ alignas(8) uint64_t field_bar[FS];
-  float* ring_s = shared_raw + detail::ring_offset<float>(shared_raw);
-  float* ring_r = ring_s + S * SF;
-  float* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
+  T* ring_s = reinterpret_cast<T*>(shared_raw) + detail::ring_offset<T>(shared_raw);
+  T* ring_r = ring_s + S * SF;
+  T* fields = ring_r + S * SF;  // stage g: S prev, chi prev, m at fields + 3 g FF
 
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
   // The block's tile and z block (the forward kernel's chunked launch order).
@@ -119,7 +130,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   auto issue_fields = [&](int j, int g) {
     detail::expect_bytes(&field_bar[g], Shape::kFieldBytes);
     const int32_t coords[3] = {x0, y0, z0 + j};
-    float* base = fields + 3 * g * FF;
+    T* base = fields + 3 * g * FF;
     if (hint >= 1) {
       detail::load_box(base, &map_s_prev, coords, &field_bar[g], policy_once);
       detail::load_box(base + FF, &map_r_prev, coords, &field_bar[g], policy_once);
@@ -136,7 +147,8 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   }
 
   bool active[RY];
-  long long column[RY];
+  using Column = typename Shape::Column;
+  Column column[RY];
   float behind_s[RY][Radius], behind_r[RY][Radius], damp_xy[RY];
   const int cx_ = min(ix, a.nx - 1);
   const bool image_x = ix >= f.box_lo[0] && ix < f.box_hi[0];
@@ -144,7 +156,7 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
   for (int r = 0; r < RY; ++r) {
     const int iy = iy0 + r, cy_ = min(iy, a.ny - 1);
     active[r] = ix < a.nx && iy < a.ny;
-    column[r] = (long long)cy_ * a.sy + cx_;
+    column[r] = static_cast<Column>(cy_) * static_cast<Column>(a.sy) + cx_;
     damp_xy[r] = a.damp_x[cx_] + a.damp_y[cy_];
 #pragma unroll
     for (int k = 0; k < Radius; ++k) {
@@ -189,12 +201,12 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     load_images(iz + 1, offset + a.sz);
     float prev_s[RY], prev_r[RY], mj[RY];
     detail::wait_stage(&field_bar[f_cur], f_parity);
-    const float* fp = fields + 3 * f_cur * FF + field0;
+    const T* fp = fields + 3 * f_cur * FF + field0;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      prev_s[r] = fp[r * BX];
-      prev_r[r] = fp[FF + r * BX];
-      mj[r] = fp[2 * FF + r * BX];
+      prev_s[r] = to_float(fp[r * BX]);
+      prev_r[r] = to_float(fp[FF + r * BX]);
+      mj[r] = to_float(fp[2 * FF + r * BX]);
     }
     detail::wait_stage(&bar[s_wait], parity);
     const float dz = a.damp_z[iz];
@@ -203,9 +215,9 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     float cur_s[RY], next_s[RY], next_r[RY];
 #pragma unroll
     for (int field = 0; field < 2; ++field) {
-      const float* ring = field == 0 ? ring_s : ring_r;
-      const float* tile = ring + s_cur * SF + center0;
-      const float* front[Radius];
+      const T* ring = field == 0 ? ring_s : ring_r;
+      const T* tile = ring + s_cur * SF + center0;
+      const T* front[Radius];
 #pragma unroll
       for (int k = 1; k <= Radius; ++k) {
         int sk = s_cur + k;
@@ -214,17 +226,18 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
       }
       float col[RY + 2 * Radius];
 #pragma unroll
-      for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = tile[(t - Radius) * TW];
+      for (int t = 0; t < RY + 2 * Radius; ++t) col[t] = to_float(tile[(t - Radius) * TW]);
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
-        const float* row = tile + r * TW;
+        const T* row = tile + r * TW;
         const float cur = col[r + Radius];
         float(&behind)[Radius] = field == 0 ? behind_s[r] : behind_r[r];
         float lap = c0 * cur;
 #pragma unroll
         for (int k = 1; k <= Radius; ++k)
-          lap += a.cx[k] * (row[-k] + row[k]) + a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
-                 a.cz[k] * (behind[k - 1] + front[k - 1][r * TW]);
+          lap += a.cx[k] * (to_float(row[-k]) + to_float(row[k])) +
+                 a.cy[k] * (col[r + Radius - k] + col[r + Radius + k]) +
+                 a.cz[k] * (behind[k - 1] + to_float(front[k - 1][r * TW]));
         const float v = detail::leapfrog(cur, field == 0 ? prev_s[r] : prev_r[r], mj[r], lap, damp_xy[r] + dz);
         (field == 0 ? next_s : next_r)[r] = (a.free_surface && iz == 0) ? 0.0f : v;
         if (field == 0) cur_s[r] = cur;
@@ -237,11 +250,17 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
     for (int r = 0; r < RY; ++r) {
       if (!active[r]) continue;
       const long long i = offset + column[r];
-      f.s.pn[i] = next_s[r];
-      f.r.pn[i] = next_r[r];
+      f.s.pn[i] = detail::from_float<T>(next_s[r]);
+      f.r.pn[i] = detail::from_float<T>(next_r[r]);
       if (image_z && image_xy[r]) {
-        f.image[i] = img_j[r] + cur_s[r] * prev_r[r];
-        f.illumination[i] = ill_j[r] + cur_s[r] * cur_s[r];
+        if constexpr (sizeof(T) == 4) {
+          f.image[i] = img_j[r] + cur_s[r] * prev_r[r];
+          f.illumination[i] = ill_j[r] + cur_s[r] * cur_s[r];
+        } else {  // the stored values times the fields' scales (powers of two), as image_kernel
+          const float sv = cur_s[r] * f.s_scale;
+          f.image[i] = img_j[r] + sv * (prev_r[r] * f.r_scale);
+          f.illumination[i] = ill_j[r] + sv * sv;
+        }
       }
     }
     offset += a.sz;
@@ -265,30 +284,38 @@ __global__ void __launch_bounds__(FusedShapeOf<Radius, Kind>::kThreads, FusedSha
 
 }  // namespace
 
-bool fused_backward_supported(int radius) {
-  return radius <= 4;
+bool fused_backward_supported(int radius, long long plane_cells) {
+  return radius <= 4 && plane_cells < (1LL << 31);
 }
 
-std::array<int, 3> fused_box(int radius, FusedShape shape) {
-  return {fused_tile_width(radius, shape), tma_tile_height(radius), 1};
+std::array<int, 3> fused_box(int radius, FusedShape shape, int element_bytes) {
+  return {fused_tile_width(radius, shape, element_bytes), tma_tile_height(radius), 1};
 }
 
-void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
-                           cudaStream_t stream) {
+namespace {
+
+template <class T>
+void launch_fused(const FusedArgsT<T>& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
+                  cudaStream_t stream) {
   auto launch = [&]<int R, FusedShape K>() {
-    using Shape = FusedShapeOf<R, K>;
+    using Shape = FusedShapeOf<R, K, T>;
     const int planes = f.s.z_end() - f.s.z_lo;
     if (planes <= 0) return;
-    FusedArgs g = f;
+    FusedArgsT<T> g = f;
     g.s.z_hi = f.s.z_end();  // the kernel reads z_hi as the end
     const int zb = z_block > 0 ? z_block : planes;
     const int tiles_x = (f.s.nx + Shape::BX - 1) / Shape::BX;
     const int tile_rows = (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY, z_blocks = (planes + zb - 1) / zb;
-    const bool hinted = f.s.l2_hint > 0;
-    auto* kernel = f.image_level ? (hinted ? fused_kernel<R, K, true, true> : fused_kernel<R, K, true, false>)
-                                 : (hinted ? fused_kernel<R, K, false, true> : fused_kernel<R, K, false, false>);
+    // The compact shapes keep a column's offset in a plane as int (FusedShapeOf::Column).
+    if (static_cast<long long>(f.s.ny) * f.s.sy >= (1LL << 31))
+      throw Error("fused backward step: a plane of " + std::to_string(f.s.ny) + " x " + std::to_string(f.s.sy) +
+                  " cells is more than 2^31 - 1; use migration.fused: false");
+    void (*kernel)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, FusedArgsT<T>, int, int, int) =
+        f.image_level ? fused_kernel<R, K, true, false, T> : fused_kernel<R, K, false, false, T>;
+    if constexpr (sizeof(T) == 4)  // L2 hints: fp32 only
+      if (f.s.l2_hint > 0) kernel = f.image_level ? fused_kernel<R, K, true, true> : fused_kernel<R, K, false, true>;
     set_shared_limit_once(reinterpret_cast<const void*>(kernel), static_cast<int>(Shape::kSharedBytes),
-                          {"fused backward", R, 4});
+                          {"fused backward", R, static_cast<int>(sizeof(T))});
     // The launch order (AcousticArgs::chunk_rows) as the forward kernel's (launch_tma_shape).
     const int rows = f.s.chunk_rows < 0 && zb > TmaPolicy::kChunkMaxPlanes ? 0 : f.s.chunk_rows;
     const LaunchOrder order = launch_order(reinterpret_cast<const void*>(kernel), Shape::kThreads,
@@ -320,6 +347,17 @@ void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const Fu
     default:
       throw Error("fused backward step: radius " + std::to_string(radius) + " is not supported (<= 4)");
   }
+}
+
+}  // namespace
+
+void launch_fused_backward(const FusedArgs& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
+                           cudaStream_t stream) {
+  launch_fused(f, radius, z_block, maps, shape, stream);
+}
+void launch_fused_backward(const FusedArgsHalf& f, int radius, int z_block, const FusedMaps& maps, FusedShape shape,
+                           cudaStream_t stream) {
+  launch_fused(f, radius, z_block, maps, shape, stream);
 }
 
 }  // namespace seisrtm::kernels

@@ -47,4 +47,8 @@ std::string cannot_implement(const KernelChoice& k, const GpuInfo* gpu) {
   return {};
 }
 
+bool fused_step_asked(FusedStep f, kernels::Storage storage) {
+  return f == FusedStep::on || (f == FusedStep::automatic && storage == kernels::Storage::fp32);
+}
+
 }  // namespace seisrtm

@@ -30,4 +30,9 @@ const char* variant_name(kernels::Variant v);
 // what would be valid, one clause a caller puts after its key ("config key 'solver.kernel': ...").
 std::string cannot_implement(const KernelChoice& k, const GpuInfo* gpu);
 
+// Whether migration.fused asks for the fused backward step in this storage (where the kernel
+// implements it: tma, acoustic, radius <= 4). auto: in fp32 only; in fp16 the fused step is
+// issue-bound and slower than the separate kernels (docs/BENCHMARKS.md, "RTM").
+bool fused_step_asked(FusedStep f, kernels::Storage storage);
+
 }  // namespace seisrtm

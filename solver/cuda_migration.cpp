@@ -556,10 +556,10 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
   if (const std::string why = cannot_implement({opt.variant, pb.equation, opt.storage, true, slab != nullptr}, nullptr);
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
-  // fp16 takes the separate backward kernels (the fused step reads floats).
-  fused = !pb.anisotropic() && !half && opt.variant == kernels::Variant::tma &&
-          kernels::fused_backward_supported(pb.radius) && pb.config.migration->fused;
   dims = {pb.grid.n[0], pb.grid.n[1], pb.grid.n[2], (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign};
+  fused = !pb.anisotropic() && opt.variant == kernels::Variant::tma &&
+          kernels::fused_backward_supported(pb.radius, dims.nxp * dims.ny) &&
+          fused_step_asked(pb.config.migration->fused, opt.storage);
   if (inner_box(global).cells() == 0)
     throw Error(
         "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
@@ -692,9 +692,9 @@ std::string CudaMigrator::name() const {
          (d.s.p[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.op->fused_shape()) + ")"
                   : std::string("separate backward kernels")) +
-         (anisotropic && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step is acoustic)"
-                                                      : "") +
-         (d.half && d.pb.config.migration->fused ? " (migration.fused is ignored: the fused step reads floats)" : "") +
+         (anisotropic && d.pb.config.migration->fused == FusedStep::on
+              ? " (migration.fused is ignored: the fused step is acoustic)"
+              : "") +
          ", boundary store " +
          (d.store_element() == StoreElement::bf16         ? "in bf16 "
           : d.store_element() == StoreElement::scaled_f16 ? "in fp16 (over the shot's field scale) "
@@ -1116,8 +1116,6 @@ void CudaMigrator::Impl::backward_separate(const Pass& pass) {
 void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs& fa, const RtmSchedule& sc) {
   cudaStream_t st = stream.get();
   const int cs = s.cur, cr = r.cur;
-  fa.s = op->args(s, cs);
-  fa.r = op->args(r, cr);
   // isic images level n + 1 by its own kernel before the step (the fused kernel correlates).
   fa.image_level = sc.fused_images(n) && !imager.isic();
   if (marks) timer.mark(PhaseTimer::fused_step, st);
@@ -1132,9 +1130,7 @@ void CudaMigrator::Impl::fused_step(long long n, bool marks, kernels::FusedArgs&
   if (slabs()) {
     beside(
         [&](int part, cudaStream_t on) {
-          kernels::FusedArgs g = fa;
-          g.s.z_lo = overlap->lo(part), g.s.z_hi = overlap->hi(part);
-          op->fused(g, s, r, on);
+          op->fused(fa, s, r, overlap->lo(part), overlap->hi(part), on);
           inject_part(r, receivers, 1 - cr, part, -1, on);
           inject_part(s, source, 1 - cs, part, 1, on);
           restore_part(n, 1 - cs, part, on);

@@ -321,12 +321,21 @@ struct CudaPropagator::Impl {
   DeviceModel model;
   DeviceWavefield w;  // p^n lives in w.p[w.cur], p^{n-1} in the other (and q alike)
   std::unique_ptr<StepOperator> op;
-  PointSource src;
+  // The source: its injection entries and the wavelet they inject.
+  struct Source {
+    PointSource points;
+    DeviceBuffer wavelet;
+  } source;
   Recording rec;
   long long shot = 0;  // the shot begin_shot selected (a spread a shot: its receivers in rec)
-  DeviceBuffer wavelet, step_counter, flag;
+  // The steps taken: the device's counter (the injections' and recordings' sample) and the
+  // host's count of the shot's steps advanced.
+  struct Steps {
+    DeviceBuffer counter;
+    long long done = 0;
+  } steps;
+  DeviceBuffer flag;
   TraceGather traces;
-  long long n_done = 0;
   // One slab of a z decomposition: its own planes in three parts (the edge planes sent up and
   // down, the interior) and the exchange beside the interior (connected: every step
   // exchanges). Null for a run on one device.
@@ -361,10 +370,10 @@ struct CudaPropagator::Impl {
 
   // The source entries [first, first + count) into p (and q) of the new level, in stream `on`.
   void inject(int c, int first, int count, cudaStream_t on) {
-    const kernels::PointArgs a = src.part(first, count);
+    const kernels::PointArgs a = source.points.part(first, count);
     if (pb.anisotropic())  // the source enters p and q alike (validation/cpu_tti.hpp)
-      kernels::launch_inject(w.q[1 - c].as<float>(), a, wavelet.as<float>(), step_counter.as<int>(), on);
-    kernels::launch_inject(w.p[1 - c].as<float>(), a, wavelet.as<float>(), step_counter.as<int>(), on);
+      kernels::launch_inject(w.q[1 - c].as<float>(), a, source.wavelet.as<float>(), steps.counter.as<int>(), on);
+    kernels::launch_inject(w.p[1 - c].as<float>(), a, source.wavelet.as<float>(), steps.counter.as<int>(), on);
   }
 
   // One step of a slab (SlabOverlap), once the previous step is done: the edge planes, their
@@ -382,12 +391,12 @@ struct CudaPropagator::Impl {
         [&](cudaStream_t h) {
           op->step(w, c, o.lo(0), o.hi(0), h);
           op->step(w, c, o.lo(2), o.hi(2), h);
-          inject(c, 0, src.edge_entries, h);
+          inject(c, 0, source.points.edge_entries, h);
         },
         fields, aniso ? 2 : 1, dims.nxp * dims.ny,
         [&](cudaStream_t on) {
           op->step(w, c, o.lo(1), o.hi(1), on);
-          inject(c, src.edge_entries, src.entries - src.edge_entries, on);
+          inject(c, source.points.edge_entries, source.points.entries - source.points.edge_entries, on);
         });
     record_and_count<float>(c);
     SEISRTM_CUDA(cudaEventRecord(step_done.get(), m));
@@ -396,8 +405,8 @@ struct CudaPropagator::Impl {
   template <class T>
   void record_and_count(int c) {
     kernels::launch_record(w.p[1 - c].as<T>(), rec.args, traces.d_traces.as<float>(), kTraceBlock,
-                           step_counter.as<int>(), stream.get());
-    kernels::launch_advance_step(step_counter.as<int>(), stream.get());
+                           steps.counter.as<int>(), stream.get());
+    kernels::launch_advance_step(steps.counter.as<int>(), stream.get());
   }
 
   // One time step from buffer c: stencil, source, receivers, step counter.
@@ -410,11 +419,11 @@ struct CudaPropagator::Impl {
   // q beside p, and the source enters q first).
   template <class T>
   void step_with(int c) {
-    const kernels::PointArgs a = src.all();
+    const kernels::PointArgs a = source.points.all();
     op->step(w, c, stream.get());
     if (pb.anisotropic())
-      kernels::launch_inject(w.q[1 - c].as<T>(), a, wavelet.as<float>(), step_counter.as<int>(), stream.get());
-    kernels::launch_inject(w.p[1 - c].as<T>(), a, wavelet.as<float>(), step_counter.as<int>(), stream.get());
+      kernels::launch_inject(w.q[1 - c].as<T>(), a, source.wavelet.as<float>(), steps.counter.as<int>(), stream.get());
+    kernels::launch_inject(w.p[1 - c].as<T>(), a, source.wavelet.as<float>(), steps.counter.as<int>(), stream.get());
     record_and_count<T>(c);
   }
 
@@ -493,9 +502,9 @@ void CudaPropagator::Impl::upload_points(const DeviceFootprint& fp) {
   for (int a = 0; a < 3; ++a) model.damp[a] = upload(pb.damping[a]);
   op = std::make_unique<StepOperator>(pb, opt, dims.nxp, model, half, 0, -1);
   op->tune_forward(w.p[0].compressible());
-  wavelet = upload(pb.wavelet);
+  source.wavelet = upload(pb.wavelet);
   rec = make_recording(pb.receivers, dims);
-  step_counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
+  steps.counter = DeviceBuffer(sizeof(int), MemoryKind::plain);
   flag = DeviceBuffer(sizeof(int), MemoryKind::plain);
   // The largest spread's rows (a spread a shot: begin_shot records each shot's own).
   traces.d_traces =
@@ -590,7 +599,7 @@ void CudaPropagator::begin_shot(long long shot) {
   for (auto& b : d.w.p) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
   if (d.pb.anisotropic())
     for (auto& b : d.w.q) SEISRTM_CUDA(cudaMemsetAsync(b.as<void>(), 0, b.bytes(), d.stream.get()));
-  SEISRTM_CUDA(cudaMemsetAsync(d.step_counter.as<int>(), 0, sizeof(int), d.stream.get()));
+  SEISRTM_CUDA(cudaMemsetAsync(d.steps.counter.as<int>(), 0, sizeof(int), d.stream.get()));
   // A slab's edge-plane entries first: they are injected before the exchange.
   SourceEntries e = source_entries(d.pb, d.pb.shots[shot], d.dims, d.overlap.get());
   if (d.half) {  // the shot's field scale, the CPU emulation's; the source adds to p / s (a power of two: exact)
@@ -598,7 +607,7 @@ void CudaPropagator::begin_shot(long long shot) {
     for (float& c : e.coef) c /= d.field_scale;
   }
   SEISRTM_CUDA(cudaStreamSynchronize(d.stream.get()));
-  upload_source(e, d.src);
+  upload_source(e, d.source.points);
   // A spread a shot: the shot's receivers (the previous arrays are idle: the stream synchronized).
   d.shot = shot;
   if (d.pb.varying_spread()) d.rec = make_recording(d.pb.receivers_of(shot), d.dims);
@@ -608,7 +617,7 @@ void CudaPropagator::begin_shot(long long shot) {
   d.graphs.reset();  // source arrays changed: capture again
   std::fill(d.traces.host.begin(), d.traces.host.end(), 0.0f);
   d.w.cur = 0;
-  d.n_done = 0;
+  d.steps.done = 0;
   d.timer.ms = 0;
   if (d.overlap) d.overlap->reset_seconds();
 }
@@ -623,7 +632,7 @@ bool CudaPropagator::compressible() const {
 
 void CudaPropagator::advance(long long first, long long count) {
   Impl& d = *impl_;
-  if (first != d.n_done) throw Error("cuda backend: steps must be advanced in order");
+  if (first != d.steps.done) throw Error("cuda backend: steps must be advanced in order");
   long long n = first;
   const long long end = first + count;
   while (n < end) {
@@ -650,7 +659,7 @@ void CudaPropagator::advance(long long first, long long count) {
     if (d.overlap) d.overlap->flush();
     if (n % kTraceBlock == 0 || n == d.pb.steps) d.check_finite(n);
   }
-  d.n_done = end;
+  d.steps.done = end;
   d.mem.sample();
 }
 

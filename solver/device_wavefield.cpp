@@ -55,7 +55,7 @@ void DeviceWavefield::encode_acoustic_maps(const VolumeDims& d, int radius, int 
   seisrtm::encode_acoustic_maps(p, d, radius, eb, halo, center);
   if (with_fused)
     for (int c = 0; c < 2; ++c)
-      encode_volume_map(&fused[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::fused_box(radius, shape));
+      encode_volume_map(&fused[c], p[c].as<void>(), d.nxp, d.ny, d.nz, kernels::fused_box(radius, shape, eb), eb);
 }
 
 void DeviceWavefield::encode_tti_maps(const VolumeDims& d, int radius) {

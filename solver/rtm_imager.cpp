@@ -60,6 +60,7 @@ void RtmImager::fused_args(kernels::FusedArgs& fa) const {
   fa.image = image_.as<float>();
   fa.illumination = illumination_.as<float>();
   for (int a = 0; a < 3; ++a) fa.box_lo[a] = box_.lo[a], fa.box_hi[a] = box_.hi[a];
+  fa.s_scale = box_.s_scale, fa.r_scale = box_.r_scale;
 }
 
 void RtmImager::download(float* image, float* illumination, cudaStream_t stream) const {

@@ -111,11 +111,32 @@ void StepOperator::step(const DeviceWavefield& w, int c, int lo, int hi, cudaStr
   kernels::launch_acoustic_step(a, opt_.variant, pb_.radius, opt_.z_block, maps, shape_, on);
 }
 
-void StepOperator::fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r,
-                         cudaStream_t on) const {
+void StepOperator::fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r, int lo,
+                         int hi, cudaStream_t on) const {
   const kernels::FusedMaps maps{&s.fused[s.cur], &r.fused[r.cur], &s.center[1 - s.cur], &r.center[1 - r.cur],
                                 &model_.tmap_m};
-  kernels::launch_fused_backward(fa, pb_.radius, opt_.z_block, maps, fused_shape_, on);
+  if (half_) {
+    kernels::FusedArgsHalf h;
+    auto half_args = [&](const DeviceWavefield& w) {
+      kernels::AcousticArgsHalf a = acoustic_args(pb_, nxp_, w.p[w.cur].as<__half>(), w.p[1 - w.cur].as<__half>(),
+                                                  model_.m.as<__half>(), model_.damp, model_.model_scale);
+      a.z_lo = lo, a.z_hi = hi;
+      a.chunk_rows = chunk_rows_;
+      return a;
+    };
+    h.s = half_args(s);
+    h.r = half_args(r);
+    h.image = fa.image, h.illumination = fa.illumination, h.image_level = fa.image_level;
+    for (int a = 0; a < 3; ++a) h.box_lo[a] = fa.box_lo[a], h.box_hi[a] = fa.box_hi[a];
+    h.s_scale = fa.s_scale, h.r_scale = fa.r_scale;
+    kernels::launch_fused_backward(h, pb_.radius, opt_.z_block, maps, fused_shape_, on);
+    return;
+  }
+  kernels::FusedArgs g = fa;
+  g.s = args(s, s.cur);
+  g.r = args(r, r.cur);
+  g.s.z_lo = g.r.z_lo = lo, g.s.z_hi = g.r.z_hi = hi;
+  kernels::launch_fused_backward(g, pb_.radius, opt_.z_block, maps, fused_shape_, on);
 }
 
 }  // namespace seisrtm

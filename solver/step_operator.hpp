@@ -29,9 +29,14 @@ class StepOperator {
   void step(const DeviceWavefield& w, int c, cudaStream_t on) const { step(w, c, z_lo_, z_hi_, on); }
   // The fp32 acoustic step arguments of field w from buffer c (the fused step's halves).
   kernels::AcousticArgs args(const DeviceWavefield& w, int c) const;
-  // The fused backward step of both fields from their buffers s.cur and r.cur, with fa's
-  // arguments (fa.s's planes).
-  void fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r, cudaStream_t on) const;
+  // The fused backward step of both fields from their buffers s.cur and r.cur over planes
+  // [lo, hi), with fa's image, box and scales (fa.s and fa.r are filled here: fp32, or the
+  // halves of fp16 storage).
+  void fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r, int lo, int hi,
+             cudaStream_t on) const;
+  void fused(const kernels::FusedArgs& fa, const DeviceWavefield& s, const DeviceWavefield& r, cudaStream_t on) const {
+    fused(fa, s, r, z_lo_, z_hi_, on);
+  }
   kernels::TmaShape shape() const { return shape_; }
   kernels::FusedShape fused_shape() const { return fused_shape_; }
   int chunk_rows() const { return chunk_rows_; }

@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "io/config.hpp"
 #include "solver/capabilities.hpp"
 #include "tests/catch.hpp"
 
@@ -47,4 +48,19 @@ TEST_CASE("cannot_implement: the kernels each equation, storage, pass and GPU ha
   CHECK(variant_of(SolverKernel::tma) == Variant::tma);
   CHECK_THROWS(variant_of(SolverKernel::automatic));
   CHECK_THROWS_WITH(variant_named("fast"), Contains("'fast' is not a kernel variant"));
+}
+
+TEST_CASE("migration.fused: auto takes the fused step in fp32 storage and the separate kernels in fp16", "[unit]") {
+  using kernels::Storage;
+  CHECK(fused_step_asked(FusedStep::automatic, Storage::fp32));
+  CHECK_FALSE(fused_step_asked(FusedStep::automatic, Storage::fp16));
+  CHECK(fused_step_asked(FusedStep::on, Storage::fp32));
+  CHECK(fused_step_asked(FusedStep::on, Storage::fp16));
+  CHECK_FALSE(fused_step_asked(FusedStep::off, Storage::fp32));
+  CHECK_FALSE(fused_step_asked(FusedStep::off, Storage::fp16));
+  // The config's words: true, false and auto (the default).
+  CHECK(from_text<FusedStep>("true") == FusedStep::on);
+  CHECK(from_text<FusedStep>("false") == FusedStep::off);
+  CHECK(from_text<FusedStep>("auto") == FusedStep::automatic);
+  CHECK(MigrationConfig{}.fused == FusedStep::automatic);
 }

@@ -41,7 +41,7 @@ Problem problem(long long interval, const std::vector<std::string>& sets = {}, b
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 3;
-  mc.fused = fused;
+  mc.fused = fused ? FusedStep::on : FusedStep::off;
   mc.reconstruction = interval > 0 ? Reconstruction::checkpoint : Reconstruction::store;
   mc.checkpoint_interval = interval;
   mc.coarse_checkpoint_interval = coarse;
@@ -114,7 +114,8 @@ const std::vector<Path>& paths() {
        false,
        {"physics.equation=tti", "model.epsilon=0.2", "model.delta=0.1", "model.theta=30", "model.phi=20"},
        StorePrecision::bf16},
-      {"naive separate, fp16 store", kernels::Variant::naive, false, {}, StorePrecision::fp16}};
+      {"naive separate, fp16 store", kernels::Variant::naive, false, {}, StorePrecision::fp16},
+      {"tma fused, fp16 storage", kernels::Variant::tma, true, {"solver.storage=fp16"}}};
   return all;
 }
 
@@ -141,7 +142,7 @@ const std::pair<Result, Result>& store_reference(size_t k) {
 }  // namespace
 
 TEST_CASE("checkpointed GPU migration equals the full store bit for bit on every backward path", "[gpu]") {
-  const size_t k = GENERATE(range(size_t(0), size_t(13)));
+  const size_t k = GENERATE(range(size_t(0), size_t(14)));
   // One level every 7, 40 and 1 levels; two levels: groups of 3 segments of 7 levels (43
   // segments, 15 groups) and of 10 of 5 (60 segments, 6 groups), which keep their own checkpoints
   // from the replay field.

@@ -47,7 +47,7 @@ Problem migration_problem(const std::vector<std::string>& sets = {}, bool fused 
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
-  mc.fused = fused;
+  mc.fused = fused ? FusedStep::on : FusedStep::off;
   mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
@@ -166,8 +166,10 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
   CHECK(std::memcmp(first_shape[key].data(), results["plain"].image.data(), ref.image.size() * 4) == 0);
 }
 
-TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and device store, against the CPU",
-          "[gpu]") {
+TEST_CASE(
+    "GPU migration in fp16 storage: naive and tma (fused and separate), orders 4/8/16, host and device store, "
+    "against the CPU",
+    "[gpu]") {
   // The GPU's fp16 error against the fp32 CPU migrator held to the band of the CPU's emulation
   // of the same storage (validation::half_storage_band, the migration tolerance beside it);
   // the band's lower end well above that tolerance, so a GPU that did not round would fail.
@@ -181,10 +183,14 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
                       values({kernels::Variant::naive, kernels::Variant::tma})));
   const int zb =
       GENERATE_COPY(filter([=](int z) { return variant != kernels::Variant::naive || z == 0; }, values({0, 7})));
-  INFO("order " << order << ", " << store << " store, " << variant_name(variant) << ", z_block " << zb);
+  // The fused backward step (tma, order <= 8) and the separate kernels.
+  const bool fused_asked =
+      GENERATE_COPY(filter([=](int f) { return variant == kernels::Variant::tma || f == 0; }, values({1, 0}))) == 1;
+  INFO("order " << order << ", " << store << " store, " << variant_name(variant) << ", z_block " << zb
+                << (fused_asked ? ", migration.fused" : ""));
   const auto data = noise_data(migration_problem());
   const Problem p =
-      migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, true, store);
+      migration_problem({"physics.space_order=" + std::to_string(order), "solver.storage=fp16"}, fused_asked, store);
   const double tol = validation::migration_tolerance(p);
   const std::string key = "fp16, " + std::to_string(order) + ", " + store + " store";
   const Result& ref = cpu_reference(key, p, data);
@@ -201,7 +207,7 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
   o.z_block = zb;
   REQUIRE(o.storage == kernels::Storage::fp16);
   CudaMigrator gpu(p, o);
-  REQUIRE(!gpu.fused());  // fp16 takes the separate kernels
+  REQUIRE(gpu.fused() == (fused_asked && order <= 8));
   const Result r = migrate(gpu, p, data);
   const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
   const double es = r.level.size() == ref.level.size()
@@ -231,6 +237,20 @@ TEST_CASE("GPU migration in fp16 storage: naive and tma, orders 4/8/16, host and
     const double eg = validation::relative_l2(image.data(), ref.image.data(), ref.image.size());
     INFO("graphs: image " << eg);
     CHECK(band_image.holds(eg));
+  }
+}
+
+TEST_CASE("migration.fused auto: the migrator takes the fused step in fp32 storage, separate kernels in fp16",
+          "[gpu]") {
+  for (const std::string storage : {"fp32", "fp16"}) {
+    INFO("solver.storage " << storage);
+    Problem p = migration_problem({"solver.storage=" + storage});
+    p.config.migration->fused = FusedStep::automatic;
+    CudaOptions o = cuda_options(p.config);
+    o.variant = kernels::Variant::tma;
+    const CudaMigrator gpu(p, o);
+    CHECK(gpu.fused() == (storage == "fp32"));
+    CHECK_THAT(gpu.name(), Contains(storage == "fp32" ? "fused backward step" : "separate backward kernels"));
   }
 }
 
@@ -457,7 +477,7 @@ receivers: {line: {start: [90.5, 180.0, 21.0], end: [350.5, 182.0, 21.0], count:
 )";
 
 // The tti or vti migration problem (vti: the same model without the angles, which are no vti
-// keys); image_interval 2, migration.fused left at its default (true), which vti/tti ignore.
+// keys); image_interval 2, migration.fused true, which vti/tti ignore.
 Problem anisotropic_problem(const std::string& equation, const std::vector<std::string>& sets = {},
                             const std::string& store = "auto") {
   std::string text = kTtiGrid;
@@ -468,6 +488,7 @@ Problem anisotropic_problem(const std::string& equation, const std::vector<std::
   MigrationConfig mc;
   mc.data = "unused.h5";
   mc.image_interval = 2;
+  mc.fused = FusedStep::on;
   mc.store = *from_text<StoreLocation>(store);
   c.migration = mc;
   return build_problem(c);
