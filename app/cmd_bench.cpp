@@ -182,7 +182,8 @@ int cmd_bench(const BenchOptions& b, const TmaTuning& t) {
     if (v == "smem" || v == "naive" || v == "tma")
       if (const std::string why = cannot_implement({variant_named(v), bench_equation(b)}, nullptr); !why.empty())
         throw Error("bench --variants: " + why);
-  (void)z_block_list(b.z_blocks);  // bad --z-block said before the GPU is asked for
+  if (b.rtm) check_rtm_storages(b, split(b.storages));  // --storage's; solver.storage's again in bench_rtm
+  (void)z_block_list(b.z_blocks);                       // bad --z-block said before the GPU is asked for
   check_writable(b.csv, "--csv");
   check_writable(b.json, "--json");
   check_writable(b.plot, "--plot");

@@ -5,10 +5,12 @@
 // GPU time by phase (CUDA events around each kernel group), and the ratios to the forward run.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
+#include <system_error>
 
 #include "app/bench/bench.hpp"
 #include "app/commands.hpp"
@@ -224,7 +226,23 @@ int longest_records(const BenchOptions& b, const Config& base) {
 
 }  // namespace
 
+void check_rtm_storages(const BenchOptions& b, const std::vector<std::string>& storages) {
+  if (b.longest && !b.storages.empty())
+    throw Error(
+        "bench --rtm --longest plans the config's solver.storage; use --set solver.storage=fp16, not --storage");
+  if (std::find(storages.begin(), storages.end(), "fp16") == storages.end()) return;
+  if (b.gathers > 0 || b.isic)
+    throw Error(std::string("bench --rtm ") + (b.isic ? "--isic" : "--gathers") +
+                " needs fp32 storage (it reads float fields); drop fp16 from --storage");
+  if (enum_list(b.store_precisions, "--store-precision", StorePrecision::fp32) !=
+      std::vector<StorePrecision>{StorePrecision::fp32})
+    throw Error(
+        "bench --rtm --store-precision: bf16 and fp16 stores are for fp32 storage (fp16 storage stores its "
+        "halves); drop fp16 from --storage or bf16 and fp16 from --store-precision");
+}
+
 int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, const std::vector<std::string>& storages) {
+  check_rtm_storages(b, storages);
   if (b.longest) return longest_records(b, base);
   const GpuInfo g = query_gpu();
   const std::vector<std::string> memories = memory_kinds(b);
@@ -246,6 +264,14 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   for (const auto& mem : memories)
     if (mem != "plain" && mem != "compressible")
       throw Error("bench --memory: '" + mem + "' is not a memory kind; valid: plain, compressible");
+  // The shot's data file goes with the command, whatever ends it.
+  struct RemoveOnExit {
+    std::string path;
+    ~RemoveOnExit() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  } remove_data{data_file};
   for (const auto& storage : storages)
     for (const auto& mem : memories) {
       Config c = base;

@@ -26,6 +26,9 @@ CudaOptions gpu_options(const Config& c, const TmaTuning& t = {});
 
 // seisrtm bench (app/cmd_bench.cpp) with the tuning of its flags.
 int cmd_bench(const BenchOptions& b, const TmaTuning& t);
+// What bench --rtm cannot run in these storages (--gathers, --isic or a 16-bit store with fp16;
+// --longest with --storage), refused before the GPU is asked for (app/cmd_bench_rtm.cpp).
+void check_rtm_storages(const BenchOptions& b, const std::vector<std::string>& storages);
 // bench --rtm on the bench's model and survey (app/cmd_bench_rtm.cpp), with the tuning of its flags.
 int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, const std::vector<std::string>& storages);
 

@@ -1,5 +1,6 @@
 #include "io/yaml_reader.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -119,7 +120,12 @@ std::string YamlReader::text(const std::string& key, const std::string& fallback
 
 std::string YamlReader::choice(const std::string& key, const std::string& fallback,
                                const std::vector<std::string>& choices) {
-  const std::string v = text(key, fallback);
+  std::string v = text(key, fallback);
+  // A choice of true and false (migration.fused, once a bool) takes YAML's other spellings of a
+  // bool as well (yes, on, True, ...), as the bool it was did.
+  const auto offers = [&](const char* c) { return std::find(choices.begin(), choices.end(), c) != choices.end(); };
+  if (bool b = false; has(key) && offers("true") && offers("false") && YAML::convert<bool>::decode(node_[key], b))
+    v = b ? "true" : "false";
   for (const auto& c : choices)
     if (c == v) return v;
   std::string valid;

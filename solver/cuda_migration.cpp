@@ -687,15 +687,21 @@ std::string CudaMigrator::name() const {
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.op->shape()) +
                                       tma_settings_text(d.op->l2_hint(), d.op->chunk_rows(), d.half, false) + ")"
                                 : "";
+  // migration.fused: true where the fused step does not run says why (init's conditions).
+  std::string fused_ignored;
+  if (d.pb.config.migration->fused == FusedStep::on && !d.fused)
+    fused_ignored = std::string(" (migration.fused is ignored: ") +
+                    (anisotropic                              ? "the fused step is acoustic"
+                     : d.opt.variant != kernels::Variant::tma ? "the fused step is the tma variant's"
+                     : d.pb.radius > 4                        ? "the fused step takes space orders up to 8"
+                                                              : "a plane of 2^31 cells or more") +
+                    ")";
   return std::string("cuda ") + (anisotropic ? to_text(d.pb.equation) + " " : "") + v + shape +
          (d.half ? ", fp16 storage" : "") + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s.p[0].compressible() ? "compressible" : "plain") + " memory, " +
          (d.fused ? std::string("fused backward step (") + fused_shape_name(d.op->fused_shape()) + ")"
                   : std::string("separate backward kernels")) +
-         (anisotropic && d.pb.config.migration->fused == FusedStep::on
-              ? " (migration.fused is ignored: the fused step is acoustic)"
-              : "") +
-         ", boundary store " +
+         fused_ignored + ", boundary store " +
          (d.store_element() == StoreElement::bf16         ? "in bf16 "
           : d.store_element() == StoreElement::scaled_f16 ? "in fp16 (over the shot's field scale) "
                                                           : "") +

@@ -550,6 +550,7 @@ std::vector<EnumKey> enum_keys() {
       {"migration.mode", enum_texts<MigrationMode>(), kMigrationBase, {}},
       {"migration.data_filter", enum_texts<DataFilter>(), kMigrationBase, {}},
       {"migration.store", enum_texts<StoreLocation>(), kMigrationBase, {}},
+      {"migration.fused", enum_texts<FusedStep>(), kMigrationBase, {}},
       {"migration.wavelet.type", enum_texts<WaveletType>(), kSegyBase, {{"file", "migration.wavelet.file=w.h5"}}},
   };
 }
@@ -566,6 +567,26 @@ std::string scalar_at(const std::string& yaml, const std::string& path) {
 }
 
 }  // namespace
+
+TEST_CASE("migration.fused takes YAML's spellings of a bool, as when it was one, and auto", "[unit]") {
+  for (const auto& [text, want] : std::vector<std::pair<std::string, FusedStep>>{{"true", FusedStep::on},
+                                                                                 {"True", FusedStep::on},
+                                                                                 {"yes", FusedStep::on},
+                                                                                 {"on", FusedStep::on},
+                                                                                 {"false", FusedStep::off},
+                                                                                 {"no", FusedStep::off},
+                                                                                 {"off", FusedStep::off},
+                                                                                 {"auto", FusedStep::automatic}}) {
+    INFO("migration.fused: " << text);
+    const Config c = parse_config(kMigrationBase, {"migration.fused=" + text});
+    CHECK(c.migration->fused == want);
+  }
+  CHECK(parse_config(kMigrationBase, {}).migration->fused == FusedStep::automatic);
+  CHECK(parse_config("grid: {shape: [40, 30, 20], spacing: 10}\nmigration: {data: d.h5, fused: no}\n", {})
+            .migration->fused == FusedStep::off);
+  CHECK_THROWS_WITH(parse_config(kMigrationBase, {"migration.fused=maybe"}),
+                    Contains("'migration.fused' must be one of auto | true | false, got 'maybe'"));
+}
 
 TEST_CASE("every enumerated key: each value round-trips through to_yaml, a bad one is refused naming them all",
           "[unit]") {

@@ -141,6 +141,12 @@ TEST_CASE("GPU migration: every variant, z_block and memory kind agrees with the
     CudaMigrator gpu(p, o);
     if (mem == MemoryKind::compressible && query_gpu().compression)
       REQUIRE(gpu.name().find("compressible memory") != std::string::npos);
+    // migration.fused true where the fused step does not run: the name says why.
+    if (fused && variant != kernels::Variant::tma)
+      CHECK_THAT(gpu.name(), Contains("migration.fused is ignored: the fused step is the tma variant's"));
+    if (fused && variant == kernels::Variant::tma && order > 8)
+      CHECK_THAT(gpu.name(), Contains("migration.fused is ignored: the fused step takes space orders up to 8"));
+    if (fused && variant == kernels::Variant::tma && order <= 8) CHECK_THAT(gpu.name(), !Contains("is ignored"));
     const Result r = migrate(gpu, p, data);
     const double ei = validation::relative_l2(r.image.data(), ref.image.data(), ref.image.size());
     const double el = validation::relative_l2(r.illumination.data(), ref.illumination.data(), ref.image.size());
