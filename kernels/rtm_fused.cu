@@ -62,8 +62,8 @@ struct FusedShapeOf {
   static constexpr int kThreads = BX * BY;
   static constexpr int kMinBlocks = Kind == FusedShape::wide ? 1 : 2;
   // A column's offset in a plane: int in the compact shapes (at 64 registers a thread their
-  // imaging kernels spilled 8 bytes with 64-bit offsets), 64-bit in wide (int there ran 1.2%
-  // slower on the H200: docs/BENCHMARKS.md, "RTM"). launch_fused_backward refuses planes of 2^31 cells.
+  // imaging kernels spilled 8 bytes with 64-bit offsets), 64-bit in wide, where int was slower
+  // (docs/BENCHMARKS.md, "RTM"). launch_fused_backward refuses planes of 2^31 cells.
   using Column = std::conditional_t<Kind == FusedShape::wide, long long, int>;
   // Two blocks per SM need both within the SM's 228 KB (1 KB reserved per block).
   static_assert(kMinBlocks == 1 || kMinBlocks * (kSharedBytes + 128 + kSharedReservedPerBlock) <= kSharedPerSmCc90,
