@@ -459,18 +459,16 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("bench --isic") && Contains("acoustic"));
   // What fp16 storage cannot run in bench --rtm, refused before the GPU is asked for.
-  r = run_cli("bench --rtm --storage fp32,fp16 --isic");
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output, Contains("bench --rtm --isic needs fp32 storage") && Contains("drop fp16 from --storage"));
-  r = run_cli("bench --rtm --storage fp16 --gathers 3");
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output, Contains("bench --rtm --gathers needs fp32 storage"));
-  r = run_cli("bench --rtm --storage fp16 --store-precision fp32,bf16");
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output, Contains("bf16 and fp16 stores are for fp32 storage"));
-  r = run_cli("bench --rtm --longest --storage fp16");
-  CHECK(r.code == 1);
-  CHECK_THAT(r.output, Contains("--longest plans the config's solver.storage"));
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"--storage fp32,fp16 --isic", "bench --rtm --isic needs fp32 storage (it reads float fields); drop fp16"},
+           {"--storage fp16 --gathers 3", "bench --rtm --gathers needs fp32 storage"},
+           {"--storage fp16 --store-precision fp32,bf16", "bf16 and fp16 stores are for fp32 storage"},
+           {"--longest --storage fp16", "--longest plans the config's solver.storage"}}) {
+    INFO("bench --rtm " << args);
+    r = run_cli("bench --rtm " + args);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.output, Contains(says));
+  }
   r = run_cli("bench --z-block 64,2147483647");  // beyond 2^20 planes the z block count would overflow
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("bench --z-block: '2147483647' is not valid") && Contains("up to 1048576"));
