@@ -17,6 +17,7 @@
 #include "app/tuning.hpp"
 #include "base/error.hpp"
 #include "io/observed_data.hpp"
+#include "solver/bandwidth.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_info.hpp"
@@ -77,6 +78,15 @@ double forward_run(const Config& c, const TmaTuning& t, const std::string& data_
   return forward;
 }
 
+// "X GCells/s, B B a cell, P% of the copy bandwidth" of `seconds` for `cell_steps`.
+std::string rate_text(double cell_steps, double seconds, double bytes, double copy) {
+  char s[96];
+  const double cells_per_s = cell_steps / seconds;
+  std::snprintf(s, sizeof s, "%.1f GCells/s, %.1f B a cell, %.0f%% of the copy bandwidth", cells_per_s / 1e9, bytes,
+                100.0 * cells_per_s * bytes / copy);
+  return s;
+}
+
 // The reconstruction as the migrator's name gives it: "boundary store ..." up to the device's name.
 std::string store_text(const std::string& name) {
   const auto at = name.find("boundary store "), end = name.rfind(", on ");
@@ -86,7 +96,7 @@ std::string store_text(const std::string& name) {
 // One migration of the shot in `data_file` on one backward path, printed as a row against the
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
-                     Reconstruction how, StorePrecision precision, long long gathers, bool isic,
+                     Reconstruction how, StorePrecision precision, long long gathers, bool isic, double copy,
                      const BenchOptions& b) {
   Config mc = c;
   mc.sources.shots.clear();
@@ -143,13 +153,24 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   }
   if (gathers > 0) backward += "+gathers";
   if (isic) backward += "+isic";
+  // The passes' rates against the copy bandwidth: the forward run's step, and the backward pass's
+  // levels where their bytes are counted (acoustic, from the store: no replays, gathers or isic).
+  const Problem& p = in.problem;
+  const long long k = p.config.migration->image_interval;
+  const bool half = c.solver.storage == SolverStorage::fp16;
+  const double cell_steps = double(p.grid.cells()) * double(p.steps);
+  std::string rates =
+      "forward run " + rate_text(cell_steps, forward, bench::bytes_per_cell(p, to_text(c.solver.storage)), copy);
+  if (p.equation == Equation::acoustic && gathers == 0 && !isic && n.find("checkpoint") == std::string::npos)
+    rates +=
+        "; backward pass " + rate_text(cell_steps, bwd, bench::backward_bytes_per_cell(mig.fused(), half, k), copy);
   std::printf(
       "%-12s %-7s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory "
-      "at its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s)\n",
+      "at its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s; %s)\n",
       mig.name().find("compressible") != std::string::npos ? "compressible" : "plain",
       to_text(c.solver.storage).c_str(), backward.c_str(), forward, fwd, bwd, fwd + bwd, (fwd + bwd) / forward, gpu,
-      gpu / forward, phases.c_str(), in.problem.config.migration->image_interval, store_text(n).c_str(),
-      mig.device_memory().peak / 1073741824.0, copy_back);
+      gpu / forward, phases.c_str(), k, store_text(n).c_str(), mig.device_memory().peak / 1073741824.0, copy_back,
+      rates.c_str());
   std::fflush(stdout);
 }
 
@@ -257,6 +278,11 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   }
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
+  // The copy bandwidth the rows' rates are measured against (plain memory, random data: as bench's
+  // roofline), in the same run.
+  const std::size_t copy_bytes = std::min<std::size_t>(std::size_t(2) << 30, g.free_memory / 4 / (2 << 20) * (2 << 20));
+  const double copy = measure_copy_bandwidth(copy_bytes, MemoryKind::plain, true).bytes_per_second;
+  std::printf("copy bandwidth, plain memory, random data: %.2f TB/s\n", copy / 1e12);
   std::printf("%-12s %-7s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "storage", "backward", "forward",
               "rtm fwd", "rtm bwd", "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =
@@ -285,8 +311,8 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
             if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
             for (const long long g : {0LL, b.gathers})
               if (g == 0 || b.gathers > 0)
-                bench_migration(c, t, fused, data_file, forward, how, precision, g, false, b);
-            if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, b);
+                bench_migration(c, t, fused, data_file, forward, how, precision, g, false, copy, b);
+            if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, copy, b);
           }
       std::filesystem::remove(data_file);
     }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/bench/bench.hpp"
 #include "kernels/acoustic.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/tti.hpp"
@@ -153,4 +154,18 @@ TEST_CASE("the shared-memory check refuses a kernel beyond the device's limit, n
   CHECK_THROWS_WITH(check_shared_limit(shape, 175232, 101376), Contains("acoustic") && Contains("radius 4") &&
                                                                    Contains("2-byte") && Contains("175232") &&
                                                                    Contains("101376"));
+}
+
+TEST_CASE("bench --rtm's bytes a backward level: the fused step's 7 volumes, the separate kernels' 8", "[unit]") {
+  using seisrtm::app::bench::backward_bytes_per_cell;
+  // fp32: 28 B a cell, and the image and illumination read and written every 18th level.
+  CHECK(backward_bytes_per_cell(true, false, 18) == Approx(28.0 + 16.0 / 18));
+  CHECK(backward_bytes_per_cell(true, false, 1) == Approx(44.0));
+  // The separate kernels: two 16-byte steps, and the imaging kernel reads both fields again.
+  CHECK(backward_bytes_per_cell(false, false, 1) == Approx(56.0));
+  CHECK(backward_bytes_per_cell(false, false, 2) == Approx(32.0 + 12.0));
+  // fp16 storage halves the fields and the model, not the float image.
+  CHECK(backward_bytes_per_cell(true, true, 1) == Approx(30.0));
+  CHECK(backward_bytes_per_cell(false, true, 2) == Approx(16.0 + 10.0));
+  CHECK(backward_bytes_per_cell(true, false, 0) == Approx(44.0));  // an unresolved interval counts as 1
 }

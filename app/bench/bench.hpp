@@ -3,6 +3,7 @@
 // one measured cell and one copy-bandwidth reference hold, and one function per part:
 // measure.cpp (the copy bandwidth and the study), report.cpp (the console), files.cpp (CSV and
 // JSON), plot.cpp (the PNG panels), compare.cpp (--compare). Internal to app/.
+#include <algorithm>
 #include <cstddef>
 #include <sstream>
 #include <string>
@@ -21,6 +22,16 @@ inline double bytes_per_cell(const Problem& p, const std::string& storage = "fp3
   const double fp32 = p.equation == Equation::tti ? 44 : p.equation == Equation::vti ? 36 : 16;
   return storage == "fp16" ? fp32 / 2 : fp32;
 }
+// Bytes a backward level must move per cell (acoustic), imaging every k-th level: the fused step
+// reads S^{n+1}, S^{n+2}, chi^{n+1}, chi^{n+2} and m and writes S^n and chi^n (28 B in fp32, 14 in
+// fp16 storage), and on imaging levels reads and writes the image and the illumination (16 B,
+// float); the separate kernels step each field alone (2 x 16, 2 x 8) and image in their own kernel,
+// which reads both fields again (8 B, 4) besides the 16 (kernels/rtm_fused.cu, kernels/rtm.cu).
+inline double backward_bytes_per_cell(bool fused, bool half, long long k) {
+  const double fields = half ? 2 : 4, imaging = 16 + (fused ? 0 : 2 * fields);
+  return (fused ? 7 : 8) * fields + imaging / double(std::max(1LL, k));
+}
+
 // A variant's name with its storage where that is not fp32 ("tma", "tma fp16").
 inline std::string series_name(const std::string& variant, const std::string& storage) {
   return storage == "fp32" ? variant : variant + " " + storage;
