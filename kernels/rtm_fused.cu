@@ -307,7 +307,7 @@ void launch_fused(const FusedArgsT<T>& f, int radius, int z_block, const FusedMa
     const int tiles_x = (f.s.nx + Shape::BX - 1) / Shape::BX;
     const int tile_rows = (f.s.ny + TmaPolicy::kTileY - 1) / TmaPolicy::kTileY, z_blocks = (planes + zb - 1) / zb;
     // The compact shapes keep a column's offset in a plane as int (FusedShapeOf::Column).
-    if (static_cast<long long>(f.s.ny) * f.s.sy >= (1LL << 31))
+    if (!fused_backward_supported(R, static_cast<long long>(f.s.ny) * f.s.sy))
       throw Error("fused backward step: a plane of " + std::to_string(f.s.ny) + " x " + std::to_string(f.s.sy) +
                   " cells is more than 2^31 - 1; use migration.fused: false");
     void (*kernel)(CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, CUtensorMap, FusedArgsT<T>, int, int, int) =

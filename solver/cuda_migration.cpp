@@ -301,6 +301,16 @@ CheckpointChoice migration_checkpoints(const Problem& pb, const Problem& global,
   return c;
 }
 
+// Why the fused backward step cannot run this migration (null: it can), whatever
+// migration.fused asks: init's test, and the reason name() gives.
+const char* fused_step_blocker(const Problem& pb, const CudaOptions& o, const VolumeDims& d) {
+  if (pb.anisotropic()) return "the fused step is acoustic";
+  if (o.variant != kernels::Variant::tma) return "the fused step is the tma variant's";
+  if (!kernels::fused_backward_supported(pb.radius, d.nxp * d.ny))
+    return pb.radius > 4 ? "the fused step takes space orders up to 8" : "a plane of 2^31 cells or more";
+  return nullptr;
+}
+
 }  // namespace
 
 ReconstructionChoice choose_reconstruction(const Problem& pb, const Problem& global, const CudaOptions& o,
@@ -557,9 +567,7 @@ void CudaMigrator::Impl::init(const Problem& global, const Slab* slab, std::vect
       !why.empty())
     throw Error("solver.kernel " + std::string(variant_name(opt.variant)) + ": " + why);
   dims = {pb.grid.n[0], pb.grid.n[1], pb.grid.n[2], (pb.grid.n[0] + kRowAlign - 1) / kRowAlign * kRowAlign};
-  fused = !pb.anisotropic() && opt.variant == kernels::Variant::tma &&
-          kernels::fused_backward_supported(pb.radius, dims.nxp * dims.ny) &&
-          fused_step_asked(pb.config.migration->fused, opt.storage);
+  fused = !fused_step_blocker(pb, opt, dims) && fused_step_asked(pb.config.migration->fused, opt.storage);
   if (inner_box(global).cells() == 0)
     throw Error(
         "config key 'grid.shape' leaves no interior to migrate: the damping zone and the stencil radius fill the grid");
@@ -687,15 +695,10 @@ std::string CudaMigrator::name() const {
                                 ? std::string(" (forward kernel ") + kernels::tma_shape_name(d.op->shape()) +
                                       tma_settings_text(d.op->l2_hint(), d.op->chunk_rows(), d.half, false) + ")"
                                 : "";
-  // migration.fused: true where the fused step does not run says why (init's conditions).
+  // migration.fused: true where the fused step does not run says why.
   std::string fused_ignored;
   if (d.pb.config.migration->fused == FusedStep::on && !d.fused)
-    fused_ignored = std::string(" (migration.fused is ignored: ") +
-                    (anisotropic                              ? "the fused step is acoustic"
-                     : d.opt.variant != kernels::Variant::tma ? "the fused step is the tma variant's"
-                     : d.pb.radius > 4                        ? "the fused step takes space orders up to 8"
-                                                              : "a plane of 2^31 cells or more") +
-                    ")";
+    fused_ignored = std::string(" (migration.fused is ignored: ") + fused_step_blocker(d.pb, d.opt, d.dims) + ")";
   return std::string("cuda ") + (anisotropic ? to_text(d.pb.equation) + " " : "") + v + shape +
          (d.half ? ", fp16 storage" : "") + ", z_block " + std::to_string(d.opt.z_block) + ", " +
          (d.s.p[0].compressible() ? "compressible" : "plain") + " memory, " +

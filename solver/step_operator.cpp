@@ -48,6 +48,15 @@ kernels::AcousticArgs StepOperator::args(const DeviceWavefield& w, int c) const 
   return a;
 }
 
+kernels::AcousticArgsHalf StepOperator::half_args(const DeviceWavefield& w, int c) const {
+  kernels::AcousticArgsHalf a = acoustic_args(pb_, nxp_, w.p[c].as<__half>(), w.p[1 - c].as<__half>(),
+                                              model_.m.as<__half>(), model_.damp, model_.model_scale);
+  a.z_lo = z_lo_, a.z_hi = z_hi_;
+  a.chunk_rows = chunk_rows_;
+  a.l2_hint = l2_hint_;
+  return a;
+}
+
 kernels::TtiArgsHalf StepOperator::half_tti_args(const DeviceWavefield& w, int c) const {
   const kernels::TtiArgs& f = tti_base_;
   const TtiVolumes& tti = model_.tti;
@@ -98,11 +107,8 @@ void StepOperator::step(const DeviceWavefield& w, int c, int lo, int hi, cudaStr
   if (anisotropic_) return tti_step(w, c, lo, hi, on);
   const kernels::TmaMaps maps{&w.halo[c], &w.center[1 - c], &model_.tmap_m};
   if (half_) {
-    kernels::AcousticArgsHalf a = acoustic_args(pb_, nxp_, w.p[c].as<__half>(), w.p[1 - c].as<__half>(),
-                                                model_.m.as<__half>(), model_.damp, model_.model_scale);
+    kernels::AcousticArgsHalf a = half_args(w, c);
     a.z_lo = lo, a.z_hi = hi;
-    a.chunk_rows = chunk_rows_;
-    a.l2_hint = l2_hint_;
     kernels::launch_acoustic_step(a, opt_.variant, pb_.radius, opt_.z_block, maps, shape_, on);
     return;
   }
@@ -117,15 +123,9 @@ void StepOperator::fused(const kernels::FusedArgs& fa, const DeviceWavefield& s,
                                 &model_.tmap_m};
   if (half_) {
     kernels::FusedArgsHalf h;
-    auto half_args = [&](const DeviceWavefield& w) {
-      kernels::AcousticArgsHalf a = acoustic_args(pb_, nxp_, w.p[w.cur].as<__half>(), w.p[1 - w.cur].as<__half>(),
-                                                  model_.m.as<__half>(), model_.damp, model_.model_scale);
-      a.z_lo = lo, a.z_hi = hi;
-      a.chunk_rows = chunk_rows_;
-      return a;
-    };
-    h.s = half_args(s);
-    h.r = half_args(r);
+    h.s = half_args(s, s.cur);
+    h.r = half_args(r, r.cur);
+    h.s.z_lo = h.r.z_lo = lo, h.s.z_hi = h.r.z_hi = hi;
     h.image = fa.image, h.illumination = fa.illumination, h.image_level = fa.image_level;
     for (int a = 0; a < 3; ++a) h.box_lo[a] = fa.box_lo[a], h.box_hi[a] = fa.box_hi[a];
     h.s_scale = fa.s_scale, h.r_scale = fa.r_scale;

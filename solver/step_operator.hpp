@@ -29,6 +29,8 @@ class StepOperator {
   void step(const DeviceWavefield& w, int c, cudaStream_t on) const { step(w, c, z_lo_, z_hi_, on); }
   // The fp32 acoustic step arguments of field w from buffer c (the fused step's halves).
   kernels::AcousticArgs args(const DeviceWavefield& w, int c) const;
+  // The same in fp16 storage (halves of the fields and the model, the model's scale).
+  kernels::AcousticArgsHalf half_args(const DeviceWavefield& w, int c) const;
   // The fused backward step of both fields from their buffers s.cur and r.cur over planes
   // [lo, hi), with fa's image, box and scales (fa.s and fa.r are filled here: fp32, or the
   // halves of fp16 storage).
