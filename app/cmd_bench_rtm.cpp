@@ -276,6 +276,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
       throw Error("bench --backward: '" + p + "' is not a backward path; valid: fused, separate");
     paths.push_back(p == "fused");
   }
+  const int runs = b.repeat > 0 ? b.repeat : 1;
   std::printf("seisrtm bench --rtm %s\ncommand: %s\ndevice: %s\ntuning: %s\n", SEISRTM_VERSION, b.command_line.c_str(),
               g.name.c_str(), tuning_text(t).c_str());
   // The copy bandwidth the rows' rates are measured against (plain memory, random data: as bench's
@@ -304,20 +305,26 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
       c.solver.memory = *from_text<SolverMemory>(mem);
       c.solver.storage = *from_text<SolverStorage>(storage);
       c.solver.kernel = SolverKernel::tma;
-      const double forward = forward_run(c, t, data_file);
+      // --repeat runs of the forward run (the rows take their median) and of each migration (a row each).
+      std::vector<double> forwards;
+      for (int r = 0; r < runs; ++r) forwards.push_back(forward_run(c, t, data_file));
+      std::sort(forwards.begin(), forwards.end());
+      const double forward = forwards[forwards.size() / 2];
       for (const Reconstruction how : hows)
         for (const StorePrecision precision : precisions)
           for (const bool fused : paths) {
             if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
-            for (const long long g : {0LL, b.gathers})
-              if (g == 0 || b.gathers > 0)
+            for (int r = 0; r < runs; ++r) {
+              for (const long long g : bench::rtm_gather_counts(b.gathers))
                 bench_migration(c, t, fused, data_file, forward, how, precision, g, false, copy, b);
-            if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, copy, b);
+              if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, copy, b);
+            }
           }
       std::filesystem::remove(data_file);
     }
   std::printf(
-      "forward: one forward run's stepping (CUDA events); rtm fwd / rtm bwd: wall time of the migration's "
+      "forward: one forward run's stepping (CUDA events; the median of --repeat runs); rtm fwd / rtm bwd: wall time of "
+      "the migration's "
       "passes; rtm GPU: the sum of the GPU phases%s%s\n",
       b.gathers > 0 ? "; +gathers: with image gathers (offsets -H..H at every 10th x and every y; their copy to the "
                       "host in rtm bwd)"

@@ -207,7 +207,8 @@ CLI::App* add_bench(CLI::App& cli, app::BenchOptions& bo, TmaTuning& tuning) {
   bench->add_option("--steps", bo.steps,
                     "Comma-separated step counts, each a run from zero wavefields "
                     "(default 100,1000,2000,5000; --quick 100,500,1000)");
-  bench->add_option("--repeat", bo.repeat, "Timed runs per cell (default 3)");
+  bench->add_option("--repeat", bo.repeat,
+                    "Timed runs per cell (default 3; --rtm: runs of the forward run and of each migration, default 1)");
   bench->add_flag("--quick", bo.quick, "A 512^3 study that finishes in about a minute");
   bench->add_option("--reconstruction", bo.reconstructions,
                     "--rtm: comma-separated migration.reconstruction values (auto, store, checkpoint), a row each "

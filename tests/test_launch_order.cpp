@@ -169,3 +169,11 @@ TEST_CASE("bench --rtm's bytes a backward level: the fused step's 7 volumes, the
   CHECK(backward_bytes_per_cell(false, true, 2) == Approx(16.0 + 10.0));
   CHECK(backward_bytes_per_cell(true, false, 0) == Approx(44.0));  // an unresolved interval counts as 1
 }
+
+TEST_CASE("bench --rtm migrates once without gathers, then with them where asked", "[unit]") {
+  using seisrtm::app::bench::rtm_gather_counts;
+  // Without --gathers one migration a run (each used to run twice: {0, 0}).
+  CHECK(rtm_gather_counts(0) == std::vector<long long>{0});
+  CHECK(rtm_gather_counts(-1) == std::vector<long long>{0});
+  CHECK(rtm_gather_counts(8) == std::vector<long long>{0, 8});
+}

@@ -32,6 +32,11 @@ inline double backward_bytes_per_cell(bool fused, bool half, long long k) {
   return (fused ? 7 : 8) * fields + imaging / double(std::max(1LL, k));
 }
 
+// The gather counts bench --rtm migrates with: none, then `gathers` offsets where asked.
+inline std::vector<long long> rtm_gather_counts(long long gathers) {
+  return gathers > 0 ? std::vector<long long>{0, gathers} : std::vector<long long>{0};
+}
+
 // A variant's name with its storage where that is not fp32 ("tma", "tma fp16").
 inline std::string series_name(const std::string& variant, const std::string& storage) {
   return storage == "fp32" ? variant : variant + " " + storage;
