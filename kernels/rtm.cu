@@ -34,13 +34,37 @@ __global__ void inject_series_at_kernel(T* pn, SeriesInjection inj, const float*
 
 // Boundary store slots chosen by the level counter: slot = store + (*level + slot_offset) * count.
 // The store holds the field's elements (floats, or halves in fp16 storage).
+//
+// A gather takes kGatherCells cells a thread, a grid stride apart, and issues their index and
+// value loads before any store: with one cell a thread an SM kept about 8 KB of loads in flight,
+// too little to cover DRAM's latency (the 13.7 M shell cells of an 800^3 run: 0.086 -> 0.059 ms
+// a level on an H200; docs/BENCHMARKS.md, "RTM"). The scatters keep one cell a thread: their
+// partial-sector writes on the x faces bound them, not the loads (2 to 8 cells a thread ran 0-8%
+// slower).
+constexpr int kGatherCells = 4;
+
+// slot[k] = get(cells[k]) for k in [0, count).
+template <class Index, class V, class Get>
+__device__ __forceinline__ void gather_cells(const Index* cells, long long count, V* slot, Get get) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long k0 = blockIdx.x * (long long)blockDim.x + threadIdx.x; k0 < count; k0 += kGatherCells * stride) {
+    Index c[kGatherCells];
+    V v[kGatherCells];
+#pragma unroll
+    for (int u = 0; u < kGatherCells; ++u) c[u] = k0 + u * stride < count ? cells[k0 + u * stride] : Index(0);
+#pragma unroll
+    for (int u = 0; u < kGatherCells; ++u)
+      if (k0 + u * stride < count) v[u] = get(c[u]);
+#pragma unroll
+    for (int u = 0; u < kGatherCells; ++u)
+      if (k0 + u * stride < count) slot[k0 + u * stride] = v[u];
+  }
+}
+
 template <class T, class Index>
 __global__ void gather_at_kernel(const T* p, const Index* cells, long long count, T* store, const long long* level,
                                  long long slot_offset) {
-  T* slot = store + (*level + slot_offset) * count;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x)
-    slot[k] = p[cells[k]];
+  gather_cells(cells, count, store + (*level + slot_offset) * count, [&](Index c) { return p[c]; });
 }
 
 template <class T, class Index>
@@ -58,10 +82,8 @@ __global__ void scatter_at_kernel(T* p, const Index* cells, long long count, con
 template <class Index>
 __global__ void gather_bf16_kernel(const float* p, const Index* cells, long long count, __nv_bfloat16* store,
                                    const long long* level, long long slot_offset) {
-  __nv_bfloat16* slot = store + (level ? *level + slot_offset : 0) * count;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x)
-    slot[k] = __float2bfloat16_rn(p[cells[k]]);
+  gather_cells(cells, count, store + (level ? *level + slot_offset : 0) * count,
+               [&](Index c) { return __float2bfloat16_rn(p[c]); });
 }
 
 template <class Index>
@@ -79,10 +101,8 @@ __global__ void scatter_bf16_kernel(float* p, const Index* cells, long long coun
 template <class Index>
 __global__ void gather_f16_kernel(const float* p, const Index* cells, long long count, __half* store,
                                   const long long* level, long long slot_offset, float inv_scale) {
-  __half* slot = store + (level ? *level + slot_offset : 0) * count;
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x)
-    slot[k] = __float2half_rn(p[cells[k]] * inv_scale);
+  gather_cells(cells, count, store + (level ? *level + slot_offset : 0) * count,
+               [&](Index c) { return __float2half_rn(p[c] * inv_scale); });
 }
 
 template <class Index>
@@ -100,9 +120,7 @@ __global__ void add_level_kernel(long long* level, long long delta) {
 
 template <class T, class Index>
 __global__ void gather_kernel(const T* p, const Index* cells, long long count, T* store) {
-  for (long long k = blockIdx.x * (long long)blockDim.x + threadIdx.x; k < count;
-       k += (long long)gridDim.x * blockDim.x)
-    store[k] = p[cells[k]];
+  gather_cells(cells, count, store, [&](Index c) { return p[c]; });
 }
 
 template <class T, class Index>
@@ -130,6 +148,10 @@ __global__ void image_kernel(const T* s, const T* r, float* image, float* illum,
 int blocks_for(long long n) {
   return static_cast<int>(std::min<long long>((n + 255) / 256, 65535));
 }
+// Blocks of 256 threads for a gather of n cells (kGatherCells a thread).
+int gather_blocks(long long n) {
+  return blocks_for((n + kGatherCells - 1) / kGatherCells);
+}
 
 template <class T>
 void inject_series(T* pn, const SeriesInjection& inj, const float* series, long long stride, long long sample,
@@ -150,7 +172,7 @@ void inject_series_at(T* pn, const SeriesInjection& inj, const float* series, lo
 template <class T, class Index>
 void gather(const T* p, const Index* cells, long long count, T* store, cudaStream_t stream) {
   if (count == 0) return;
-  gather_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store);
+  gather_kernel<T, Index><<<gather_blocks(count), 256, 0, stream>>>(p, cells, count, store);
   SEISRTM_CUDA_LAUNCHED();
 }
 
@@ -166,7 +188,7 @@ void store_at(bool to_store, T* p, const Index* cells, long long count, T* store
               long long slot_offset, cudaStream_t stream) {
   if (count == 0) return;
   if (to_store)
-    gather_at_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
+    gather_at_kernel<T, Index><<<gather_blocks(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
   else
     scatter_at_kernel<T, Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);
   SEISRTM_CUDA_LAUNCHED();
@@ -240,7 +262,7 @@ SEISRTM_RTM_LAUNCHERS(__half)
   void launch_gather_at(const float* p, const Index* cells, long long count, __nv_bfloat16* store,                     \
                         const long long* level, long long slot_offset, cudaStream_t stream) {                          \
     if (count == 0) return;                                                                                            \
-    gather_bf16_kernel<Index><<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);      \
+    gather_bf16_kernel<Index><<<gather_blocks(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset);   \
     SEISRTM_CUDA_LAUNCHED();                                                                                           \
   }                                                                                                                    \
   void launch_scatter_at(float* p, const Index* cells, long long count, const __nv_bfloat16* store,                    \
@@ -258,7 +280,7 @@ SEISRTM_RTM_BF16(long long)
                         long long slot_offset, float scale, cudaStream_t stream) {                                   \
     if (count == 0) return;                                                                                          \
     gather_f16_kernel<Index>                                                                                         \
-        <<<blocks_for(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset, 1.0f / scale);           \
+        <<<gather_blocks(count), 256, 0, stream>>>(p, cells, count, store, level, slot_offset, 1.0f / scale);        \
     SEISRTM_CUDA_LAUNCHED();                                                                                         \
   }                                                                                                                  \
   void launch_scatter_at(float* p, const Index* cells, long long count, const __half* store, const long long* level, \

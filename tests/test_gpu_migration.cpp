@@ -18,6 +18,7 @@
 #include "base/error.hpp"
 #include "io/config.hpp"
 #include "kernels/image_isic.hpp"
+#include "kernels/rtm.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
 #include "solver/device_buffer.hpp"
@@ -797,4 +798,111 @@ TEST_CASE("GPU isic: fused and separate passes, graphs on and off, agree with th
   CudaMigrator gc(pc, CudaOptions{});
   const Result corr = migrate(gc, pc, data);
   CHECK(validation::relative_l2(corr.image.data(), rc.image.data(), cells) > 0.1);
+}
+
+TEST_CASE("the boundary store's gathers and scatters move every cell of the list, the last grid stride's included",
+          "[gpu]") {
+  // A field of random values and a sorted random list of its cells (as a shell's); the gathers
+  // take several cells a thread a grid stride apart (kernels/rtm.cu), so the counts cover one
+  // cell, a partial first stride, one cell past a whole block's share, and a list longer than one
+  // pass of the largest grid (65535 blocks x 256 threads x 4 cells = 67,107,840) by a partial one.
+  // Each slot must hold exactly its cell's value (fp32 and fp16 copied, bf16 and scaled fp16
+  // rounded as the host rounds), the level counter's slot and no other, and the scatter must
+  // write the slot back to exactly the listed cells.
+  // The longest list with 32-bit cells only (as an 800^3 run's shell; the index width changes no
+  // stride), and each store in one pass: the test takes seconds, not a minute.
+  const auto count_wide = GENERATE(table<long long, bool>(
+      {{1, false}, {1, true}, {3, false}, {1025, true}, {262145, false}, {262145, true}, {67107840 + 1001, false}}));
+  const long long count = std::get<0>(count_wide);
+  const bool wide = std::get<1>(count_wide);
+  INFO("count " << count << (wide ? ", 64-bit cells" : ", 32-bit cells"));
+  // Ascending cells, each a random 1 to 3 cells after the one before it.
+  std::mt19937_64 gen(11);
+  std::uniform_int_distribution<int> skip(1, 3);
+  std::vector<long long> cells(static_cast<size_t>(count));
+  for (long long k = 0, c = -1; k < count; ++k) cells[static_cast<size_t>(k)] = c += skip(gen);
+  const long long n = cells.back() + 1;
+  std::vector<float> field(static_cast<size_t>(n));
+  std::normal_distribution<float> nd(0, 1);
+  for (auto& v : field) v = nd(gen);
+  auto upload = [](const void* h, std::size_t bytes) {
+    DeviceBuffer b(std::max<std::size_t>(bytes, 4), MemoryKind::plain);
+    REQUIRE(cudaMemcpy(b.as<void>(), h, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    return b;
+  };
+  const std::vector<unsigned> narrow(cells.begin(), cells.end());
+  const DeviceBuffer dcells = wide ? upload(cells.data(), cells.size() * 8) : upload(narrow.data(), narrow.size() * 4);
+  const DeviceBuffer dfield = upload(field.data(), field.size() * 4);
+  const long long level_value = 5, slot_offset = -3;  // slot 2 of 3
+  const DeviceBuffer dlevel = upload(&level_value, 8);
+  auto gather = [&](auto* store, auto&&... rest) {
+    if (wide)
+      kernels::launch_gather_at(dfield.as<float>(), dcells.as<long long>(), count, store, dlevel.as<long long>(),
+                                slot_offset, rest..., nullptr);
+    else
+      kernels::launch_gather_at(dfield.as<float>(), dcells.as<unsigned>(), count, store, dlevel.as<long long>(),
+                                slot_offset, rest..., nullptr);
+  };
+  auto scatter = [&](float* into, const auto* store, auto&&... rest) {
+    if (wide)
+      kernels::launch_scatter_at(into, dcells.as<long long>(), count, store, dlevel.as<long long>(), slot_offset,
+                                 rest..., nullptr);
+    else
+      kernels::launch_scatter_at(into, dcells.as<unsigned>(), count, store, dlevel.as<long long>(), slot_offset,
+                                 rest..., nullptr);
+  };
+  // The slots of a 3-slot store of E after a gather into slot 2, the others holding their fill.
+  auto slots = [&](const DeviceBuffer& store, auto fill) {
+    using E = decltype(fill);
+    std::vector<E> h(static_cast<size_t>(3 * count));
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), store.as<void>(), h.size() * sizeof(E), cudaMemcpyDeviceToHost) == cudaSuccess);
+    return h;
+  };
+  auto filled = [&](auto fill) {
+    using E = decltype(fill);
+    const std::vector<E> h(static_cast<size_t>(3 * count), fill);
+    return upload(h.data(), h.size() * sizeof(E));
+  };
+  // Counts of slot-2 entries unlike the host's value, and of entries of slots 0 and 1 changed.
+  auto compare = [&](const auto& h, auto fill, auto expect) {
+    long long wrong = 0, touched = 0;
+    for (long long k = 0; k < count; ++k) {
+      const auto e = expect(field[static_cast<size_t>(cells[static_cast<size_t>(k)])]);
+      wrong += std::memcmp(&h[static_cast<size_t>(2 * count + k)], &e, sizeof e) != 0;
+      touched += std::memcmp(&h[static_cast<size_t>(k)], &fill, sizeof fill) != 0;
+      touched += std::memcmp(&h[static_cast<size_t>(count + k)], &fill, sizeof fill) != 0;
+    }
+    CHECK(wrong == 0);
+    CHECK(touched == 0);
+  };
+  {  // fp32
+    DeviceBuffer store = filled(-7.0f);
+    gather(store.as<float>());
+    compare(slots(store, -7.0f), -7.0f, [](float v) { return v; });
+    // Back into a zeroed field: the listed cells get their values, the others stay 0.
+    DeviceBuffer back = upload(std::vector<float>(field.size(), 0.0f).data(), field.size() * 4);
+    scatter(back.as<float>(), store.as<float>());
+    std::vector<float> h(field.size());
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), back.as<void>(), h.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    std::vector<char> listed(field.size(), 0);
+    for (long long c : cells) listed[static_cast<size_t>(c)] = 1;
+    long long wrong = 0;
+    for (size_t i = 0; i < h.size(); ++i) wrong += h[i] != (listed[i] ? field[i] : 0.0f);
+    CHECK(wrong == 0);
+  }
+  {  // bf16, rounded to nearest even
+    const __nv_bfloat16 fill = __float2bfloat16_rn(-7.0f);
+    DeviceBuffer store = filled(fill);
+    gather(store.as<__nv_bfloat16>());
+    compare(slots(store, fill), fill, [](float v) { return __float2bfloat16_rn(v); });
+  }
+  {  // fp16 over a power-of-two scale
+    const float scale = 0.25f;
+    const __half fill = __float2half_rn(-7.0f);
+    DeviceBuffer store = filled(fill);
+    gather(store.as<__half>(), scale);
+    compare(slots(store, fill), fill, [&](float v) { return __float2half_rn(v * (1.0f / scale)); });
+  }
 }
