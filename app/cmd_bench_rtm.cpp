@@ -308,8 +308,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
       // --repeat runs of the forward run (the rows take their median) and of each migration (a row each).
       std::vector<double> forwards;
       for (int r = 0; r < runs; ++r) forwards.push_back(forward_run(c, t, data_file));
-      std::sort(forwards.begin(), forwards.end());
-      const double forward = forwards[forwards.size() / 2];
+      const double forward = bench::median(forwards);
       for (const Reconstruction how : hows)
         for (const StorePrecision precision : precisions)
           for (const bool fused : paths) {

@@ -177,3 +177,12 @@ TEST_CASE("bench --rtm migrates once without gathers, then with them where asked
   CHECK(rtm_gather_counts(-1) == std::vector<long long>{0});
   CHECK(rtm_gather_counts(8) == std::vector<long long>{0, 8});
 }
+
+TEST_CASE("bench's median: the middle value, the mean of the two middle ones for an even count", "[unit]") {
+  using seisrtm::app::bench::median;
+  CHECK(median({3.0, 1.0, 2.0}) == 2.0);
+  // Two runs (bench --rtm --repeat 2): their mean, neither the faster nor the slower.
+  CHECK(median({2.25, 2.21}) == Approx(2.23));
+  CHECK(median({4.0, 1.0, 3.0, 2.0}) == Approx(2.5));
+  CHECK(median({}) == 0.0);
+}

@@ -32,6 +32,13 @@ inline double backward_bytes_per_cell(bool fused, bool half, long long k) {
   return (fused ? 7 : 8) * fields + imaging / double(std::max(1LL, k));
 }
 
+// The median of `v` (the mean of the two middle values for an even count; 0 for none).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size();
+  return m == 0 ? 0.0 : m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
 // The gather counts bench --rtm migrates with: none, then `gathers` offsets where asked.
 inline std::vector<long long> rtm_gather_counts(long long gathers) {
   return gathers > 0 ? std::vector<long long>{0, gathers} : std::vector<long long>{0};

@@ -149,11 +149,9 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
       Cell& cell = cells[i];
       std::vector<double> rates;
       for (double sec : cell.seconds) rates.push_back(gcells(p, cell.steps, sec));
-      std::sort(rates.begin(), rates.end());
-      const size_t m = rates.size();
-      cell.median = m % 2 ? rates[m / 2] : 0.5 * (rates[m / 2 - 1] + rates[m / 2]);
-      cell.lo = rates.front();
-      cell.hi = rates.back();
+      cell.median = median(rates);
+      cell.lo = *std::min_element(rates.begin(), rates.end());
+      cell.hi = *std::max_element(rates.begin(), rates.end());
       cell.peak_bytes = dm.peak;
       cell.volume_bytes = dm.volume;
     }
