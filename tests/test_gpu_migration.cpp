@@ -3,6 +3,7 @@
 // surface; the rebuilt source field; device memory; the refusal of a store that does not fit.
 // vti and tti (the TTI step, the store of p and q) against the CPU migrator the same way.
 #include <algorithm>
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
@@ -806,8 +807,9 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
   // take several cells a thread a grid stride apart (kernels/rtm.cu), so the counts cover one
   // cell, a partial first stride, one cell past a whole block's share, and a list longer than one
   // pass of the largest grid (65535 blocks x 256 threads x 4 cells = 67,107,840) by a partial one.
-  // Each slot must hold exactly its cell's value (fp32 and fp16 copied, bf16 and scaled fp16
-  // rounded as the host rounds), the level counter's slot and no other, and the scatter must
+  // Each gather (fp32 and fp16 fields copied, bf16 and scaled fp16 stores rounded as the host
+  // rounds; at the level counter's slot, or slot 0 without a counter) must write exactly its
+  // slot's entries, each its cell's value, and leave the others' NaN fill; the fp32 scatter must
   // write the slot back to exactly the listed cells.
   // The longest list with 32-bit cells only (as an 800^3 run's shell; the index width changes no
   // stride), and each store in one pass: the test takes seconds, not a minute.
@@ -851,36 +853,48 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
       kernels::launch_scatter_at(into, dcells.as<unsigned>(), count, store, dlevel.as<long long>(), slot_offset,
                                  rest..., nullptr);
   };
-  // The slots of a 3-slot store of E after a gather into slot 2, the others holding their fill.
-  auto slots = [&](const DeviceBuffer& store, auto fill) {
-    using E = decltype(fill);
-    std::vector<E> h(static_cast<size_t>(3 * count));
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    REQUIRE(cudaMemcpy(h.data(), store.as<void>(), h.size() * sizeof(E), cudaMemcpyDeviceToHost) == cudaSuccess);
-    return h;
-  };
+  // NaNs a conversion of a finite value never gives: a slot still holding one was not written.
+  const float nan32 = std::bit_cast<float>(0x7FC5A5A5u);
+  __nv_bfloat16_raw bf_bits;
+  bf_bits.x = 0x7FC5;
+  __half_raw half_bits;
+  half_bits.x = 0x7E5A;
+  const __nv_bfloat16 nan_bf16(bf_bits);
+  const __half nan_f16(half_bits);
+  // A 3-slot store of E, every entry the fill.
   auto filled = [&](auto fill) {
     using E = decltype(fill);
     const std::vector<E> h(static_cast<size_t>(3 * count), fill);
     return upload(h.data(), h.size() * sizeof(E));
   };
-  // Counts of slot-2 entries unlike the host's value, and of entries of slots 0 and 1 changed.
-  auto compare = [&](const auto& h, auto fill, auto expect) {
+  // After a gather into slot `at`: its entries unlike the host's values, and entries of the other
+  // slots changed, both none.
+  auto compare = [&](const DeviceBuffer& store, int at, auto fill, auto expect) {
+    using E = decltype(fill);
+    std::vector<E> h(static_cast<size_t>(3 * count));
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    REQUIRE(cudaMemcpy(h.data(), store.as<void>(), h.size() * sizeof(E), cudaMemcpyDeviceToHost) == cudaSuccess);
     long long wrong = 0, touched = 0;
     for (long long k = 0; k < count; ++k) {
-      const auto e = expect(field[static_cast<size_t>(cells[static_cast<size_t>(k)])]);
-      wrong += std::memcmp(&h[static_cast<size_t>(2 * count + k)], &e, sizeof e) != 0;
-      touched += std::memcmp(&h[static_cast<size_t>(k)], &fill, sizeof fill) != 0;
-      touched += std::memcmp(&h[static_cast<size_t>(count + k)], &fill, sizeof fill) != 0;
+      const E e = expect(k);
+      for (int slot = 0; slot < 3; ++slot) {
+        const E& v = h[static_cast<size_t>(slot * count + k)];
+        if (slot == at)
+          wrong += std::memcmp(&v, &e, sizeof e) != 0;
+        else
+          touched += std::memcmp(&v, &fill, sizeof fill) != 0;
+      }
     }
     CHECK(wrong == 0);
     CHECK(touched == 0);
   };
-  {  // fp32
-    DeviceBuffer store = filled(-7.0f);
+  auto value = [&](long long k) { return field[static_cast<size_t>(cells[static_cast<size_t>(k)])]; };
+  {  // fp32 at the level counter's slot, then back into a zeroed field
+    const float fill = nan32;
+    DeviceBuffer store = filled(fill);
     gather(store.as<float>());
-    compare(slots(store, -7.0f), -7.0f, [](float v) { return v; });
-    // Back into a zeroed field: the listed cells get their values, the others stay 0.
+    compare(store, 2, fill, value);
+    // The listed cells get their values, the others stay 0.
     DeviceBuffer back = upload(std::vector<float>(field.size(), 0.0f).data(), field.size() * 4);
     scatter(back.as<float>(), store.as<float>());
     std::vector<float> h(field.size());
@@ -892,17 +906,47 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
     for (size_t i = 0; i < h.size(); ++i) wrong += h[i] != (listed[i] ? field[i] : 0.0f);
     CHECK(wrong == 0);
   }
-  {  // bf16, rounded to nearest even
-    const __nv_bfloat16 fill = __float2bfloat16_rn(-7.0f);
+  {  // fp32, the plain gather (no level counter): slot 0
+    const float fill = nan32;
+    DeviceBuffer store = filled(fill);
+    if (wide)
+      kernels::launch_gather(dfield.as<float>(), dcells.as<long long>(), count, store.as<float>(), nullptr);
+    else
+      kernels::launch_gather(dfield.as<float>(), dcells.as<unsigned>(), count, store.as<float>(), nullptr);
+    compare(store, 0, fill, value);
+  }
+  {  // bf16, rounded to nearest even: at the counter's slot, and without a counter (slot 0)
+    const __nv_bfloat16 fill = nan_bf16;
+    auto rounded = [&](long long k) { return __float2bfloat16_rn(value(k)); };
     DeviceBuffer store = filled(fill);
     gather(store.as<__nv_bfloat16>());
-    compare(slots(store, fill), fill, [](float v) { return __float2bfloat16_rn(v); });
+    compare(store, 2, fill, rounded);
+    DeviceBuffer plain = filled(fill);
+    if (wide)
+      kernels::launch_gather(dfield.as<float>(), dcells.as<long long>(), count, plain.as<__nv_bfloat16>(), nullptr);
+    else
+      kernels::launch_gather(dfield.as<float>(), dcells.as<unsigned>(), count, plain.as<__nv_bfloat16>(), nullptr);
+    compare(plain, 0, fill, rounded);
   }
   {  // fp16 over a power-of-two scale
     const float scale = 0.25f;
-    const __half fill = __float2half_rn(-7.0f);
+    const __half fill = nan_f16;
     DeviceBuffer store = filled(fill);
     gather(store.as<__half>(), scale);
-    compare(slots(store, fill), fill, [&](float v) { return __float2half_rn(v * (1.0f / scale)); });
+    compare(store, 2, fill, [&](long long k) { return __float2half_rn(value(k) * (1.0f / scale)); });
+  }
+  {  // fp16 storage: a field of halves copied into a store of halves at the counter's slot
+    std::vector<__half> halves(field.size());
+    for (size_t i = 0; i < field.size(); ++i) halves[i] = __float2half_rn(field[i]);
+    const DeviceBuffer dhalves = upload(halves.data(), halves.size() * sizeof(__half));
+    const __half fill = nan_f16;
+    DeviceBuffer store = filled(fill);
+    if (wide)
+      kernels::launch_gather_at(dhalves.as<__half>(), dcells.as<long long>(), count, store.as<__half>(),
+                                dlevel.as<long long>(), slot_offset, nullptr);
+    else
+      kernels::launch_gather_at(dhalves.as<__half>(), dcells.as<unsigned>(), count, store.as<__half>(),
+                                dlevel.as<long long>(), slot_offset, nullptr);
+    compare(store, 2, fill, [&](long long k) { return halves[static_cast<size_t>(cells[static_cast<size_t>(k)])]; });
   }
 }
