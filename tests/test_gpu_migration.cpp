@@ -845,6 +845,13 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
       kernels::launch_gather_at(dfield.as<float>(), dcells.as<unsigned>(), count, store, dlevel.as<long long>(),
                                 slot_offset, rest..., nullptr);
   };
+  // The plain gather: no level counter, slot 0.
+  auto plain_gather = [&](auto* store) {
+    if (wide)
+      kernels::launch_gather(dfield.as<float>(), dcells.as<long long>(), count, store, nullptr);
+    else
+      kernels::launch_gather(dfield.as<float>(), dcells.as<unsigned>(), count, store, nullptr);
+  };
   auto scatter = [&](float* into, const auto* store, auto&&... rest) {
     if (wide)
       kernels::launch_scatter_at(into, dcells.as<long long>(), count, store, dlevel.as<long long>(), slot_offset,
@@ -909,10 +916,7 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
   {  // fp32, the plain gather (no level counter): slot 0
     const float fill = nan32;
     DeviceBuffer store = filled(fill);
-    if (wide)
-      kernels::launch_gather(dfield.as<float>(), dcells.as<long long>(), count, store.as<float>(), nullptr);
-    else
-      kernels::launch_gather(dfield.as<float>(), dcells.as<unsigned>(), count, store.as<float>(), nullptr);
+    plain_gather(store.as<float>());
     compare(store, 0, fill, value);
   }
   {  // bf16, rounded to nearest even: at the counter's slot, and without a counter (slot 0)
@@ -922,10 +926,7 @@ TEST_CASE("the boundary store's gathers and scatters move every cell of the list
     gather(store.as<__nv_bfloat16>());
     compare(store, 2, fill, rounded);
     DeviceBuffer plain = filled(fill);
-    if (wide)
-      kernels::launch_gather(dfield.as<float>(), dcells.as<long long>(), count, plain.as<__nv_bfloat16>(), nullptr);
-    else
-      kernels::launch_gather(dfield.as<float>(), dcells.as<unsigned>(), count, plain.as<__nv_bfloat16>(), nullptr);
+    plain_gather(plain.as<__nv_bfloat16>());
     compare(plain, 0, fill, rounded);
   }
   {  // fp16 over a power-of-two scale
