@@ -36,11 +36,10 @@ __global__ void inject_series_at_kernel(T* pn, SeriesInjection inj, const float*
 // The store holds the field's elements (floats, or halves in fp16 storage).
 //
 // A gather takes kGatherCells cells a thread, a grid stride apart, and issues their index and
-// value loads before any store: with one cell a thread an SM kept about 8 KB of loads in flight,
-// too little to cover DRAM's latency (the 13.7 M shell cells of an 800^3 run, a standalone
-// kernel on an H200: 0.086 -> 0.059 ms a level; docs/BENCHMARKS.md, "RTM"). The scatters keep
-// one cell a thread: their partial-sector writes on the x faces bound them, not the loads (2 to
-// 8 cells a thread ran 0.5-8% slower).
+// value loads before any store: with one 4-byte load in flight a thread (2048 threads: 8 KB an SM)
+// a gather is bound by DRAM's latency. The scatters keep one cell a thread: their partial-sector
+// writes on the x faces bound them, not the loads (docs/BENCHMARKS.md, "RTM", and "Tried and
+// lost").
 constexpr int kGatherCells = 4;
 
 // slot[k] = get(cells[k]) for k in [0, count).

@@ -934,9 +934,8 @@ void wait_for_ranks_writing(const fs::path& out) {
 // each ending checked by `same_as_whole`. At least 3 kills and 1 run resumed from a journal: the
 // first attempt of each run, which starts from nothing and takes about `seconds`, is killed
 // before 0.45 of them (a kill drawn late could land after the run's end on a lighter-loaded
-// machine than the one `seconds` was measured on: with ctest -j2 the whole run took 40 s, its
-// first shots at 8.2 s each beside another test, the killed runs' shots 4-6 s alone, and at 0.6
-// a first attempt outlived a run: 2 kills).
+// machine than the one `seconds` was measured on: under ctest -j2 the whole run can be timed
+// beside another test and the killed runs run alone; at 0.6 a first attempt outlived its run).
 void kill_until_done(const std::string& command, const fs::path& d, double seconds,
                      const std::function<void(const fs::path&)>& same_as_whole) {
   std::mt19937 gen(std::random_device{}());
