@@ -20,6 +20,7 @@
 #include "solver/bandwidth.hpp"
 #include "solver/cuda_migration.hpp"
 #include "solver/cuda_propagator.hpp"
+#include "solver/device_clocks.hpp"
 #include "solver/device_info.hpp"
 #include "solver/memory_estimate.hpp"
 #include "solver/migration.hpp"
@@ -57,13 +58,16 @@ std::vector<std::string> memory_kinds(const BenchOptions& b) {
 }
 
 // The forward run: stepping time from CUDA events (returned, s); its traces are the data,
-// written to `data_file`.
-double forward_run(const Config& c, const TmaTuning& t, const std::string& data_file) {
+// written to `data_file`. `clocks` receives the clocks' summary over its stepping.
+double forward_run(const Config& c, const TmaTuning& t, const std::string& data_file, const ClockSampler& sampler,
+                   ClockSummary& clocks) {
   const Problem fp = build_problem(c);
   CudaPropagator prop(fp, gpu_options(c, t));
   prop.begin_shot(0);
+  const SampleClock::time_point t0 = SampleClock::now();
   prop.advance(0, fp.steps);
-  const double forward = prop.stepping_seconds();
+  const double forward = prop.stepping_seconds();  // waits for the steps' end event
+  clocks = sampler.between(t0, SampleClock::now());
   io::ObservedData d;
   d.dt = fp.dt;
   d.shots = 1;
@@ -97,7 +101,7 @@ std::string store_text(const std::string& name) {
 // forward run's `forward` s.
 void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std::string& data_file, double forward,
                      Reconstruction how, StorePrecision precision, long long gathers, bool isic, double copy,
-                     const BenchOptions& b) {
+                     const BenchOptions& b, const ClockSampler& sampler) {
   Config mc = c;
   mc.sources.shots.clear();
   mc.receivers.layout = ReceiverLayout::none;
@@ -164,6 +168,9 @@ void bench_migration(const Config& c, const TmaTuning& t, bool fused, const std:
   if (p.equation == Equation::acoustic && gathers == 0 && !isic && n.find("checkpoint") == std::string::npos)
     rates +=
         "; backward pass " + rate_text(cell_steps, bwd, bench::backward_bytes_per_cell(mig.fused(), half, k), copy);
+  if (sampler.active())
+    rates += "; clocks of the forward pass: " + sampler.between(t0, t_back).text() +
+             "; of the backward pass: " + sampler.between(t_back, t1).text();
   std::printf(
       "%-12s %-7s %-20s %9.3f %9.3f %9.3f %9.3f %7.2f %9.3f %7.2f  %s (imaging every %lld steps; %s; device memory "
       "at its peak %.3f GiB; the stack's copy-back, once a survey: %.3f s; %s)\n",
@@ -266,6 +273,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   check_rtm_storages(b, storages);
   if (b.longest) return longest_records(b, base);
   const GpuInfo g = query_gpu();
+  const ClockSampler sampler(0);
   const std::vector<std::string> memories = memory_kinds(b);
   const std::vector<Reconstruction> hows = enum_list(b.reconstructions, "--reconstruction", Reconstruction::automatic);
   const std::vector<StorePrecision> precisions =
@@ -284,6 +292,8 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   const std::size_t copy_bytes = std::min<std::size_t>(std::size_t(2) << 30, g.free_memory / 4 / (2 << 20) * (2 << 20));
   const double copy = measure_copy_bandwidth(copy_bytes, MemoryKind::plain, true).bytes_per_second;
   std::printf("copy bandwidth, plain memory, random data: %.2f TB/s\n", copy / 1e12);
+  std::printf("clocks: %s\n",
+              sampler.active() ? "sampled every 20 ms through NVML" : ("not sampled: " + sampler.reason()).c_str());
   std::printf("%-12s %-7s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "storage", "backward", "forward",
               "rtm fwd", "rtm bwd", "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =
@@ -307,7 +317,13 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
       c.solver.kernel = SolverKernel::tma;
       // --repeat runs of the forward run (the rows take their median) and of each migration (a row each).
       std::vector<double> forwards;
-      for (int r = 0; r < runs; ++r) forwards.push_back(forward_run(c, t, data_file));
+      for (int r = 0; r < runs; ++r) {
+        ClockSummary clocks;
+        forwards.push_back(forward_run(c, t, data_file, sampler, clocks));
+        if (sampler.active())
+          std::printf("%-12s %-7s forward run %d of %d: %.3f s; %s\n", mem.c_str(), storage.c_str(), r + 1, runs,
+                      forwards.back(), clocks.text().c_str());
+      }
       const double forward = bench::median(forwards);
       for (const Reconstruction how : hows)
         for (const StorePrecision precision : precisions)
@@ -315,8 +331,8 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
             if (fused && c.physics.equation != Equation::acoustic) continue;  // vti/tti: the separate path only
             for (int r = 0; r < runs; ++r) {
               for (const long long g : bench::rtm_gather_counts(b.gathers))
-                bench_migration(c, t, fused, data_file, forward, how, precision, g, false, copy, b);
-              if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, copy, b);
+                bench_migration(c, t, fused, data_file, forward, how, precision, g, false, copy, b, sampler);
+              if (b.isic) bench_migration(c, t, fused, data_file, forward, how, precision, 0, true, copy, b, sampler);
             }
           }
       std::filesystem::remove(data_file);
