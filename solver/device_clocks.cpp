@@ -72,6 +72,28 @@ ClockSummary summarize_clocks(const std::vector<ClockSample>& samples, SampleClo
   return c;
 }
 
+ClockSummary combine_clocks(const std::vector<ClockSummary>& spans) {
+  ClockSummary c;
+  double mhz = 0, w = 0, power = 0, thermal = 0;
+  for (const ClockSummary& s : spans) {
+    c.top_sm_mhz = std::max(c.top_sm_mhz, s.top_sm_mhz);
+    c.power_limit_w = std::max(c.power_limit_w, s.power_limit_w);
+    if (s.samples == 0) continue;
+    c.min_sm_mhz = c.samples == 0 ? s.min_sm_mhz : std::min(c.min_sm_mhz, s.min_sm_mhz);
+    c.samples += s.samples;
+    mhz += s.mean_sm_mhz * s.samples;
+    w += s.mean_power_w * s.samples;
+    power += s.power_held * s.samples;
+    thermal += s.thermal_held * s.samples;
+  }
+  if (c.samples == 0) return c;
+  c.mean_sm_mhz = mhz / c.samples;
+  c.mean_power_w = w / c.samples;
+  c.power_held = power / c.samples;
+  c.thermal_held = thermal / c.samples;
+  return c;
+}
+
 struct ClockSampler::Impl {
   Nvml nvml;
   NvmlDevice device = nullptr;

@@ -45,6 +45,9 @@ struct ClockSummary {
 ClockSummary summarize_clocks(const std::vector<ClockSample>& samples, SampleClock::time_point from,
                               SampleClock::time_point to, unsigned top_sm_mhz, double power_limit_w);
 
+// The summary of several spans' samples together (the runs of one cell), as if summarized at once.
+ClockSummary combine_clocks(const std::vector<ClockSummary>& spans);
+
 // Samples one CUDA device every `period` on its own thread for as long as it lives. Where NVML or
 // the device cannot be read it samples nothing and `reason()` says why; nothing else changes.
 class ClockSampler {

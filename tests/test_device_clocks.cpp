@@ -1,6 +1,6 @@
 // [unit] The clock samples' summary bench prints beside its rates: the samples of a span, the SM
 // clock's mean and least, the board power, and the shares held by power and by heat, where NVML's
-// other reasons (an idle GPU, application clocks) count as neither.
+// other reasons (an idle GPU, application clocks) count as neither; and several spans combined.
 #include <chrono>
 #include <vector>
 
@@ -40,4 +40,19 @@ TEST_CASE("the clocks' summary of a span: its samples only, power and heat told 
   const ClockSummary none = summarize_clocks(samples, at(41), at(50), 1980, 700);
   CHECK(none.samples == 0);
   CHECK(none.text().empty());
+
+  // Spans combined (a cell's runs) say what one summary of their samples says; an empty span adds nothing.
+  // Spans of 3 and 1 samples: a mean of the spans' means, unweighted, would differ.
+  const ClockSummary both = combine_clocks({summarize_clocks(samples, at(0), at(20), 1980, 700), none,
+                                            summarize_clocks(samples, at(40), at(40), 1980, 700)});
+  const std::vector<ClockSample> four = {samples[0], samples[1], samples[2], samples[4]};
+  const ClockSummary direct = summarize_clocks(four, at(0), at(40), 1980, 700);
+  CHECK(both.samples == 4);
+  CHECK(both.mean_sm_mhz == Approx(direct.mean_sm_mhz));
+  CHECK(both.min_sm_mhz == 1000);
+  CHECK(both.mean_power_w == Approx(direct.mean_power_w));
+  CHECK(both.power_held == Approx(0.5));
+  CHECK(both.thermal_held == 0);
+  CHECK(both.text() == direct.text());
+  CHECK(combine_clocks({none}).text().empty());
 }

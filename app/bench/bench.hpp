@@ -11,6 +11,7 @@
 
 #include "app/commands.hpp"
 #include "solver/cuda_propagator.hpp"
+#include "solver/device_clocks.hpp"
 #include "solver/problem.hpp"
 
 namespace seisrtm::app::bench {
@@ -97,6 +98,7 @@ struct Cell {
   std::vector<double> seconds;  // per repeat
   std::size_t peak_bytes = 0, volume_bytes = 0;
   double median = 0, lo = 0, hi = 0;  // GCells/s
+  ClockSummary clocks;                // over its timed runs (no samples where NVML cannot be read)
   double spread() const { return median > 0 ? (hi - lo) / median : 0; }
 };
 

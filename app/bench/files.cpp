@@ -82,7 +82,7 @@ void write_csv(const Setup& s, const Results& r) {
          "max,spread,"
          "effective_gb_per_s,bytes_per_cell,fraction_of_copy,fraction_of_same_memory_copy,peak_"
          "device_bytes,"
-         "volume_bytes,seconds,storage\n";
+         "volume_bytes,seconds,storage,sm_clock_mhz,power_held\n";
   for (const auto& c : r.cells) {
     csv << '"' << s.gpu.name << "\"," << c.variant << "," << c.z_block << "," << c.memory << "," << c.compressible
         << "," << c.steps << "," << c.seconds.size() << "," << c.median << "," << c.lo << "," << c.hi << ","
@@ -92,7 +92,7 @@ void write_csv(const Setup& s, const Results& r) {
         << c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / same_memory_copy(r, c) << "," << c.peak_bytes << ","
         << c.volume_bytes << ",";
     for (size_t i = 0; i < c.seconds.size(); ++i) csv << (i ? ";" : "") << c.seconds[i];
-    csv << "," << c.storage << "\n";
+    csv << "," << c.storage << "," << c.clocks.mean_sm_mhz << "," << c.clocks.power_held << "\n";
   }
   write_text(s.options.csv, csv.str());
 }
@@ -141,7 +141,7 @@ void write_json(const Setup& s, const Results& r) {
                   {"compressible", c.compressible}});
   j["roofline_gcells_per_s"] = r.roof;
   Json& list = j["cells"] = Json::array();
-  for (const auto& c : r.cells)
+  for (const auto& c : r.cells) {
     list.push_back({{"variant", series_name(c.variant, c.storage)},  // "tma fp16": the key stays apart from fp32's
                     {"storage", c.storage},
                     {"bytes_per_cell", bytes_per_cell(s.problem, c.storage)},
@@ -161,6 +161,14 @@ void write_json(const Setup& s, const Results& r) {
                      c.median * bytes_per_cell(s.problem, c.storage) * 1e9 / same_memory_copy(r, c)},
                     {"peak_device_bytes", c.peak_bytes},
                     {"volume_bytes", c.volume_bytes}});
+    // The clocks where they were sampled (NVML): the SM clock's mean and least over the runs,
+    // the board power, and the shares of the samples held by the power limit and by heat.
+    if (c.clocks.samples > 0)
+      list.back()["clocks"] = {{"samples", c.clocks.samples},           {"sm_mhz_mean", c.clocks.mean_sm_mhz},
+                               {"sm_mhz_least", c.clocks.min_sm_mhz},   {"sm_mhz_highest", c.clocks.top_sm_mhz},
+                               {"power_w_mean", c.clocks.mean_power_w}, {"power_limit_w", c.clocks.power_limit_w},
+                               {"held_by_power", c.clocks.power_held},  {"held_by_heat", c.clocks.thermal_held}};
+  }
   // Bytes that are not UTF-8 (a device name, the command line) become U+FFFD instead of
   // failing the write; NaN and Inf become null.
   write_text(s.options.json, j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n");

@@ -93,6 +93,8 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
         for (int z : a.z_blocks) configs.push_back({v, m, z, sto});
       }
   const long long per_config = warm + a.repeat * a.steps.back();
+  const ClockSampler sampler(0);
+  if (!sampler.active()) std::printf("clocks: not sampled: %s\n", sampler.reason().c_str());
   Progress progress("bench", per_config * static_cast<long long>(configs.size()), double(p.grid.cells()), false);
   std::vector<Cell> cells;
   long long done = 0;
@@ -118,6 +120,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
     done += warm;
     progress.update(done);
     const size_t first = cells.size();
+    std::vector<std::vector<ClockSummary>> spans(a.steps.size());  // a run's span to each step count
     for (long long st : a.steps) {
       Cell cell;
       cell.variant = c.variant;
@@ -132,6 +135,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
     for (int r = 0; r < a.repeat; ++r) {
       progress.set_label(label + " run " + std::to_string(r + 1) + "/" + std::to_string(a.repeat));
       prop.begin_shot(0);  // zero wavefields: compressibility starts where a real run starts
+      const SampleClock::time_point started = SampleClock::now();
       long long n = 0;
       for (size_t i = 0; i < a.steps.size(); ++i) {
         while (n < a.steps[i]) {
@@ -140,7 +144,8 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
           n += chunk;
           progress.update(done + n);
         }
-        cells[first + i].seconds.push_back(prop.stepping_seconds());
+        cells[first + i].seconds.push_back(prop.stepping_seconds());  // waits for the steps' end event
+        spans[i].push_back(sampler.between(started, SampleClock::now()));
       }
       done += a.steps.back();
     }
@@ -154,6 +159,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
       cell.hi = *std::max_element(rates.begin(), rates.end());
       cell.peak_bytes = dm.peak;
       cell.volume_bytes = dm.volume;
+      cell.clocks = combine_clocks(spans[i - first]);
     }
   }
   progress.finish();

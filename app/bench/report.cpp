@@ -53,8 +53,10 @@ void print_header(const Setup& s, const std::string& date) {
 void print_tables(const Setup& s, const Results& r) {
   const Axes& a = s.axes;
   const std::vector<Cell>& cells = r.cells;
-  std::printf("\nGCells/s, median of %d runs (+- spread: (max - min) / median); roofline %.1f GCells/s\n", a.repeat,
-              r.roof);
+  std::printf(
+      "\nGCells/s, median of %d runs (+- spread: (max - min) / median); roofline %.1f GCells/s; SM clock: the "
+      "mean over the runs and the share of the time the power limit held it\n",
+      a.repeat, r.roof);
   if (a.storages.size() > 1 || a.storages[0] != "fp32")
     for (const auto& st : a.storages)
       std::printf("roofline in %s storage (%.0f B/cell): %.1f GCells/s\n", st.c_str(), bytes_per_cell(s.problem, st),
@@ -72,6 +74,14 @@ void print_tables(const Setup& s, const Results& r) {
             if (const Cell* c = find_cell(cells, v, m, z, st, sto))
               std::printf("   %6.1f +-%4.1f%%", c->median, 100 * c->spread());
           std::printf("\n");
+          // The SM clock the runs ran at and the share of their samples held by the power limit.
+          if (const Cell* c = find_cell(cells, v, m, zs.front(), st, sto); c && c->clocks.samples > 0) {
+            std::printf("%-6s %-13s %6s", "", "  SM clock", "");
+            for (int z : zs)
+              if (const Cell* k = find_cell(cells, v, m, z, st, sto))
+                std::printf("   %4.0f MHz %4.0f%%", k->clocks.mean_sm_mhz, 100 * k->clocks.power_held);
+            std::printf("\n");
+          }
         }
       if (a.memories.size() == 2)
         for (long long st : a.steps) {
