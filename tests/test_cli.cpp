@@ -413,12 +413,13 @@ TEST_CASE("too few points per wavelength warns with the numbers and still runs",
 
 TEST_CASE("bench: --compare judges two runs against their spread; bad bench input is refused", "[integration]") {
   const fs::path d = fresh_dir("bench");
-  auto json = [&](const std::string& name, double median, double lo, double hi, const std::string& kernel = "") {
+  auto json = [&](const std::string& name, double median, double lo, double hi, const std::string& kernel = "",
+                  const std::string& more = "") {
     const std::string f = (d / name).string();
     std::ofstream(f) << "{\"tool\": \"seisrtm bench\", \"cells\": [{\"variant\": \"tma\", \"z_block\": 32, "
                         "\"memory\": \"plain\", \"steps\": 1000, "
                      << (kernel.empty() ? "" : "\"kernel\": \"" + kernel + "\", ") << "\"gcells_median\": " << median
-                     << ", \"gcells_min\": " << lo << ", \"gcells_max\": " << hi << "}]}\n";
+                     << ", \"gcells_min\": " << lo << ", \"gcells_max\": " << hi << more << "}]}\n";
     return f;
   };
   const std::string a = json("a.json", 157.0, 156.5, 157.4), b = json("b.json", 157.6, 157.2, 158.0);
@@ -439,6 +440,19 @@ TEST_CASE("bench: --compare judges two runs against their spread; bad bench inpu
   r = run_cli("bench --compare " + a + " " + far);
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("OUTSIDE"));
+  CHECK_THAT(r.output, !Contains("SM clocks"));  // older files: no clocks to show
+  // A cell outside the spread is shown with the clocks both runs had; one inside is not.
+  const std::string clocked = ", \"clocks\": {\"sm_mhz_mean\": 1870.0, \"held_by_power\": 0.87}";
+  const std::string a_clocked = json("a_clocked.json", 157.0, 156.5, 157.4, "", clocked);
+  r = run_cli("bench --compare " + a_clocked + " " +
+              json("far_clocked.json", 150.0, 149.8, 150.3, "",
+                   ", \"clocks\": {\"sm_mhz_mean\": 1735.4, \"held_by_power\": 0.94}"));
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output,
+             Contains("OUTSIDE\n  SM clocks: run 1 1870 MHz (held by power 87% of the time), run 2 1735 MHz (94%)"));
+  r = run_cli("bench --compare " + a_clocked + " " + json("b_clocked.json", 157.6, 157.2, 158.0, "", clocked));
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, !Contains("SM clocks"));
   r = run_cli("bench --compare " + a + " " + (d / "missing.json").string());
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("missing.json"));
@@ -605,6 +619,13 @@ TEST_CASE("bench --compare: malformed JSON, a missing key or a wrong type is one
   real_z.replace(real_z.find("32"), 2, "32.5");
   refused("real_z_block.json", "{\"cells\": [" + real_z + "]}", {"cells[0].z_block is 32.5, not an integer"});
   refused("cell_not_object.json", "{\"cells\": [3]}", {"cells[0] is 3, not an object"});
+  std::string clocks = cell;
+  clocks.insert(clocks.size() - 1, R"(, "clocks": {"sm_mhz_mean": "fast", "held_by_power": 0.5})");
+  refused("clocks_text.json", "{\"cells\": [" + clocks + "]}",
+          {"cells[0].clocks.sm_mhz_mean is \"fast\", not a number"});
+  std::string clocks_list = cell;
+  clocks_list.insert(clocks_list.size() - 1, R"(, "clocks": [1870])");
+  refused("clocks_list.json", "{\"cells\": [" + clocks_list + "]}", {"cells[0].clocks is [1870], not an object"});
   // The same schema still loads, whatever the order of the keys and with further keys.
   const std::string reordered = seisrtm::test::write_text(
       d / "reordered.json", R"({"cells": [{"gcells_max": 158.0, "gcells_min": 157.2, "gcells_median": 157.6, )"

@@ -152,6 +152,7 @@ struct JsonCell {
   std::string key;     // "tma z_block 32 plain 1000 steps"
   std::string kernel;  // the kernel's description (launch shape included); empty in older files
   double median = 0, min = 0, max = 0;
+  double sm_mhz = 0, held_by_power = 0;  // the clocks over its runs (sm_mhz 0: not in the file)
 };
 // The cells of a file written by bench --json; one Error naming the file (and the key) for what
 // is not such a file.

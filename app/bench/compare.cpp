@@ -1,5 +1,6 @@
 // seisrtm bench --compare a.json b.json: the cells the two runs share, side by side; two runs
-// agree on a cell where their medians differ by no more than the larger max - min of the two.
+// agree on a cell where their medians differ by no more than the larger max - min of the two; a
+// cell outside that is shown with the SM clocks both runs had, where the files hold them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -27,6 +28,11 @@ int compare(const std::vector<std::string>& files) {
     disagree += !ok;
     std::printf("%-40s %10.1f %10.1f %7.2f%% %9.2f%% %s\n", c.key.c_str(), a, b, 100 * std::abs(a - b) / a,
                 100 * allowed / a, ok ? "ok" : "OUTSIDE");
+    // A difference beside the clocks it ran at (where both files have them): a card held by its
+    // power limit runs slower with the same code.
+    if (!ok && c.sm_mhz > 0 && it->second.sm_mhz > 0)
+      std::printf("  SM clocks: run 1 %.0f MHz (held by power %.0f%% of the time), run 2 %.0f MHz (%.0f%%)\n", c.sm_mhz,
+                  100 * c.held_by_power, it->second.sm_mhz, 100 * it->second.held_by_power);
     // Two kernels under one cell name (another launch shape, device or build): said, so that a
     // difference is read as one between kernels.
     if (!c.kernel.empty() && !it->second.kernel.empty() && c.kernel != it->second.kernel)

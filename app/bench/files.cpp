@@ -198,6 +198,12 @@ std::vector<JsonCell> read_cells(const std::string& file) {
     j.median = field(c, where, "gcells_median", "a number", file).get<double>();
     j.min = field(c, where, "gcells_min", "a number", file).get<double>();
     j.max = field(c, where, "gcells_max", "a number", file).get<double>();
+    if (const auto k = c.find("clocks"); k != c.end()) {
+      if (!k->is_object())
+        throw Error("bench --compare: '" + file + "': " + where + ".clocks is " + k->dump() + ", not an object");
+      j.sm_mhz = field(*k, where + ".clocks", "sm_mhz_mean", "a number", file).get<double>();
+      j.held_by_power = field(*k, where + ".clocks", "held_by_power", "a number", file).get<double>();
+    }
     cells.push_back(j);
   }
   return cells;
