@@ -66,7 +66,7 @@ double forward_run(const Config& c, const TmaTuning& t, const std::string& data_
   prop.begin_shot(0);
   const SampleClock::time_point t0 = SampleClock::now();
   prop.advance(0, fp.steps);
-  const double forward = prop.stepping_seconds();  // waits for the steps' end event
+  const double forward = prop.stepping_seconds();  // advance returned after its last steps' end event
   clocks = sampler.between(t0, SampleClock::now());
   io::ObservedData d;
   d.dt = fp.dt;
@@ -273,7 +273,7 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   check_rtm_storages(b, storages);
   if (b.longest) return longest_records(b, base);
   const GpuInfo g = query_gpu();
-  const ClockSampler sampler(0);
+  const ClockSampler sampler(base.solver.device);  // the device the runs take
   const std::vector<std::string> memories = memory_kinds(b);
   const std::vector<Reconstruction> hows = enum_list(b.reconstructions, "--reconstruction", Reconstruction::automatic);
   const std::vector<StorePrecision> precisions =
@@ -292,8 +292,10 @@ int bench_rtm(const BenchOptions& b, const Config& base, const TmaTuning& t, con
   const std::size_t copy_bytes = std::min<std::size_t>(std::size_t(2) << 30, g.free_memory / 4 / (2 << 20) * (2 << 20));
   const double copy = measure_copy_bandwidth(copy_bytes, MemoryKind::plain, true).bytes_per_second;
   std::printf("copy bandwidth, plain memory, random data: %.2f TB/s\n", copy / 1e12);
-  std::printf("clocks: %s\n",
-              sampler.active() ? "sampled every 20 ms through NVML" : ("not sampled: " + sampler.reason()).c_str());
+  if (sampler.active())
+    std::printf("clocks: sampled every %lld ms through NVML\n", static_cast<long long>(sampler.period().count()));
+  else
+    std::printf("clocks: not sampled: %s\n", sampler.reason().c_str());
   std::printf("%-12s %-7s %-20s %9s %9s %9s %9s %7s %9s %7s  %s\n", "memory", "storage", "backward", "forward",
               "rtm fwd", "rtm bwd", "rtm", "ratio", "rtm GPU", "ratio", "GPU seconds by phase");
   const std::string data_file =

@@ -7,13 +7,14 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 namespace seisrtm {
 
 namespace {
 
-// NVML's C interface, the few calls used (nvml.h; return 0 is NVML_SUCCESS).
+// NVML's C interface, the few functions used (nvml.h; return 0 is NVML_SUCCESS).
 using NvmlDevice = struct NvmlDeviceOpaque*;
 constexpr int kNvmlClockSm = 1;  // NVML_CLOCK_SM
 struct Nvml {
@@ -101,11 +102,25 @@ struct ClockSampler::Impl {
   std::string reason;
   unsigned top_mhz = 0;
   double limit_w = 0;
+  std::chrono::milliseconds period{0};
   mutable std::mutex mutex;
   std::condition_variable wake;
   bool stop = false;
   std::vector<ClockSample> samples;
   std::thread thread;
+
+  // Here rather than in ~ClockSampler, so that a constructor that throws also stops the thread
+  // and lets NVML go.
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    wake.notify_all();
+    if (thread.joinable()) thread.join();
+    if (started) nvml.shutdown();
+    if (nvml.lib) dlclose(nvml.lib);
+  }
 
   // Opens NVML and finds the CUDA device by its PCI bus id; "" or why not.
   std::string open(int cuda_device) {
@@ -124,7 +139,7 @@ struct ClockSampler::Impl {
         !bind(nvml.lib, "nvmlDeviceGetEnforcedPowerLimit", nvml.power_limit) ||
         !(bind(nvml.lib, "nvmlDeviceGetCurrentClocksEventReasons", nvml.reasons) ||
           bind(nvml.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", nvml.reasons)))
-      return "this NVML lacks a call bench reads";
+      return "this NVML lacks a function the sampler reads";
     if (nvml.init() != 0) return "NVML did not start";
     started = true;
     if (nvml.by_pci_bus_id(bus, &device) != 0) return std::string("NVML does not know the GPU at ") + bus;
@@ -135,7 +150,7 @@ struct ClockSampler::Impl {
     return "";
   }
 
-  void run(std::chrono::milliseconds period) {
+  void run() {
     for (;;) {
       ClockSample s;
       s.at = SampleClock::now();
@@ -151,23 +166,24 @@ struct ClockSampler::Impl {
 };
 
 ClockSampler::ClockSampler(int cuda_device, std::chrono::milliseconds period) : impl_(std::make_unique<Impl>()) {
+  impl_->period = period;
   impl_->reason = impl_->open(cuda_device);
-  if (impl_->reason.empty()) impl_->thread = std::thread([this, period] { impl_->run(period); });
+  if (!impl_->reason.empty()) return;
+  try {
+    impl_->thread = std::thread([this] { impl_->run(); });
+  } catch (const std::system_error& e) {
+    impl_->reason = std::string("no thread to sample on (") + e.what() + ")";
+  }
 }
 
-ClockSampler::~ClockSampler() {
-  {
-    std::lock_guard<std::mutex> lock(impl_->mutex);
-    impl_->stop = true;
-  }
-  impl_->wake.notify_all();
-  if (impl_->thread.joinable()) impl_->thread.join();
-  if (impl_->started) impl_->nvml.shutdown();
-  if (impl_->nvml.lib) dlclose(impl_->nvml.lib);
-}
+ClockSampler::~ClockSampler() = default;
 
 bool ClockSampler::active() const {
   return impl_->reason.empty();
+}
+
+std::chrono::milliseconds ClockSampler::period() const {
+  return impl_->period;
 }
 
 const std::string& ClockSampler::reason() const {

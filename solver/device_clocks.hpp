@@ -36,8 +36,8 @@ struct ClockSummary {
   double mean_power_w = 0, power_limit_w = 0;  // limit: the enforced power limit (0: unknown)
   double power_held = 0;                       // share of the samples with a power reason
   double thermal_held = 0;                     // share of the samples with a thermal or slowdown reason
-  // "SM clock 1875 MHz (1830 at the least; highest 1980), 698 W of 700, held by power 96% of the
-  // time"; the thermal share only where it is not 0; "" without samples.
+  // "SM clock 1500 MHz (1400 at the least; highest 2000), 500 W of 600, held by power 50% of the
+  // time" (values of the form only); the thermal share only where it is not 0; "" without samples.
   std::string text() const;
 };
 
@@ -58,6 +58,7 @@ class ClockSampler {
   ClockSampler& operator=(const ClockSampler&) = delete;
 
   bool active() const;
+  std::chrono::milliseconds period() const;
   const std::string& reason() const;  // why it samples nothing ("" when active)
   ClockSummary between(SampleClock::time_point from, SampleClock::time_point to) const;
 

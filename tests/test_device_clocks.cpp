@@ -55,4 +55,18 @@ TEST_CASE("the clocks' summary of a span: its samples only, power and heat told 
   CHECK(both.thermal_held == 0);
   CHECK(both.text() == direct.text());
   CHECK(combine_clocks({none}).text().empty());
+
+  // Each of NVML's reasons on its own: the power cap and the power brake are power, the three
+  // slowdowns heat; idle, application clocks, sync boost and display clocks are neither.
+  struct Case {
+    unsigned long long reason;
+    int power, heat;
+  };
+  for (const Case k : {Case{0x4, 1, 0}, Case{0x80, 1, 0}, Case{0x8, 0, 1}, Case{0x20, 0, 1}, Case{0x40, 0, 1},
+                       Case{0x1, 0, 0}, Case{0x2, 0, 0}, Case{0x10, 0, 0}, Case{0x100, 0, 0}}) {
+    INFO("reason " << k.reason);
+    const ClockSummary one = summarize_clocks({{at(0), 1500, 500000, k.reason}}, at(0), at(0), 0, 0);
+    CHECK(one.power_held == k.power);
+    CHECK(one.thermal_held == k.heat);
+  }
 }

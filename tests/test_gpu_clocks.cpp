@@ -1,6 +1,7 @@
 // [gpu] The clock sampler reads the GPU the CUDA runtime works on through NVML (the driver's
-// library, present wherever the driver is): samples at the period asked, an SM clock no higher
-// than the device's highest, and the board's power limit.
+// library; a container needs the driver's utility capability for it, as nvidia-smi does): samples
+// at the period asked, an SM clock no higher than the device's highest, the board's power and its
+// limit.
 #include <chrono>
 #include <thread>
 
@@ -15,10 +16,14 @@ TEST_CASE("the clock sampler reads the SM clock, power and reasons of CUDA devic
   INFO(sampler.reason());
   REQUIRE(sampler.active());
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const ClockSummary c = sampler.between(t0, SampleClock::now());
-  // 40 periods of 5 ms; a loaded host may stretch a few, not most.
-  CHECK(c.samples >= 20);
-  CHECK(c.samples <= 41);
+  const SampleClock::time_point t1 = SampleClock::now();
+  const ClockSummary c = sampler.between(t0, t1);
+  // Samples are at least a period apart, so no more than the span holds; a loaded host may delay
+  // some, not most of them.
+  const double periods = std::chrono::duration<double>(t1 - t0).count() / 0.005;
+  INFO(c.samples << " samples in " << periods << " periods");
+  CHECK(c.samples <= periods + 1);
+  CHECK(c.samples >= 10);
   CHECK(c.min_sm_mhz > 0);
   CHECK(c.top_sm_mhz > 0);
   CHECK(c.mean_sm_mhz <= c.top_sm_mhz);

@@ -144,7 +144,7 @@ std::vector<Cell> measure_cells(const Setup& s, long long warm) {
           n += chunk;
           progress.update(done + n);
         }
-        cells[first + i].seconds.push_back(prop.stepping_seconds());  // waits for the steps' end event
+        cells[first + i].seconds.push_back(prop.stepping_seconds());  // advance returned after the end event
         spans[i].push_back(sampler.between(started, SampleClock::now()));
       }
       done += a.steps.back();
