@@ -51,25 +51,21 @@ std::string ClockSummary::text() const {
 
 ClockSummary summarize_clocks(const std::vector<ClockSample>& samples, SampleClock::time_point from,
                               SampleClock::time_point to, unsigned top_sm_mhz, double power_limit_w) {
-  ClockSummary c;
-  c.top_sm_mhz = top_sm_mhz;
-  c.power_limit_w = power_limit_w;
-  double mhz = 0, mw = 0;
-  int power = 0, thermal = 0;
+  // Each sample in the span as a summary of its own, combined.
+  std::vector<ClockSummary> each;
   for (const ClockSample& s : samples) {
     if (s.at < from || s.at > to) continue;
-    c.min_sm_mhz = c.samples == 0 ? s.sm_mhz : std::min(c.min_sm_mhz, s.sm_mhz);
-    ++c.samples;
-    mhz += s.sm_mhz;
-    mw += s.power_mw;
-    power += (s.reasons & ClockReason::kPower) != 0;
-    thermal += (s.reasons & ClockReason::kThermal) != 0;
+    ClockSummary one;
+    one.samples = 1;
+    one.mean_sm_mhz = one.min_sm_mhz = s.sm_mhz;
+    one.mean_power_w = s.power_mw / 1000.0;
+    one.power_held = (s.reasons & ClockReason::kPower) != 0;
+    one.thermal_held = (s.reasons & ClockReason::kThermal) != 0;
+    each.push_back(one);
   }
-  if (c.samples == 0) return c;
-  c.mean_sm_mhz = mhz / c.samples;
-  c.mean_power_w = mw / c.samples / 1000;
-  c.power_held = double(power) / c.samples;
-  c.thermal_held = double(thermal) / c.samples;
+  ClockSummary c = combine_clocks(each);
+  c.top_sm_mhz = top_sm_mhz;
+  c.power_limit_w = power_limit_w;
   return c;
 }
 
